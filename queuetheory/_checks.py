@@ -1,0 +1,65 @@
+"""Argument validation shared by the public API (private)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def positive(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite number > 0."""
+    v = _real(name, value)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+def nonnegative(name: str, value: float) -> float:
+    """Return ``value`` as a float, or raise if it is not a finite number >= 0."""
+    v = _real(name, value)
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return v
+
+
+def positive_int(name: str, value: int, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def probability_level(name: str, q):
+    """Return ``q`` as a float array, or raise unless every entry is in the open interval (0, 1)."""
+    arr = np.asarray(q, dtype=float)
+    if arr.size == 0 or not np.all((arr > 0) & (arr < 1)):
+        raise ValueError(f"{name} must lie in the open interval (0, 1), got {q!r}")
+    return arr
+
+
+def probabilities(name: str, probs) -> np.ndarray:
+    """Return a 1-d float array of probabilities, or raise unless they are >= 0 and sum to 1."""
+    p = np.asarray(probs, dtype=float).ravel()
+    if p.size == 0:
+        raise ValueError(f"{name} must be a non-empty list of probabilities")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError(f"{name} must be finite and >= 0, got {probs!r}")
+    if abs(p.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{name} must sum to 1 (within 1e-9), they sum to {p.sum()!r}")
+    return p / p.sum()
+
+
+def _real(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None

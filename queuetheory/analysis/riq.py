@@ -1,0 +1,120 @@
+"""Random and RIQ in the k -> infinity limit: the M/G/1 with exceptional first service.
+
+Under asymptotic independence every server is an M/G/1 queue which, while idle, is polled at
+rate ``lam d`` and then starts a replica group of ``I`` idle servers (``I - 1 ~ Binomial(d - 1,
+1 - b)``) that runs ``B_e = fastest of I``; while busy it receives non-redundant jobs at rate
+``lam_B = lam b^(d-1)`` with service ``B`` (one replica). The busy fraction ``b`` is the root in
+(0, 1) of ``b (1 - rho_B(b)) = (1 - b) lam d E[B_e](b)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import optimize
+
+from .. import mg1
+from ..distributions import Mixture
+from ..policies import RIQ, Random
+from ..prediction import Prediction
+from ..response import ResponseTime
+from ..system import System
+from . import register
+
+_REFERENCES = (
+    "K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, IEEE/ACM Transactions on "
+    "Networking 25(6), 2017",
+    "P. D. Welch, Operations Research 12(5), 1964 (exceptional first service)",
+)
+
+
+def _binomial_weights(n: int, p: float) -> list[float]:
+    """``P(Binomial(n, p) = j)`` for j = 0..n, in log space (safe for large n)."""
+    if p <= 0.0:
+        return [1.0] + [0.0] * n
+    if p >= 1.0:
+        return [0.0] * n + [1.0]
+    lp, lq = math.log(p), math.log1p(-p)
+    lg = math.lgamma
+    return [math.exp(lg(n + 1) - lg(j + 1) - lg(n - j + 1) + j * lp + (n - j) * lq)
+            for j in range(n + 1)]
+
+
+def _first_service_moment(model, d: int, b: float, k: int) -> float:
+    """``E[B_e^k]`` given busy fraction ``b``: ``I - 1 ~ Binomial(d - 1, 1 - b)``."""
+    w = _binomial_weights(d - 1, 1.0 - b)
+    return sum(wj * model.fastest_moment(j + 1, k) for j, wj in enumerate(w) if wj > 0)
+
+
+def busy_fraction(system: System) -> float:
+    """Busy fraction ``b`` of a server under RIQ(d) in the k -> infinity limit.
+
+    The root in (0, 1) of ``b (1 - lam b^(d-1) E[B]) = (1 - b) lam d E[B_e](b)``; ``1.0`` if the
+    system is unstable (``lam E[B] >= 1``).
+    """
+    model, lam = system.runtime, system.arrival_rate
+    d = system.policy.polled
+    rho = system.load
+    if rho >= 1:
+        return 1.0
+    if d == 1:
+        return rho
+    m1 = model.fastest_moment(1, 1)
+
+    def balance(b):
+        return (b * (1.0 - lam * b ** (d - 1) * m1)
+                - (1.0 - b) * lam * d * _first_service_moment(model, d, b, 1))
+
+    return optimize.brentq(balance, 0.0, 1.0, xtol=1e-15, rtol=1e-15)
+
+
+@register(Random, RIQ)
+def analyze_riq(system: System) -> Prediction:
+    """Random (d = 1) and RIQ(d) in the k -> infinity limit; see the module docstring."""
+    policy, model, lam = system.policy, system.runtime, system.arrival_rate
+    d = policy.polled
+    kind = "Random (M/G/1 Pollaczek-Khinchine)" if d == 1 else f"RIQ(d={d})"
+    method = (f"{kind}, {model.name} runtimes: k -> infinity limit, each server an M/G/1 queue"
+              + ("" if d == 1 else " with exceptional first service (two arrival rates), "
+                                   "busy fraction from the renewal-reward fixed point"))
+    assumptions = ("Poisson arrivals", "FCFS at every server",
+                   "k -> infinity (asymptotic independence of servers)")
+    if d > 1:
+        assumptions += ("replicas started together are cancelled when the first finishes",)
+    stable = system.load < 1
+    if not stable:
+        return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
+                          busy_fraction=1.0, cost=model.mean_runtime(), assumptions=assumptions,
+                          references=_REFERENCES)
+    b = busy_fraction(system)
+    idle_weights = _binomial_weights(d, 1.0 - b)  # P(i of the d polled servers are idle)
+    lam_b = lam * b ** (d - 1)
+    b1, b2 = model.fastest_moment(1, 1), model.fastest_moment(1, 2)
+    be1 = _first_service_moment(model, d, b, 1)
+    be2 = _first_service_moment(model, d, b, 2)
+    all_busy = idle_weights[0]
+    immediate = sum(idle_weights[i] * model.fastest_moment(i, 1) for i in range(1, d + 1))
+    wait = mg1._efs_wait_mean(lam_b, be1, be2, b1, b2)
+    mean = immediate + all_busy * (wait + b1)
+    cost = sum(idle_weights[i] * i * model.fastest_moment(i, 1) for i in range(1, d + 1))
+    cost += all_busy * b1
+
+    def response_time() -> ResponseTime:
+        weights = [w for w in idle_weights[1:]] + [all_busy]
+        first = Mixture([model.fastest(j + 1) for j in range(d)],
+                        _binomial_weights(d - 1, 1.0 - b))
+        busy = mg1._efs_busy_transform(lam_b, first, model.replica())
+        laws = [model.fastest(i) for i in range(1, d + 1)]
+
+        def transform(s):
+            total = weights[-1] * busy(s)
+            for w, law in zip(weights[:-1], laws):
+                if w > 0:
+                    total = total + w * law.lst(s)
+            return total
+
+        return ResponseTime(transform, mean)
+
+    return Prediction(system, method=method, exact=True, stable=True, mean=mean,
+                      response_time=response_time, busy_fraction=b, cost=cost,
+                      assumptions=assumptions, references=_REFERENCES)

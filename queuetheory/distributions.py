@@ -1,0 +1,1014 @@
+"""Non-negative distributions for job sizes, slowdowns and runtimes.
+
+Every distribution follows one pattern, in the spirit of :mod:`scipy.stats`: a public method
+validates its arguments and shapes the result, a private hook (``_cdf``, ``_lst``, ...) computes.
+A family supplies closed forms for its hooks; the base class supplies numerical fallbacks
+(quadrature in probability space, bisection for quantiles), so a new family needs only a
+cumulative distribution function and its sampler to work everywhere.
+
+A :mod:`scipy.stats` frozen distribution is accepted wherever a queuetheory distribution is:
+:func:`as_distribution` wraps it (see :func:`from_scipy`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Sequence
+from functools import cached_property
+
+import mpmath
+import numpy as np
+from scipy import integrate, special
+
+from . import _checks
+
+__all__ = [
+    "Distribution",
+    "Exponential",
+    "Deterministic",
+    "Erlang",
+    "HyperExponential",
+    "ShiftedExponential",
+    "Uniform",
+    "Pareto",
+    "BoundedPareto",
+    "Discrete",
+    "Mixture",
+    "from_scipy",
+    "as_distribution",
+    "product",
+]
+
+_MP_TYPES = (mpmath.mpf, mpmath.mpc)
+
+
+def _is_mp(s) -> bool:
+    return isinstance(s, _MP_TYPES)
+
+
+def _tanh_sinh_probabilities(n_half: int = 64, t_max: float = 3.2):
+    """Nodes ``u`` in (0, 1), their complements ``1 - u`` and weights (summing to 1).
+
+    The double-exponential (tanh-sinh) rule integrates functions of a probability level that
+    are singular at 0 or 1, such as ``exp(-s ppf(u))`` for heavy tails, to near machine
+    precision with about a hundred nodes.
+    """
+    tau = np.linspace(-t_max, t_max, 2 * n_half + 1)
+    arg = 0.5 * np.pi * np.sinh(tau)
+    u = 1.0 / (1.0 + np.exp(-2.0 * arg))
+    one_minus_u = 1.0 / (1.0 + np.exp(2.0 * arg))
+    w = 0.5 * np.pi * np.cosh(tau) / np.cosh(arg) ** 2
+    return u, one_minus_u, w / w.sum()
+
+
+_U, _ONE_MINUS_U, _W = _tanh_sinh_probabilities()
+
+
+class Distribution:
+    """Base class of queuetheory's distributions of non-negative random variables.
+
+    Public methods validate and shape; subclasses implement the private hooks. Every method
+    accepts scalars or numpy arrays and returns a float for a scalar argument.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> X = qt.Exponential(rate=2.0)
+    >>> X.mean(), X.moment(2), X.var()
+    (0.5, 0.5, 0.25)
+    >>> round(X.cdf(1.0), 6), round(X.ppf(0.5), 6)
+    (0.864665, 0.346574)
+    >>> complex(X.lst(1j))
+    (0.8-0.4j)
+    """
+
+    #: True for distributions with a probability mass function instead of a density.
+    discrete: bool = False
+
+    # ----------------------------------------------------------------------------- public
+    def mean(self) -> float:
+        """Expected value (``inf`` when it does not exist)."""
+        return self.moment(1)
+
+    def moment(self, k: int) -> float:
+        """Raw moment ``E[X^k]`` for a positive integer ``k`` (``inf`` if it diverges)."""
+        k = _checks.positive_int("k", k)
+        value = float(self._moment(k))
+        return value if value >= 0 else math.inf
+
+    def var(self) -> float:
+        """Variance (``inf`` when the second moment diverges)."""
+        m2 = self.moment(2)
+        if math.isinf(m2):
+            return math.inf
+        return max(m2 - self.mean() ** 2, 0.0)
+
+    def std(self) -> float:
+        """Standard deviation."""
+        return math.sqrt(self.var())
+
+    def scv(self) -> float:
+        """Squared coefficient of variation ``Var[X] / E[X]^2``."""
+        return self.var() / self.mean() ** 2
+
+    def cdf(self, x):
+        """Cumulative distribution function ``P(X <= x)``."""
+        return self._evaluate(x, self._cdf, clip=True)
+
+    def sf(self, x):
+        """Survival function ``P(X > x)``."""
+        return self._evaluate(x, self._sf, clip=True)
+
+    def pdf(self, x):
+        """Probability density function (continuous distributions only)."""
+        if self.discrete:
+            raise ValueError(f"{type(self).__name__} is discrete: use pmf, not pdf")
+        return self._evaluate(x, self._pdf, clip=False)
+
+    def ppf(self, q):
+        """Quantile function: the smallest ``x`` with ``P(X <= x) >= q``, for q in [0, 1]."""
+        arr = np.asarray(q, dtype=float)
+        if not np.all((arr >= 0) & (arr <= 1)):
+            raise ValueError(f"q must lie in [0, 1], got {q!r}")
+        out = np.asarray(self._ppf(np.atleast_1d(arr)), dtype=float).reshape(arr.shape)
+        out = np.maximum(out, 0.0)
+        return float(out) if out.ndim == 0 else out
+
+    def lst(self, s):
+        """Laplace-Stieltjes transform ``E[exp(-s X)]``.
+
+        ``s`` may be real or complex (``Re(s) >= 0``), a numpy array, or an mpmath number; with
+        an mpmath argument the transform is evaluated at the current mpmath precision (closed
+        forms for every named family; a double-precision value otherwise).
+        """
+        if _is_mp(s):
+            return self._lst_mp(s)
+        arr = np.asarray(s)
+        if not np.issubdtype(arr.dtype, np.number):
+            raise ValueError(f"s must be a number or an array of numbers, got {s!r}")
+        arr = arr.astype(complex if np.iscomplexobj(arr) else float)
+        out = self._lst(arr)
+        if np.isrealobj(arr):
+            out = np.real(out)
+        return out[()] if np.ndim(out) == 0 else out
+
+    def sample(self, size=None, rng=None):
+        """Draw random variates using ``rng`` (a seed, a ``numpy.random.Generator`` or None)."""
+        rng = np.random.default_rng(rng)
+        return self._sample(size, rng)
+
+    def minimum(self, i: int) -> Distribution:
+        """Law of the minimum of ``i`` independent copies (closed form where one exists)."""
+        i = _checks.positive_int("i", i)
+        return self if i == 1 else self._minimum(i)
+
+    def scaled(self, c: float) -> Distribution:
+        """Law of ``c * X`` for a constant ``c > 0``."""
+        c = _checks.positive("c", c)
+        return self if c == 1 else self._scaled(c)
+
+    def __mul__(self, other):
+        if isinstance(other, int | float) and not isinstance(other, bool):
+            return self.scaled(other)
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+    # ------------------------------------------------------------------ numerical fallbacks
+    def _evaluate(self, x, hook, clip: bool):
+        arr = np.asarray(x, dtype=float)
+        if np.any(np.isnan(arr)):
+            raise ValueError(f"x must not contain NaN, got {x!r}")
+        out = np.asarray(hook(np.atleast_1d(arr)), dtype=float).reshape(arr.shape)
+        out = np.clip(out, 0.0, 1.0) if clip else np.maximum(out, 0.0)
+        return float(out) if out.ndim == 0 else out
+
+    def _cdf(self, x):
+        return 1.0 - self._sf(x)
+
+    def _sf(self, x):
+        return 1.0 - self._cdf(x)
+
+    def _pdf(self, x):
+        h = 1e-6 * np.maximum(np.abs(x), 1.0)
+        return (self._cdf(x + h) - self._cdf(np.maximum(x - h, 0.0))) / (x + h - np.maximum(x - h, 0))
+
+    def _isf(self, p):
+        return self._ppf(1.0 - p)
+
+    def _ppf(self, q):
+        """Bisection on the CDF (vectorised); families override with closed forms."""
+        q = np.asarray(q, dtype=float)
+        hi = np.full(q.shape, max(self._scale_hint(), 1e-300))
+        for _ in range(2100):
+            short = self._cdf(hi) < q
+            if not np.any(short & (q < 1)):
+                break
+            hi = np.where(short, 2.0 * hi, hi)
+        lo = np.zeros_like(hi)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if np.all((hi - lo) <= 4e-16 * hi):
+                break
+            below = self._cdf(mid) < q
+            lo = np.where(below, mid, lo)
+            hi = np.where(below, hi, mid)
+        out = np.where(q >= 1, np.inf, hi)
+        return np.where(q <= 0, 0.0, out)
+
+    def _scale_hint(self) -> float:
+        m = self.mean()
+        return m if math.isfinite(m) and m > 0 else 1.0
+
+    @cached_property
+    def _nodes(self):
+        """Quantile nodes and weights of the tanh-sinh rule (cached per distribution)."""
+        half = _U <= 0.5
+        x = np.where(half, self._ppf(np.where(half, _U, 0.5)),
+                     self._isf(np.where(half, 0.5, _ONE_MINUS_U)))
+        x = np.nan_to_num(x, posinf=np.finfo(float).max)
+        return x, _W
+
+    def _lst(self, s):
+        x, w = self._nodes
+        return np.exp(-s[..., None] * x) @ w
+
+    def _lst_mp(self, s):
+        return mpmath.mpmathify(complex(self._lst(np.asarray(complex(s)))))
+
+    def _moment(self, k):
+        def integrand(x):
+            return k * x ** (k - 1) * float(self._sf(np.array([x]))[0])
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", integrate.IntegrationWarning)
+            try:
+                value, _ = integrate.quad(integrand, 0, np.inf, limit=200)
+            except integrate.IntegrationWarning:
+                return math.inf
+        return value
+
+    def _sample(self, size, rng):
+        return self.ppf(rng.random(size))
+
+    def _minimum(self, i):
+        return _Minimum(self, i)
+
+    def _scaled(self, c):
+        return _Scaled(self, c)
+
+
+def _repr(obj, **params) -> str:
+    inner = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    return f"{type(obj).__name__}({inner})"
+
+
+class Exponential(Distribution):
+    """Exponential distribution with the given ``rate`` (mean ``1/rate``).
+
+    Parameters
+    ----------
+    rate : float
+        Rate, > 0.
+
+    Examples
+    --------
+    >>> from queuetheory import Exponential
+    >>> Exponential(4.0).mean()
+    0.25
+    >>> Exponential(1.0).minimum(3)
+    Exponential(rate=3.0)
+    """
+
+    def __init__(self, rate: float):
+        self.rate = _checks.positive("rate", rate)
+
+    def __repr__(self):
+        return _repr(self, rate=self.rate)
+
+    def _cdf(self, x):
+        return -np.expm1(-self.rate * np.maximum(x, 0.0))
+
+    def _sf(self, x):
+        return np.exp(-self.rate * np.maximum(x, 0.0))
+
+    def _pdf(self, x):
+        return np.where(x >= 0, self.rate * np.exp(-self.rate * np.maximum(x, 0.0)), 0.0)
+
+    def _ppf(self, q):
+        return -np.log1p(-q) / self.rate
+
+    def _isf(self, p):
+        return -np.log(p) / self.rate
+
+    def _moment(self, k):
+        return math.factorial(k) / self.rate**k
+
+    def _lst(self, s):
+        return self.rate / (self.rate + s)
+
+    _lst_mp = _lst
+
+    def _sample(self, size, rng):
+        return rng.exponential(1.0 / self.rate, size)
+
+    def _minimum(self, i):
+        return Exponential(i * self.rate)
+
+    def _scaled(self, c):
+        return Exponential(self.rate / c)
+
+
+class Discrete(Distribution):
+    """Distribution on finitely many non-negative values.
+
+    Parameters
+    ----------
+    values : sequence of float
+        Support points, >= 0 (duplicates are merged).
+    probs : sequence of float
+        Their probabilities, >= 0 and summing to 1.
+
+    Examples
+    --------
+    >>> from queuetheory import Discrete
+    >>> S = Discrete([1, 2, 4], [0.5, 0.25, 0.25])
+    >>> S.mean(), S.minimum(2).mean()
+    (2.0, 1.375)
+    """
+
+    discrete = True
+
+    def __init__(self, values: Sequence[float], probs: Sequence[float]):
+        v = np.asarray(values, dtype=float).ravel()
+        p = _checks.probabilities("probs", probs)
+        if v.size != p.size:
+            raise ValueError(f"values and probs must have the same length, got {v.size} and "
+                             f"{p.size}")
+        if not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise ValueError(f"values must be finite and >= 0, got {values!r}")
+        uniq, inverse = np.unique(v, return_inverse=True)
+        merged = np.bincount(inverse, weights=p, minlength=uniq.size)
+        keep = merged > 0
+        self.values = uniq[keep]
+        self.probs = merged[keep] / merged[keep].sum()
+        self._cum = np.cumsum(self.probs)
+        self._cum[-1] = 1.0
+
+    @classmethod
+    def from_samples(cls, data) -> Discrete:
+        """Empirical distribution of measured samples (a sequence or the path of a CSV file).
+
+        A CSV file may hold one number per line or several per line separated by commas; a
+        first line that is not numeric is taken as a header.
+
+        Examples
+        --------
+        >>> from queuetheory import Discrete
+        >>> Discrete.from_samples([1, 1, 2, 4]).probs.tolist()
+        [0.5, 0.25, 0.25]
+        """
+        if isinstance(data, str | os.PathLike):
+            data = _read_csv_numbers(data)
+        arr = np.asarray(data)
+        if arr.size == 0:
+            raise ValueError("data must hold at least one sample, got none")
+        try:
+            arr = arr.astype(float).ravel()
+        except (TypeError, ValueError):
+            raise ValueError("data must be numeric") from None
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError("data must be finite numbers >= 0")
+        values, counts = np.unique(arr, return_counts=True)
+        return cls(values, counts / counts.sum())
+
+    def __repr__(self):
+        return _repr(self, values=self.values.tolist(), probs=self.probs.tolist())
+
+    def pmf(self, x):
+        """Probability mass ``P(X = x)``."""
+        arr = np.asarray(x, dtype=float)
+        idx = np.searchsorted(self.values, arr)
+        idx = np.minimum(idx, self.values.size - 1)
+        out = np.where(self.values[idx] == arr, self.probs[idx], 0.0)
+        return float(out) if out.ndim == 0 else out
+
+    def _cdf(self, x):
+        idx = np.searchsorted(self.values, x, side="right")
+        return np.where(idx > 0, self._cum[np.maximum(idx - 1, 0)], 0.0)
+
+    def _sf(self, x):
+        idx = np.searchsorted(self.values, x, side="right")
+        tail = np.concatenate([[1.0], 1.0 - self._cum])
+        tail[-1] = 0.0
+        return np.maximum(tail[idx], 0.0)
+
+    def _ppf(self, q):
+        idx = np.searchsorted(self._cum, q - 1e-15, side="left")
+        return self.values[np.minimum(idx, self.values.size - 1)]
+
+    def _moment(self, k):
+        return float(np.dot(self.probs, self.values**k))
+
+    def _lst(self, s):
+        return np.exp(-s[..., None] * self.values) @ self.probs
+
+    def _lst_mp(self, s):
+        return mpmath.fsum(p * mpmath.exp(-s * v) for v, p in zip(self.values, self.probs))
+
+    def _sample(self, size, rng):
+        return rng.choice(self.values, size=size, p=self.probs)
+
+    def _minimum(self, i):
+        above = np.concatenate([[1.0], np.maximum(1.0 - self._cum[:-1], 0.0)])
+        strictly_above = np.maximum(1.0 - self._cum, 0.0)
+        return Discrete(self.values, above**i - strictly_above**i)
+
+    def _scaled(self, c):
+        return Discrete(c * self.values, self.probs)
+
+
+class Deterministic(Discrete):
+    """A constant ``value`` > 0 (a point mass).
+
+    Examples
+    --------
+    >>> from queuetheory import Deterministic
+    >>> D = Deterministic(2.0)
+    >>> D.mean(), D.var(), D.cdf([1.9, 2.0])
+    (2.0, 0.0, array([0., 1.]))
+    """
+
+    def __init__(self, value: float):
+        super().__init__([_checks.positive("value", value)], [1.0])
+        self.value = float(value)
+
+    def __repr__(self):
+        return _repr(self, value=self.value)
+
+    def _minimum(self, i):
+        return self
+
+    def _scaled(self, c):
+        return Deterministic(c * self.value)
+
+
+class Erlang(Distribution):
+    """Erlang distribution: the sum of ``k`` independent exponentials of the given ``rate``.
+
+    Examples
+    --------
+    >>> from queuetheory import Erlang
+    >>> Erlang(3, 2.0).mean()
+    1.5
+    """
+
+    def __init__(self, k: int, rate: float):
+        self.k = _checks.positive_int("k", k)
+        self.rate = _checks.positive("rate", rate)
+
+    def __repr__(self):
+        return _repr(self, k=self.k, rate=self.rate)
+
+    def _cdf(self, x):
+        return special.gammainc(self.k, self.rate * np.maximum(x, 0.0))
+
+    def _sf(self, x):
+        return special.gammaincc(self.k, self.rate * np.maximum(x, 0.0))
+
+    def _pdf(self, x):
+        y = np.maximum(x, 0.0)
+        log = ((self.k - 1) * np.log(np.where(y > 0, y, 1.0)) + self.k * math.log(self.rate)
+               - self.rate * y - special.gammaln(self.k))
+        return np.where(y > 0, np.exp(log), self.rate if self.k == 1 else 0.0)
+
+    def _ppf(self, q):
+        return special.gammaincinv(self.k, q) / self.rate
+
+    def _isf(self, p):
+        return special.gammainccinv(self.k, p) / self.rate
+
+    def _moment(self, n):
+        return math.exp(special.gammaln(self.k + n) - special.gammaln(self.k)) / self.rate**n
+
+    def _lst(self, s):
+        return (self.rate / (self.rate + s)) ** self.k
+
+    _lst_mp = _lst
+
+    def _sample(self, size, rng):
+        return rng.gamma(self.k, 1.0 / self.rate, size)
+
+    def _scaled(self, c):
+        return Erlang(self.k, self.rate / c)
+
+
+class HyperExponential(Distribution):
+    """Mixture of exponentials: rate ``rates[j]`` with probability ``probs[j]``.
+
+    Examples
+    --------
+    >>> from queuetheory import HyperExponential
+    >>> H = HyperExponential([0.5, 0.5], [1.0, 2.0])
+    >>> H.mean()
+    0.75
+    """
+
+    def __init__(self, probs: Sequence[float], rates: Sequence[float]):
+        self.probs = _checks.probabilities("probs", probs)
+        r = np.asarray(rates, dtype=float).ravel()
+        if r.size != self.probs.size:
+            raise ValueError(f"probs and rates must have the same length, got {self.probs.size} "
+                             f"and {r.size}")
+        for j, rate in enumerate(r):
+            _checks.positive(f"rates[{j}]", rate)
+        self.rates = r
+
+    def __repr__(self):
+        return _repr(self, probs=self.probs.tolist(), rates=self.rates.tolist())
+
+    def _sf(self, x):
+        return np.exp(-np.maximum(x, 0.0)[..., None] * self.rates) @ self.probs
+
+    def _cdf(self, x):
+        return -np.expm1(-np.maximum(x, 0.0)[..., None] * self.rates) @ self.probs
+
+    def _pdf(self, x):
+        y = np.maximum(x, 0.0)[..., None]
+        return np.where(x >= 0, (self.rates * np.exp(-y * self.rates)) @ self.probs, 0.0)
+
+    def _moment(self, k):
+        return math.factorial(k) * float(np.dot(self.probs, self.rates**-float(k)))
+
+    def _lst(self, s):
+        return (self.rates / (self.rates + s[..., None])) @ self.probs
+
+    def _lst_mp(self, s):
+        return mpmath.fsum(p * r / (r + s) for p, r in zip(self.probs, self.rates))
+
+    def _sample(self, size, rng):
+        rates = rng.choice(self.rates, size=size, p=self.probs)
+        return rng.exponential(1.0, size) / rates
+
+    def _scaled(self, c):
+        return HyperExponential(self.probs, self.rates / c)
+
+
+class ShiftedExponential(Distribution):
+    """``shift + Exponential(rate)``: a constant start-up time followed by exponential work.
+
+    Examples
+    --------
+    >>> from queuetheory import ShiftedExponential
+    >>> ShiftedExponential(1.0, 2.0).mean()
+    1.5
+    """
+
+    def __init__(self, shift: float, rate: float):
+        self.shift = _checks.nonnegative("shift", shift)
+        self.rate = _checks.positive("rate", rate)
+
+    def __repr__(self):
+        return _repr(self, shift=self.shift, rate=self.rate)
+
+    def _cdf(self, x):
+        return -np.expm1(-self.rate * np.maximum(x - self.shift, 0.0))
+
+    def _sf(self, x):
+        return np.exp(-self.rate * np.maximum(x - self.shift, 0.0))
+
+    def _pdf(self, x):
+        y = x - self.shift
+        return np.where(y >= 0, self.rate * np.exp(-self.rate * np.maximum(y, 0.0)), 0.0)
+
+    def _ppf(self, q):
+        return self.shift - np.log1p(-q) / self.rate
+
+    def _isf(self, p):
+        return self.shift - np.log(p) / self.rate
+
+    def _moment(self, k):
+        return sum(math.comb(k, j) * self.shift ** (k - j) * math.factorial(j) / self.rate**j
+                   for j in range(k + 1))
+
+    def _lst(self, s):
+        return np.exp(-s * self.shift) * self.rate / (self.rate + s)
+
+    def _lst_mp(self, s):
+        return mpmath.exp(-s * self.shift) * self.rate / (self.rate + s)
+
+    def _sample(self, size, rng):
+        return self.shift + rng.exponential(1.0 / self.rate, size)
+
+    def _minimum(self, i):
+        return ShiftedExponential(self.shift, i * self.rate)
+
+    def _scaled(self, c):
+        return ShiftedExponential(c * self.shift, self.rate / c)
+
+
+class Uniform(Distribution):
+    """Uniform distribution on ``[low, high]`` with ``0 <= low < high``.
+
+    Examples
+    --------
+    >>> from queuetheory import Uniform
+    >>> Uniform(1.0, 3.0).mean()
+    2.0
+    """
+
+    def __init__(self, low: float, high: float):
+        self.low = _checks.nonnegative("low", low)
+        self.high = _checks.positive("high", high)
+        if not self.high > self.low:
+            raise ValueError(f"high must be > low, got low={low!r}, high={high!r}")
+
+    def __repr__(self):
+        return _repr(self, low=self.low, high=self.high)
+
+    def _cdf(self, x):
+        return np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
+
+    def _pdf(self, x):
+        return np.where((x >= self.low) & (x <= self.high), 1.0 / (self.high - self.low), 0.0)
+
+    def _ppf(self, q):
+        return self.low + q * (self.high - self.low)
+
+    def _moment(self, k):
+        a, b = self.low, self.high
+        return (b ** (k + 1) - a ** (k + 1)) / ((k + 1) * (b - a))
+
+    def _lst(self, s):
+        width = self.high - self.low
+        z = s * width
+        small = np.abs(z) < 1e-8
+        ratio = np.where(small, 1.0 - z / 2, -np.expm1(-z) / np.where(small, 1.0, z))
+        return np.exp(-s * self.low) * ratio
+
+    def _lst_mp(self, s):
+        if s == 0:
+            return mpmath.mpf(1)
+        return (mpmath.exp(-s * self.low) - mpmath.exp(-s * self.high)) / (
+            s * (self.high - self.low))
+
+    def _sample(self, size, rng):
+        return rng.uniform(self.low, self.high, size)
+
+    def _scaled(self, c):
+        return Uniform(c * self.low, c * self.high)
+
+
+class Pareto(Distribution):
+    """Pareto distribution: ``P(X > x) = (scale / x)^alpha`` for ``x >= scale``.
+
+    The ``k``-th moment is infinite for ``k >= alpha``.
+
+    Examples
+    --------
+    >>> from queuetheory import Pareto
+    >>> P = Pareto(alpha=1.5, scale=1.0)
+    >>> P.mean(), P.moment(2)
+    (3.0, inf)
+    """
+
+    def __init__(self, alpha: float, scale: float):
+        self.alpha = _checks.positive("alpha", alpha)
+        self.scale = _checks.positive("scale", scale)
+
+    def __repr__(self):
+        return _repr(self, alpha=self.alpha, scale=self.scale)
+
+    def _sf(self, x):
+        return np.where(x <= self.scale, 1.0,
+                        (self.scale / np.maximum(x, self.scale)) ** self.alpha)
+
+    def _pdf(self, x):
+        y = np.maximum(x, self.scale)
+        return np.where(x >= self.scale, self.alpha * self.scale**self.alpha / y ** (self.alpha + 1),
+                        0.0)
+
+    def _ppf(self, q):
+        return self.scale * (1.0 - q) ** (-1.0 / self.alpha)
+
+    def _isf(self, p):
+        return self.scale * p ** (-1.0 / self.alpha)
+
+    def _moment(self, k):
+        if k >= self.alpha:
+            return math.inf
+        return self.alpha * self.scale**k / (self.alpha - k)
+
+    def _sample(self, size, rng):
+        return self.scale * (1.0 - rng.random(size)) ** (-1.0 / self.alpha)
+
+    def _minimum(self, i):
+        return Pareto(i * self.alpha, self.scale)
+
+    def _scaled(self, c):
+        return Pareto(self.alpha, c * self.scale)
+
+
+class BoundedPareto(Distribution):
+    """Pareto distribution with index ``alpha`` truncated to ``[low, high]``.
+
+    Examples
+    --------
+    >>> from queuetheory import BoundedPareto
+    >>> round(BoundedPareto(1.5, 1.0, 100.0).mean(), 6)
+    2.727273
+    """
+
+    def __init__(self, alpha: float, low: float, high: float):
+        self.alpha = _checks.positive("alpha", alpha)
+        self.low = _checks.positive("low", low)
+        self.high = _checks.positive("high", high)
+        if not self.high > self.low:
+            raise ValueError(f"high must be > low, got low={low!r}, high={high!r}")
+        self._mass = -math.expm1(self.alpha * math.log(self.low / self.high))
+
+    def __repr__(self):
+        return _repr(self, alpha=self.alpha, low=self.low, high=self.high)
+
+    def _cdf(self, x):
+        y = np.clip(x, self.low, self.high)
+        return -np.expm1(self.alpha * np.log(self.low / y)) / self._mass
+
+    def _pdf(self, x):
+        y = np.clip(x, self.low, self.high)
+        dens = self.alpha * self.low**self.alpha / y ** (self.alpha + 1) / self._mass
+        return np.where((x >= self.low) & (x <= self.high), dens, 0.0)
+
+    def _ppf(self, q):
+        return self.low * (1.0 - q * self._mass) ** (-1.0 / self.alpha)
+
+    def _moment(self, k):
+        a, lo, hi = self.alpha, self.low, self.high
+        if math.isclose(k, a):
+            integral = math.log(hi / lo)
+        else:
+            integral = (hi ** (k - a) - lo ** (k - a)) / (k - a)
+        return a * lo**a * integral / self._mass
+
+    def _scaled(self, c):
+        return BoundedPareto(self.alpha, c * self.low, c * self.high)
+
+
+class Mixture(Distribution):
+    """Finite mixture: component ``components[j]`` with probability ``weights[j]``.
+
+    Examples
+    --------
+    >>> from queuetheory import Exponential, Mixture
+    >>> Mixture([Exponential(1.0), Exponential(2.0)], [0.5, 0.5]).mean()
+    0.75
+    """
+
+    def __init__(self, components: Sequence[Distribution], weights: Sequence[float]):
+        self.components = [as_distribution(c) for c in components]
+        self.weights = _checks.probabilities("weights", weights)
+        if len(self.components) != self.weights.size:
+            raise ValueError("components and weights must have the same length")
+        self.discrete = all(c.discrete for c in self.components)
+
+    def __repr__(self):
+        return _repr(self, components=self.components, weights=self.weights.tolist())
+
+    def _combine(self, hook, x):
+        return sum(w * getattr(c, hook)(x) for c, w in zip(self.components, self.weights))
+
+    def _cdf(self, x):
+        return self._combine("_cdf", x)
+
+    def _sf(self, x):
+        return self._combine("_sf", x)
+
+    def _pdf(self, x):
+        return self._combine("_pdf", x)
+
+    def _moment(self, k):
+        return sum(w * c.moment(k) for c, w in zip(self.components, self.weights))
+
+    def _lst(self, s):
+        return self._combine("_lst", s)
+
+    def _lst_mp(self, s):
+        return mpmath.fsum(w * c.lst(s) for c, w in zip(self.components, self.weights))
+
+    def _sample(self, size, rng):
+        n = int(np.prod(size)) if size is not None else 1
+        which = rng.choice(len(self.components), size=n, p=self.weights)
+        out = np.empty(n)
+        for j, comp in enumerate(self.components):
+            mask = which == j
+            out[mask] = comp.sample(int(mask.sum()), rng)
+        return out.reshape(size) if size is not None else float(out[0])
+
+    def _scaled(self, c):
+        return Mixture([comp.scaled(c) for comp in self.components], self.weights)
+
+
+class _Product(Mixture):
+    """Law of ``X * M`` for independent ``X`` and ``M`` (M > 0), as a mixture over M's law."""
+
+    def __init__(self, X: Distribution, M: Distribution):
+        if isinstance(M, Discrete):
+            scales, weights = M.values, M.probs
+        else:
+            scales, weights = M._nodes
+            keep = (weights > 1e-300) & (scales > 0) & np.isfinite(scales)
+            scales, weights = scales[keep], weights[keep] / weights[keep].sum()
+        super().__init__([X.scaled(float(v)) for v in scales], weights)
+        self.X, self.M = X, M
+
+    def __repr__(self):
+        return f"product({self.X!r}, {self.M!r})"
+
+    def _moment(self, k):
+        return self.X.moment(k) * self.M.moment(k)
+
+    def _sample(self, size, rng):
+        return self.X.sample(size, rng) * self.M.sample(size, rng)
+
+
+def product(X, M) -> Distribution:
+    """Law of ``X * M`` for independent non-negative ``X`` and ``M`` with ``M > 0``.
+
+    Exact (a finite mixture of scaled copies of ``X``) when ``M`` is discrete; otherwise ``M`` is
+    discretised by the tanh-sinh rule in probability space. Moments are always exact products.
+
+    Examples
+    --------
+    >>> from queuetheory import Discrete, Exponential, product
+    >>> product(Exponential(1.0), Discrete([1, 3], [0.5, 0.5])).mean()
+    2.0
+    """
+    X, M = as_distribution(X), as_distribution(M)
+    if float(M.cdf(0.0)) > 0:
+        raise ValueError("M must be > 0 with probability 1 (it has mass at 0)")
+    if isinstance(M, Deterministic):
+        return X.scaled(M.value)
+    return _Product(X, M)
+
+
+class _Minimum(Distribution):
+    """Minimum of ``i`` independent copies of a distribution (numerical fallback)."""
+
+    def __init__(self, base: Distribution, i: int):
+        self.base, self.i = base, i
+        self.discrete = base.discrete
+
+    def __repr__(self):
+        return f"{self.base!r}.minimum({self.i})"
+
+    def _sf(self, x):
+        return self.base._sf(x) ** self.i
+
+    def _pdf(self, x):
+        return self.i * self.base._pdf(x) * self.base._sf(x) ** (self.i - 1)
+
+    def _ppf(self, q):
+        return self.base._ppf(-np.expm1(np.log1p(-q) / self.i))
+
+    def _isf(self, p):
+        return self.base._isf(p ** (1.0 / self.i))
+
+    def _sample(self, size, rng):
+        n = 1 if size is None else size
+        draws = self.base.sample((self.i, *np.atleast_1d(n)), rng).min(axis=0)
+        return float(draws[0]) if size is None else draws.reshape(size)
+
+    def _scaled(self, c):
+        return _Minimum(self.base.scaled(c), self.i)
+
+
+class _Scaled(Distribution):
+    """``c * X`` for a distribution without a closed-form scaling."""
+
+    def __init__(self, base: Distribution, c: float):
+        self.base, self.c = base, c
+        self.discrete = base.discrete
+
+    def __repr__(self):
+        return f"{self.base!r}.scaled({self.c!r})"
+
+    def _cdf(self, x):
+        return self.base._cdf(x / self.c)
+
+    def _sf(self, x):
+        return self.base._sf(x / self.c)
+
+    def _pdf(self, x):
+        return self.base._pdf(x / self.c) / self.c
+
+    def _ppf(self, q):
+        return self.c * self.base._ppf(q)
+
+    def _isf(self, p):
+        return self.c * self.base._isf(p)
+
+    def _moment(self, k):
+        return self.c**k * self.base.moment(k)
+
+    def _lst(self, s):
+        return self.base._lst(self.c * s)
+
+    def _lst_mp(self, s):
+        return self.base.lst(self.c * s)
+
+    def _sample(self, size, rng):
+        return self.c * self.base._sample(size, rng)
+
+    def _scaled(self, c):
+        return self.base.scaled(self.c * c)
+
+
+class _SciPy(Distribution):
+    """Adapter for a frozen :mod:`scipy.stats` distribution with support in ``[0, inf)``."""
+
+    def __init__(self, frozen):
+        self.frozen = frozen
+        self.discrete = hasattr(frozen.dist, "pmf") and not hasattr(frozen.dist, "pdf")
+        low, _ = frozen.support()
+        if not low >= 0:
+            raise ValueError(f"the distribution must be supported on [0, inf), its support "
+                             f"starts at {low}")
+
+    def __repr__(self):
+        args = ", ".join(map(repr, self.frozen.args))
+        kwds = ", ".join(f"{k}={v!r}" for k, v in self.frozen.kwds.items())
+        return f"from_scipy({self.frozen.dist.name}({', '.join(x for x in (args, kwds) if x)}))"
+
+    def _cdf(self, x):
+        return self.frozen.cdf(x)
+
+    def _sf(self, x):
+        return self.frozen.sf(x)
+
+    def _pdf(self, x):
+        return self.frozen.pdf(x)
+
+    def pmf(self, x):
+        """Probability mass function (discrete scipy distributions only)."""
+        return self.frozen.pmf(x)
+
+    def _ppf(self, q):
+        return self.frozen.ppf(q)
+
+    def _isf(self, p):
+        return self.frozen.isf(p)
+
+    def _moment(self, k):
+        value = float(self.frozen.moment(k))
+        return value if math.isfinite(value) else math.inf
+
+    def _sample(self, size, rng):
+        return self.frozen.rvs(size=size, random_state=rng)
+
+
+def from_scipy(frozen) -> Distribution:
+    """Wrap a frozen :mod:`scipy.stats` distribution supported on ``[0, inf)``.
+
+    Its own ``cdf``, ``sf``, ``ppf``, ``moment`` and ``rvs`` are used; the Laplace-Stieltjes
+    transform comes from tanh-sinh quadrature in probability space.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from queuetheory import from_scipy
+    >>> G = from_scipy(stats.gamma(2.0, scale=0.5))
+    >>> G.mean(), round(float(G.lst(1.0)), 10)
+    (1.0, 0.4444444444)
+    """
+    if not (hasattr(frozen, "dist") and hasattr(frozen, "cdf") and hasattr(frozen, "rvs")):
+        raise ValueError(f"expected a frozen scipy.stats distribution, got {frozen!r}")
+    return _SciPy(frozen)
+
+
+def as_distribution(obj) -> Distribution:
+    """Return ``obj`` if it is a queuetheory distribution; wrap a frozen scipy distribution."""
+    if isinstance(obj, Distribution):
+        return obj
+    if hasattr(obj, "dist") and hasattr(obj, "cdf"):
+        return from_scipy(obj)
+    raise ValueError(f"expected a queuetheory distribution or a frozen scipy.stats distribution, "
+                     f"got {obj!r}")
+
+
+def _read_csv_numbers(path) -> list[float]:
+    with open(path, encoding="utf-8") as handle:
+        lines = [line.strip() for line in handle if line.strip()]
+    numbers: list[float] = []
+    for n, line in enumerate(lines):
+        cells = [c.strip() for c in line.split(",") if c.strip()]
+        try:
+            numbers.extend(float(c) for c in cells)
+        except ValueError:
+            if n == 0:
+                continue
+            raise ValueError(f"{os.fspath(path)}: line {n + 1} is not numeric: {line!r}") from None
+    if not numbers:
+        raise ValueError(f"{os.fspath(path)}: the file holds no numeric samples")
+    return numbers

@@ -1,0 +1,227 @@
+"""The M/G/1 family: Pollaczek-Khinchine, and the M/G/1 with an exceptional first service and
+different arrival rates while idle and while busy ("M/G/1/efs*", the building block of RIQ).
+
+All transforms are Laplace-Stieltjes transforms (LSTs) ``E[exp(-s T)]``. The callables returned
+here use plain arithmetic on the service LSTs, so they accept numpy arrays (real or complex) as
+well as mpmath numbers (for high-precision inversion).
+
+References
+----------
+.. [1] L. Kleinrock, *Queueing Systems, Vol. 1*, Wiley 1975, Section 5.6 (Pollaczek-Khinchine).
+.. [2] P. D. Welch, "On a generalized M/G/1 queuing process in which the first customer of each
+   busy period receives exceptional service", Operations Research 12(5), 1964.
+.. [3] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, "A better model for job
+   redundancy: decoupling server slowdown and job size", IEEE/ACM ToN 25(6), 2017 (RIQ).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from . import _checks
+from .distributions import Distribution, _is_mp, as_distribution
+
+__all__ = [
+    "pk_mean",
+    "pk_lst",
+    "efs_busy_fraction",
+    "efs_busy_response_mean",
+    "efs_busy_response_lst",
+]
+
+
+def _one_at_zero(s, value):
+    """Replace the removable 0/0 of a transform at ``s = 0`` by its limit 1."""
+    if _is_mp(s):
+        return 1 if s == 0 else value
+    return np.where(s == 0, 1.0, value)
+
+
+def _safe(s):
+    """``s`` with zeros replaced by 1 so that dividing by it is harmless (patched afterwards)."""
+    if _is_mp(s):
+        return s if s != 0 else 1
+    return np.where(s == 0, 1.0, s)
+
+
+def _pk_wait_mean(lam: float, m1: float, m2: float) -> float:
+    rho = lam * m1
+    if rho >= 1:
+        return math.inf
+    return lam * m2 / (2.0 * (1.0 - rho))
+
+
+def pk_mean(arrival_rate: float, service) -> float:
+    """Mean response time of the M/G/1 FCFS queue (Pollaczek-Khinchine).
+
+    ``E[T] = E[B] + lam E[B^2] / (2 (1 - rho))`` with ``rho = lam E[B]``; ``inf`` if
+    ``rho >= 1`` or ``E[B^2] = inf``.
+
+    Parameters
+    ----------
+    arrival_rate : float
+        Poisson arrival rate ``lam`` > 0.
+    service : Distribution
+        Service time ``B``.
+
+    Returns
+    -------
+    float
+        Mean response time (waiting plus service).
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> qt.mg1.pk_mean(0.5, qt.Exponential(1.0))   # M/M/1: 1 / (mu - lam)
+    2.0
+
+    References
+    ----------
+    .. [1] L. Kleinrock, *Queueing Systems, Vol. 1*, 1975, eq. (5.86).
+    """
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    B = as_distribution(service)
+    m1 = B.mean()
+    if lam * m1 >= 1:
+        return math.inf
+    return m1 + _pk_wait_mean(lam, m1, B.moment(2))
+
+
+def pk_lst(arrival_rate: float, service) -> Callable:
+    """LST of the M/G/1 FCFS response time: ``(1 - rho) s B~(s) / (s - lam (1 - B~(s)))``.
+
+    Parameters
+    ----------
+    arrival_rate : float
+        Poisson arrival rate ``lam`` > 0 with ``lam E[B] < 1``.
+    service : Distribution
+        Service time ``B``.
+
+    Returns
+    -------
+    callable
+        ``s -> E[exp(-s T)]`` for numpy arrays or mpmath numbers.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> T = qt.mg1.pk_lst(0.5, qt.Exponential(1.0))
+    >>> complex(T(1.0 + 0j))     # M/M/1: (mu - lam) / (mu - lam + s)
+    (0.3333333333333333+0j)
+
+    References
+    ----------
+    .. [1] L. Kleinrock, *Queueing Systems, Vol. 1*, 1975, eq. (5.105).
+    """
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    B = as_distribution(service)
+    rho = lam * B.mean()
+    if rho >= 1:
+        raise ValueError(f"arrival_rate * E[service] must be < 1 for a stationary queue, "
+                         f"got {rho!r}")
+
+    def transform(s):
+        b = B.lst(s)
+        z = _safe(s)
+        return _one_at_zero(s, (1 - rho) * z * b / (z - lam * (1 - b)))
+
+    return transform
+
+
+def efs_busy_fraction(idle_rate: float, busy_rate: float, first_service, service) -> float:
+    """Fraction of time busy of the M/G/1 with exceptional first service.
+
+    While idle, arrivals come at ``idle_rate`` and the first one starts a busy period with
+    service ``first_service`` (``B_e``); while busy, arrivals come at ``busy_rate`` with service
+    ``service`` (``B``). A busy period lasts ``E[B_e] / (1 - rho_B)`` on average, an idle period
+    ``1 / idle_rate``, so by renewal-reward
+
+        b = x / (1 + x),    x = idle_rate E[B_e] / (1 - rho_B),    rho_B = busy_rate E[B].
+
+    Returns ``1.0`` when ``rho_B >= 1`` (the queue never empties).
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> B = qt.Exponential(1.0)
+    >>> qt.mg1.efs_busy_fraction(0.5, 0.5, B, B)   # plain M/M/1: rho
+    0.5
+    """
+    lam_i = _checks.positive("idle_rate", idle_rate)
+    lam_b = _checks.nonnegative("busy_rate", busy_rate)
+    rho_b = lam_b * as_distribution(service).mean()
+    if rho_b >= 1:
+        return 1.0
+    x = lam_i * as_distribution(first_service).mean() / (1.0 - rho_b)
+    return x / (1.0 + x) if math.isfinite(x) else 1.0
+
+
+def _efs_wait_mean(lam_b: float, be1: float, be2: float, b1: float, b2: float) -> float:
+    """Mean work found by an arrival during a busy period: excess of B_e plus a P-K wait."""
+    return be2 / (2.0 * be1) + _pk_wait_mean(lam_b, b1, b2)
+
+
+def efs_busy_response_mean(busy_rate: float, first_service, service) -> float:
+    """Mean response time of a job that arrives while the efs server is busy.
+
+    It waits for the workload of a busy server, whose law is the equilibrium excess of ``B_e``
+    plus an independent Pollaczek-Khinchine waiting time with rate ``busy_rate`` and service
+    ``B``, and is then served for ``B``:
+
+        E[B_e^2] / (2 E[B_e]) + busy_rate E[B^2] / (2 (1 - rho_B)) + E[B].
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> B = qt.Exponential(1.0)
+    >>> qt.mg1.efs_busy_response_mean(0.5, B, B)   # M/M/1 given busy: 1 + 1 + 0.5/(1-0.5)
+    3.0
+    """
+    lam_b = _checks.nonnegative("busy_rate", busy_rate)
+    Be, B = as_distribution(first_service), as_distribution(service)
+    b1 = B.mean()
+    if lam_b * b1 >= 1:
+        return math.inf
+    return _efs_wait_mean(lam_b, Be.mean(), Be.moment(2), b1, B.moment(2)) + b1
+
+
+def efs_busy_response_lst(busy_rate: float, first_service, service) -> Callable:
+    """LST of the response time of a job that arrives while the efs server is busy.
+
+        (1 - B_e~(s)) / (s E[B_e]) * (1 - rho_B) s / (s - lam_B (1 - B~(s))) * B~(s)
+
+    obtained by level crossing on the workload: the density ``f`` of the workload obeys
+    ``f~(s) = (1 - b) lam_idle (1 - B_e~(s)) / (s - lam_B (1 - B~(s)))``; dividing by ``b``
+    (its value at ``s = 0``) conditions on a busy server.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> B = qt.Exponential(1.0)
+    >>> T = qt.mg1.efs_busy_response_lst(0.5, B, B)   # M/M/1 given busy: Erlang(2, 0.5)
+    >>> round(complex(T(0.5 + 0j)).real, 12)
+    0.25
+    """
+    lam_b = _checks.nonnegative("busy_rate", busy_rate)
+    Be, B = as_distribution(first_service), as_distribution(service)
+    rho_b = lam_b * B.mean()
+    if rho_b >= 1:
+        raise ValueError(f"busy_rate * E[service] must be < 1, got {rho_b!r}")
+    return _efs_busy_transform(lam_b, Be, B)
+
+
+def _efs_busy_transform(lam_b: float, Be: Distribution, B: Distribution) -> Callable:
+    be1 = Be.mean()
+    rho_b = lam_b * B.mean()
+
+    def transform(s):
+        z = _safe(s)
+        b = B.lst(s)
+        excess = (1 - Be.lst(s)) / (z * be1)
+        wait = (1 - rho_b) * z / (z - lam_b * (1 - b))
+        return _one_at_zero(s, excess * wait * b)
+
+    return transform

@@ -1,0 +1,90 @@
+"""The :class:`System` spec that :func:`analyze`, :func:`simulate` and :func:`validate` take."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from . import _checks
+from .distributions import Distribution, as_distribution
+from .policies import Policy
+from .runtime import RuntimeModel
+
+__all__ = ["System"]
+
+
+@dataclass(frozen=True)
+class System:
+    """A server farm: a dispatching policy, a runtime model and an arrival rate.
+
+    Parameters
+    ----------
+    policy : Policy
+        :class:`Random`, :class:`RIQ`, :class:`RedundancyD`, :class:`Threshold`, :class:`MDS`
+        or :class:`Replication`.
+    runtime : RuntimeModel
+        :class:`SX` or :class:`IR`.
+    arrival_rate : float
+        Original jobs per unit time **per server** (> 0); the farm receives
+        ``arrival_rate * servers`` jobs per unit time. Batch policies receive batches of ``n``
+        jobs at ``arrival_rate / n`` per server.
+    servers : int, optional
+        Number of servers ``k``. ``None`` (default) means the ``k -> infinity`` limit for the
+        analysis; the simulator then needs ``servers=`` itself.
+    interarrival : Distribution, optional
+        Shape of the law of the time between consecutive arrivals to the farm, rescaled to mean
+        ``1 / (arrival_rate * servers)`` (batch policies: per batch). ``None`` (default):
+        Poisson arrivals. The analysis assumes Poisson arrivals.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> S = qt.slowdowns.facebook()
+    >>> system = qt.System(qt.RIQ(d=3), qt.SX(X=qt.Exponential(rate=S.mean()), S=S),
+    ...                    arrival_rate=0.7)
+    >>> round(system.load, 12)
+    0.7
+    """
+
+    policy: Policy
+    runtime: RuntimeModel
+    arrival_rate: float
+    servers: int | None = None
+    interarrival: Distribution | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.policy, Policy):
+            raise ValueError(f"policy must be a queuetheory policy (Random, RIQ, RedundancyD, "
+                             f"Threshold, MDS, Replication), got {self.policy!r}")
+        if not isinstance(self.runtime, RuntimeModel):
+            raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {self.runtime!r}")
+        object.__setattr__(self, "arrival_rate",
+                           _checks.positive("arrival_rate", self.arrival_rate))
+        if self.servers is not None:
+            k = _checks.positive_int("servers", self.servers)
+            if k < self.policy.polled:
+                raise ValueError(f"servers must be >= {self.policy.polled} (the servers one "
+                                 f"arrival of {self.policy.label()} uses), got {k}")
+            object.__setattr__(self, "servers", k)
+        if self.interarrival is not None:
+            object.__setattr__(self, "interarrival", as_distribution(self.interarrival))
+
+    @property
+    def load(self) -> float:
+        """Offered load per server without redundancy, ``arrival_rate * E[R]`` (``rho``)."""
+        mean = self.runtime.mean_runtime()
+        return math.inf if math.isinf(mean) else self.arrival_rate * mean
+
+    def replace(self, **changes) -> System:
+        """A copy with some fields changed, e.g. ``system.replace(arrival_rate=0.5)``."""
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> str:
+        """One sentence naming the policy, the runtime model and the arrival process."""
+        arrivals = ("Poisson arrivals" if self.interarrival is None
+                    else f"renewal arrivals with interarrival shape {self.interarrival!r}")
+        farm = "k -> infinity servers" if self.servers is None else f"k = {self.servers} servers"
+        return (f"{self.policy.label()} on {farm}, {self.runtime.name} runtimes "
+                f"{self.runtime!r}, {arrivals} at rate {self.arrival_rate:g} per server, "
+                f"FCFS at every server, redundant replicas cancelled on completion")
