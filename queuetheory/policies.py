@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from . import _checks
 
-__all__ = ["Policy", "Random", "RIQ", "RedundancyD", "Threshold", "MDS", "Replication"]
+__all__ = ["Policy", "Random", "RIQ", "RedundancyD", "Threshold", "MDS", "Replication", "from_name"]
 
 
 @dataclass(frozen=True)
@@ -191,3 +191,41 @@ class Replication(Policy):
 
     def label(self):
         return f"Replication(n={self.n}, d={self.d}{'' if self.remove else ', no removal'})"
+
+
+def from_name(name: str, d: int = 1) -> Policy:
+    """A policy from a short name, as the command line and :func:`queuetheory.compare` take it.
+
+    Parameters
+    ----------
+    name : str
+        ``random``, ``riq``, ``redundancy``, ``threshold:N`` (THRESHOLD-N), ``mds:N`` (batches of
+        N jobs, ``m = d`` coded extras) or ``replication:N`` (batches of N, ``d`` copies each).
+    d : int
+        Degree of redundancy (ignored by ``random``).
+
+    Examples
+    --------
+    >>> from queuetheory.policies import from_name
+    >>> from_name("threshold:1", 3), from_name("mds:10", 2)
+    (Threshold(d=3, n=1), MDS(n=10, m=2, remove=True))
+    """
+    kind, _, arg = name.strip().lower().partition(":")
+    try:
+        number = int(arg) if arg else None
+    except ValueError:
+        raise ValueError(f"policy {name!r}: the part after ':' must be an integer") from None
+    if kind == "random":
+        return Random()
+    if kind == "riq":
+        return RIQ(d)
+    if kind in ("redundancy", "redundancy-d", "redundancyd"):
+        return RedundancyD(d)
+    if kind == "threshold":
+        return Threshold(d, 1 if number is None else number)
+    if kind == "mds":
+        return MDS(10 if number is None else number, d)
+    if kind == "replication":
+        return Replication(10 if number is None else number, d)
+    raise ValueError(f"unknown policy {name!r}; use random, riq, redundancy, threshold:N, mds:N "
+                     f"or replication:N")

@@ -71,12 +71,10 @@ class ResponseTime(Distribution):
         if not self.stable:
             out = np.full(arr.shape, math.inf)
         elif precision is None:
-            out = np.array([transforms.invert_quantile(self._transform, float(v), mean=self._hint)
-                            for v in arr.ravel()]).reshape(arr.shape)
+            out = np.asarray(transforms.invert_quantile(self._transform, arr, mean=self._hint))
         else:
-            out = np.array([transforms.invert_quantile_mp(self._transform, float(v),
-                                                          precision=precision)
-                            for v in arr.ravel()], dtype=float).reshape(arr.shape)
+            out = np.asarray(transforms.invert_quantile_mp(self._transform, arr,
+                                                           precision=precision, mean=self._hint))
         out = np.maximum(out, 0.0)
         return float(out) if out.ndim == 0 else out
 
@@ -103,8 +101,7 @@ class ResponseTime(Distribution):
             if precision is None:
                 out = np.asarray(fast(self._transform, t), dtype=float)
             else:
-                out = np.array([slow(self._transform, float(v), precision=precision)
-                                for v in t.ravel()], dtype=float).reshape(arr.shape)
+                out = np.asarray(slow(self._transform, t, precision=precision), dtype=float)
             if np.any(arr < 0):
                 out = np.where(arr < 0, 1.0 - unstable_value, out)
         out = np.clip(out, 0.0, 1.0)

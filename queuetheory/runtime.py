@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .distributions import Distribution, as_distribution, product
+from .distributions import Discrete, Distribution, Mixture, as_distribution, product
 
 __all__ = ["RuntimeModel", "SX", "IR"]
 
@@ -45,12 +45,17 @@ class RuntimeModel:
             self._moments[key] = self.fastest(i).moment(k)
         return self._moments[key]
 
+    def fastest_mixture(self, weights) -> Distribution:
+        """Law of the fastest of ``I`` replicas started together, ``P(I = i) = weights[i-1]``."""
+        w = np.asarray(weights, dtype=float)
+        return Mixture([self.fastest(i) for i in range(1, w.size + 1)], w / w.sum())
+
     def mean_runtime(self) -> float:
         """Mean runtime of one replica, ``E[R]``."""
         return self.fastest_moment(1, 1)
 
     def sample_runtimes(self, n_jobs: int, n_replicas: int, rng) -> np.ndarray:
-        """Runtimes of ``n_replicas`` replicas of each of ``n_jobs`` jobs, shape (jobs, replicas)."""
+        """Runtimes of ``n_replicas`` replicas of ``n_jobs`` jobs, shape (jobs, replicas)."""
         raise NotImplementedError
 
     def _fastest_law(self, i: int) -> Distribution:
@@ -90,6 +95,7 @@ class SX(RuntimeModel):
         super().__init__()
         self.X = as_distribution(X)
         self.S = as_distribution(S)
+        self._minima: dict[int, Distribution] = {}
         if float(self.S.cdf(0.0)) > 0:
             raise ValueError("S must be > 0 with probability 1 (the slowdown has mass at 0)")
 
@@ -97,12 +103,27 @@ class SX(RuntimeModel):
         return f"SX(X={self.X!r}, S={self.S!r})"
 
     def _fastest_law(self, i):
-        return product(self.X, self.S.minimum(i))
+        return product(self.X, self._slowdown_minimum(i))
+
+    def _slowdown_minimum(self, i: int) -> Distribution:
+        if i not in self._minima:
+            self._minima[i] = self.S.minimum(i)
+        return self._minima[i]
+
+    def fastest_mixture(self, weights):
+        w = np.asarray(weights, dtype=float)
+        w = w / w.sum()
+        mins = [self._slowdown_minimum(i) for i in range(1, w.size + 1)]
+        if all(isinstance(m, Discrete) for m in mins):
+            values = np.concatenate([m.values for m in mins])
+            probs = np.concatenate([wi * m.probs for wi, m in zip(w, mins)])
+            return product(self.X, Discrete(values, probs))
+        return product(self.X, Mixture(mins, w))
 
     def fastest_moment(self, i, k):
         key = (i, k)
         if key not in self._moments:
-            self._moments[key] = self.X.moment(k) * self.S.minimum(i).moment(k)
+            self._moments[key] = self.X.moment(k) * self._slowdown_minimum(i).moment(k)
         return self._moments[key]
 
     def sample_runtimes(self, n_jobs, n_replicas, rng):

@@ -14,7 +14,6 @@ import math
 from scipy import optimize
 
 from .. import mg1
-from ..distributions import Mixture
 from ..policies import RIQ, Random
 from ..prediction import Prediction
 from ..response import ResponseTime
@@ -73,7 +72,7 @@ def analyze_riq(system: System) -> Prediction:
     """Random (d = 1) and RIQ(d) in the k -> infinity limit; see the module docstring."""
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.polled
-    kind = "Random (M/G/1 Pollaczek-Khinchine)" if d == 1 else f"RIQ(d={d})"
+    kind = "Random (M/G/1 Pollaczek-Khinchine)" if d == 1 else "RIQ"
     method = (f"{kind}, {model.name} runtimes: k -> infinity limit, each server an M/G/1 queue"
               + ("" if d == 1 else " with exceptional first service (two arrival rates), "
                                    "busy fraction from the renewal-reward fixed point"))
@@ -100,18 +99,14 @@ def analyze_riq(system: System) -> Prediction:
     cost += all_busy * b1
 
     def response_time() -> ResponseTime:
-        weights = [w for w in idle_weights[1:]] + [all_busy]
-        first = Mixture([model.fastest(j + 1) for j in range(d)],
-                        _binomial_weights(d - 1, 1.0 - b))
+        first = model.fastest_mixture(_binomial_weights(d - 1, 1.0 - b))
         busy = mg1._efs_busy_transform(lam_b, first, model.replica())
-        laws = [model.fastest(i) for i in range(1, d + 1)]
+        if all_busy >= 1.0:
+            return ResponseTime(busy, mean)
+        immediate = model.fastest_mixture(idle_weights[1:])
 
         def transform(s):
-            total = weights[-1] * busy(s)
-            for w, law in zip(weights[:-1], laws):
-                if w > 0:
-                    total = total + w * law.lst(s)
-            return total
+            return (1.0 - all_busy) * immediate.lst(s) + all_busy * busy(s)
 
         return ResponseTime(transform, mean)
 

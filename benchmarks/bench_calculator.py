@@ -1,0 +1,57 @@
+"""Speed of the calculator (issue 2): RIQ mean, a 99th percentile, and a 1000-point sweep.
+
+Run: ``python benchmarks/bench_calculator.py``. Prints the time per call after warm-up and the
+relative error of the fast 99th percentile against the 30-digit mpmath inversion.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import queuetheory as qt
+
+
+def _per_call(fn, repeat: int) -> float:
+    fn()
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        best = min(best, (time.perf_counter() - start) / repeat)
+    return best
+
+
+def main() -> None:
+    S = qt.slowdowns.facebook()
+    model = qt.SX(X=qt.Exponential(rate=S.mean()), S=S)
+    print("RIQ mean, Facebook S (12 points), exponential X, lam = 0.7, after warm-up:")
+    for d in (1, 2, 3, 5, 10):
+        system = qt.System(qt.RIQ(d), model, arrival_rate=0.7)
+        t = _per_call(lambda system=system: qt.analyze(system).mean, 2000)
+        print(f"  d = {d:2d}: {t * 1e6:7.1f} us per call")
+
+    print("RIQ 99th percentile (fast path) vs 30-digit mpmath inversion:")
+    for d in (1, 3, 5, 10):
+        system = qt.System(qt.RIQ(d), model, arrival_rate=0.7)
+        fast = qt.analyze(system).quantile(0.99)
+        t = _per_call(lambda system=system: qt.analyze(system).quantile(0.99), 20)
+        start = time.perf_counter()
+        ref = qt.analyze(system).quantile(0.99, precision=30)
+        slow = time.perf_counter() - start
+        print(f"  d = {d:2d}: {t * 1e3:6.2f} ms per call, p99 = {fast:.10g}, "
+              f"relative error {abs(fast - ref) / ref:.1e} (mpmath: {slow:.1f} s)")
+
+    rates = np.linspace(0.05, 0.95, 100)
+    points = [(float(r), d) for r in rates for d in range(1, 11)]
+    start = time.perf_counter()
+    for rate, d in points:
+        qt.analyze(qt.System(qt.RIQ(d), model, arrival_rate=rate)).mean
+    print(f"Sweep of {len(points)} (arrival_rate, d) points, RIQ mean: "
+          f"{time.perf_counter() - start:.3f} s in all")
+
+
+if __name__ == "__main__":
+    main()

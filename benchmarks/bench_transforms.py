@@ -1,0 +1,143 @@
+"""Speed and accuracy of :func:`queuetheory.transforms.invert_quantile` (the fast path).
+
+For a few response-time transforms this prints the time per call of the 99th percentile, the
+number of transform calls it makes, the cost of one call of the transform on 50 points, and the
+relative error against the 30-digit mpmath path (de Hoog) and against a closed form where there
+is one.
+
+Run from the repository root::
+
+    python -m benchmarks.bench_transforms
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+
+import mpmath
+import numpy as np
+
+from queuetheory.transforms import invert_quantile, invert_quantile_mp
+
+Q = 0.99
+
+
+def _exp(s):
+    """``exp`` for numpy arrays and for mpmath numbers alike."""
+    if isinstance(s, (mpmath.mpf, mpmath.mpc)):
+        return mpmath.exp(s)
+    return np.exp(s)
+
+
+def _pk_response(lam: float, service: Callable, mean_service: float) -> Callable:
+    """M/G/1 FCFS response time: ``(1 - rho) s B(s) / (s - lam (1 - B(s)))``."""
+    rho = lam * mean_service
+
+    def lst(s):
+        b = service(s)
+        return (1 - rho) * s * b / (s - lam * (1 - b))
+    return lst
+
+
+def _slowdown_case():
+    """M/G/1 with B = X S, X ~ Exp(4.691), S in 1..12 with the given weights, rho = 0.7."""
+    rate = 4.691
+    probs = (0.23, 0.14, 0.09, 0.03, 0.08, 0.10, 0.04, 0.14, 0.12, 0.021, 0.007, 0.002)
+    mean_b = sum(p * j for j, p in enumerate(probs, start=1)) / rate
+    lam = 0.7 / mean_b
+    second_b = 2 * sum(p * j * j for j, p in enumerate(probs, start=1)) / rate**2
+
+    def service(s):
+        return sum(p * rate / (rate + s * j) for j, p in enumerate(probs, start=1))
+    mean_t = mean_b + lam * second_b / (2 * (1 - 0.7))
+    return _pk_response(lam, service, mean_b), mean_t, None
+
+
+def _md1_wait_cdf(x: float, lam: float = 0.7, d: float = 1.0) -> float:
+    """M/D/1 waiting-time CDF by Erlang's formula, with ``u_k = lam (k D - x)``:
+    ``P(W <= x) = (1 - rho) sum_{k <= x / D} u_k^k / k! exp(-u_k)``, summed with 50 digits."""
+    with mpmath.workdps(50):
+        total = mpmath.fsum((lam * (k * d - mpmath.mpf(x))) ** k / mpmath.factorial(k)
+                            * mpmath.exp(-lam * (k * d - mpmath.mpf(x)))
+                            for k in range(int(x // d) + 1))
+        return float((1 - lam * d) * total)
+
+
+def _md1_response_quantile(q: float) -> float:
+    """``D + w_q`` with ``w_q`` solved by bisection on Erlang's formula (D = 1, rho = 0.7)."""
+    lo, hi = 0.0, 100.0
+    while hi - lo > 1e-13 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _md1_wait_cdf(mid) < q else (lo, mid)
+    return 1.0 + hi
+
+
+def _cases():
+    """(name, lst, mean, exact 0.99-quantile or None)."""
+    a = 0.5
+    mm1 = _pk_response(0.5, lambda s: 1.0 / (1.0 + s), 1.0)   # Exp(mu - lam) = Exp(0.5)
+    weights, rates = (0.9, 0.1), (10.0, 0.1)
+
+    def h2(s):
+        return weights[0] * rates[0] / (rates[0] + s) + weights[1] * rates[1] / (rates[1] + s)
+
+    def md1_response(s):
+        return 0.3 * s * _exp(-s) / (s - 0.7 * (1 - _exp(-s)))
+    return [
+        ("M/M/1, LST a/(a+s)", lambda s: a / (a + s), 1 / a, -math.log(1 - Q) / a),
+        ("M/M/1 in P-K form", mm1, 2.0, -math.log(1 - Q) / 0.5),
+        ("Erlang-5, mean 1", lambda s: (5.0 / (5.0 + s)) ** 5, 1.0, None),
+        ("H2 0.9 Exp(10) + 0.1 Exp(0.1)", h2, 1.09, None),
+        ("M/G/1 12-point slowdown, rho 0.7", *_slowdown_case()),
+        ("M/D/1 response, D 1, rho 0.7", md1_response, 1 + 0.7 / (2 * 0.3),
+         _md1_response_quantile(Q)),
+    ]
+
+
+def _per_call(func: Callable[[], object], min_seconds: float = 0.3) -> float:
+    """Median time of one call of ``func`` over batches lasting ``min_seconds`` in all."""
+    func()
+    samples = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < min_seconds or len(samples) < 5:
+        t0 = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def _count_calls(lst: Callable) -> tuple[Callable, list[int]]:
+    counter = [0]
+
+    def counted(s):
+        counter[0] += 1
+        return lst(s)
+    return counted, counter
+
+
+def main() -> None:
+    """Print one line per transform."""
+    s50 = np.linspace(0.05, 5.0, 50) * (1 + 2j)
+    header = (f"{'transform':34s} {'q99':>12s} {'ms/call':>8s} {'lst calls':>9s} "
+              f"{'us/lst(50)':>10s} {'rel err vs mp':>13s} {'vs exact':>9s} {'mp s':>6s}")
+    print(header)
+    print("-" * len(header))
+    for name, lst, mean, exact in _cases():
+        counted, counter = _count_calls(lst)
+        value = invert_quantile(counted, Q, mean=mean)
+        calls = counter[0]
+        seconds = _per_call(lambda lst=lst, mean=mean: invert_quantile(lst, Q, mean=mean))
+        lst_us = _per_call(lambda lst=lst: lst(s50), 0.1) * 1e6
+        t0 = time.perf_counter()
+        reference = invert_quantile_mp(lst, Q, precision=30, mean=mean)
+        mp_seconds = time.perf_counter() - t0
+        vs_exact = "-" if exact is None else f"{abs(value / exact - 1):.1e}"
+        print(f"{name:34s} {value:12.8f} {seconds * 1e3:8.3f} {calls:9d} {lst_us:10.1f} "
+              f"{abs(value / reference - 1):13.1e} {vs_exact:>9s} {mp_seconds:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

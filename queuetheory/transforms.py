@@ -1,0 +1,824 @@
+"""Numerical inversion of Laplace-Stieltjes transforms of non-negative random variables.
+
+A response time ``T >= 0`` is known here through its Laplace-Stieltjes transform (LST)
+``lst(s) = E[exp(-s T)]``. This module turns it into the CDF ``P(T <= t)``, the survival
+function ``P(T > t)`` and quantiles.
+
+Two paths are offered:
+
+* a fast path (:func:`invert_cdf`, :func:`invert_sf`, :func:`invert_quantile`) in vectorised
+  double-precision numpy: the Fourier-series method of Abate and Whitt with Euler summation, in
+  the lattice-refined form of Abate, Choudhury and Whitt (``l = 2``) [1]_ [2]_. It evaluates the
+  transform only on the vertical line ``Re(s) = damping / (2 l t) > 0``, so it is safe for every
+  LST, including M/G/1 forms such as ``(1 - rho) s B(s) / (s - lam (1 - B(s)))`` whose
+  singularities lie in ``Re(s) < 0`` and transforms with delays ``exp(-s D)``, which grow without
+  bound in the left half-plane.
+* a high-precision path (:func:`invert_cdf_mp`, :func:`invert_sf_mp`, :func:`invert_quantile_mp`)
+  through :func:`mpmath.invertlaplace`, by default with the de Hoog, Knight and Stokes
+  algorithm [3]_, which also stays in ``Re(s) > 0``. It is meant as a reference and for checks.
+
+Accuracy of the fast path with the default parameters (``damping=26``, ``n_terms=40``,
+``n_euler=25``, so 132 transform evaluations per time point), measured against closed forms and
+30-digit mpmath references (exponential, Erlang-5/20/50/100/200, hyperexponentials, M/M/1 and
+M/E4/1 in Pollaczek-Khinchine form, an M/G/1 queue with a 12-point discrete slowdown mixture):
+
+* CDF: absolute error <= 1e-11 (the discretisation error is about ``exp(-damping)``).
+* SF: relative error <= 1e-9 where the SF is >= 1e-4, <= 2e-7 where it is >= 1e-6, about 1e-5
+  where it is near 1e-8 (round-off, amplified by ``exp(damping / 4)``, then dominates).
+* Distributions that are not smooth converge slowly near their kinks and jumps, like any Fourier
+  method. For the M/D/1 waiting time (an atom at 0 and a density jump at ``D``) the CDF error is
+  about 4e-4 at ``t = D``, below 1e-6 outside ``[0.85 D, 2.1 D]`` and below 1e-8 beyond
+  ``3.8 D``. At a jump of the CDF (the M/D/1 response time at ``t = D``) the result is close to
+  the midpoint of the jump, with Gibbs-like errors of a few percent of the jump size nearby.
+  Nearly deterministic distributions need more terms: the CDF error of Erlang-500 is 3e-8 with
+  the defaults and 5e-12 with ``n_terms=60, n_euler=30``; Erlang-1000 needs ``n_terms=80,
+  n_euler=40``.
+
+References
+----------
+.. [1] J. Abate and W. Whitt, "The Fourier-series method for inverting transforms of probability
+   distributions", Queueing Systems 10, 5-87, 1992.
+.. [2] J. Abate, G. L. Choudhury and W. Whitt, "An introduction to numerical transform inversion
+   and its application to probability models", in *Computational Probability*, W. Grassmann
+   (ed.), Kluwer, 257-323, 2000.
+.. [3] F. R. de Hoog, J. H. Knight and A. N. Stokes, "An improved method for numerical inversion
+   of Laplace transforms", SIAM J. Sci. Stat. Comput. 3(3), 357-366, 1982.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import mpmath
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import optimize, special
+
+__all__ = [
+    "invert_cdf",
+    "invert_sf",
+    "invert_quantile",
+    "invert_cdf_mp",
+    "invert_sf_mp",
+    "invert_quantile_mp",
+]
+
+LST = Callable[[Any], Any]
+
+_LATTICE = 2
+"""Lattice refinement ``l`` of Abate-Choudhury-Whitt: round-off grows like ``exp(A / (2 l))``."""
+
+_DAMPING = 26.0
+_N_TERMS = 40
+_N_EULER = 25
+
+_T_TINY = 1e-280
+"""Times below this are treated as 0 (the transform would be evaluated near overflow)."""
+
+_T_HUGE = 1e300
+_ATOM_ABSCISSAE = (1e300, 1e200, 1e100, 1e50, 1e25, 1e16)
+"""Large real points where ``lst`` approximates ``P(T = 0)``; the first finite value is used."""
+
+_ATOM_FLOOR = 1e-250
+
+_CHUNK = 1 << 20
+"""Largest number of transform evaluations in one call of ``lst``."""
+
+_MP_METHODS = ("dehoog", "cohen", "talbot", "stehfest")
+_MIN_PRECISION = 15
+
+_LOG_TINY = 1e-300
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _times(name: str, t: ArrayLike) -> np.ndarray:
+    """Return ``t`` as a float array, or raise unless every entry is >= 0 (``inf`` allowed)."""
+    arr = np.asarray(t, dtype=float)
+    if np.any(np.isnan(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 (inf allowed, NaN not), got {t!r}")
+    return arr
+
+
+def _levels(name: str, q: ArrayLike) -> np.ndarray:
+    """Return ``q`` as a float array, or raise unless every entry is in the open interval (0, 1)."""
+    arr = np.asarray(q, dtype=float)
+    if arr.size == 0 or not np.all((arr > 0) & (arr < 1)):
+        raise ValueError(f"{name} must lie in the open interval (0, 1), got {q!r}")
+    return arr
+
+
+def _positive_int(name: str, value: int, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _positive_float(name: str, value: float, upper: float = math.inf) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number in (0, {upper}), got {value!r}")
+    v = float(value)
+    if not (0 < v < upper):
+        raise ValueError(f"{name} must be a number in (0, {upper}), got {value!r}")
+    return v
+
+
+def _mean_hint(mean: float | None) -> float:
+    if mean is None:
+        return 1.0
+    if isinstance(mean, bool) or not isinstance(mean, numbers.Real):
+        raise ValueError(f"mean must be a finite number > 0 or None, got {mean!r}")
+    v = float(mean)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"mean must be a finite number > 0 or None, got {mean!r}")
+    return v
+
+
+def _method(method: str) -> str:
+    if method not in _MP_METHODS:
+        raise ValueError(f"method must be one of {_MP_METHODS}, got {method!r}")
+    return method
+
+
+def _shaped(values: np.ndarray, like: np.ndarray) -> float | np.ndarray:
+    """``values`` in the shape of ``like``; a Python float when ``like`` is 0-d."""
+    out = np.asarray(values, dtype=float).reshape(like.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------- fast path
+
+
+@functools.lru_cache(maxsize=8)
+def _euler_rule(damping: float, n_terms: int, n_euler: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes ``u_k`` and weights ``c_k`` of the Euler-summed Fourier-series rule.
+
+    For ``F(s) = G(s) / s`` the rule reads ``f(t) ~ Re(sum_k c_k G(u_k / t) / u_k)`` and for the
+    density ``g(t) ~ Re(sum_k c_k G(u_k / t)) / t``. The trapezoidal rule with step
+    ``pi / (l t)`` on the Bromwich line ``Re(s) = A / (2 l t)`` gives terms whose blocks of ``l``
+    alternate in sign; the series is summed to block ``n`` and then Euler (binomial) averaged over
+    ``m`` more partial sums, which is a weighted sum with weight 1 up to block ``n`` and binomial
+    tail weights beyond.
+    """
+    n_blocks = n_terms + n_euler + 1
+    k = np.arange(_LATTICE * n_blocks)
+    nodes = (damping + 2j * np.pi * k) / (2 * _LATTICE)
+    binomial = special.comb(n_euler, np.arange(n_euler + 1)) / 2.0**n_euler
+    tail = np.cumsum(binomial[::-1])[::-1]
+    block_weight = np.concatenate([np.ones(n_terms + 1), tail[1:]])
+    weights = block_weight[k // _LATTICE]
+    weights[0] *= 0.5
+    coef = weights * np.exp(1j * np.pi * k / _LATTICE) * math.exp(damping / (2 * _LATTICE))
+    coef /= _LATTICE
+    nodes.flags.writeable = False
+    coef.flags.writeable = False
+    return nodes, coef
+
+
+def _tuning(damping: float, n_terms: int, n_euler: int) -> tuple[float, int, int]:
+    return (
+        _positive_float("damping", damping, 700.0),
+        _positive_int("n_terms", n_terms, 1),
+        _positive_int("n_euler", n_euler, 1),
+    )
+
+
+def _atom_at_zero(lst: LST) -> float:
+    """``P(T = 0) = lim lst(s)`` as real ``s -> inf``, read at the largest finite evaluation."""
+    s = np.array(_ATOM_ABSCISSAE, dtype=complex)
+    with np.errstate(all="ignore"):
+        values = np.broadcast_to(np.asarray(lst(s), dtype=complex), s.shape)
+    finite = np.isfinite(values)
+    if not finite.any():
+        return 0.0
+    return _clean_atom(float(values[np.argmax(finite)].real))
+
+
+def _clean_atom(value: float) -> float:
+    """Clip an atom estimate into [0, 1]; below 1e-250 it is the residual ``f(0+) / s``: 0."""
+    return 0.0 if value < _ATOM_FLOOR else min(value, 1.0)
+
+
+def _matvec_real(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``Re(matrix @ vector)`` (einsum: complex BLAS gemv can be far slower on tall matrices)."""
+    return np.einsum("ij,j->i", matrix, vector).real
+
+
+def _euler_eval(lst: LST, t: np.ndarray, rule: tuple[np.ndarray, np.ndarray],
+                density: bool = False) -> tuple[np.ndarray, ...]:
+    """CDF, SF (and density if asked) at the 1-d array ``t`` of times in ``(0, inf)``."""
+    nodes, coef = rule
+    per_node = coef / nodes
+    step = max(1, _CHUNK // nodes.size)
+    outs = [np.empty(t.size) for _ in range(3 if density else 2)]
+    for start in range(0, t.size, step):
+        tc = t[start:start + step]
+        s = nodes[None, :] / tc[:, None]
+        values = np.broadcast_to(np.asarray(lst(s), dtype=complex), s.shape)
+        if not np.all(np.isfinite(values)):
+            bad = s[~np.isfinite(values)][0]
+            raise ValueError(f"lst returned a non-finite value at s = {bad!r}; an LST must be "
+                             "finite on Re(s) > 0")
+        outs[0][start:start + step] = _matvec_real(values, per_node)
+        outs[1][start:start + step] = _matvec_real(1.0 - values, per_node)
+        if density:
+            outs[2][start:start + step] = _matvec_real(values, coef) / tc
+    return tuple(outs)
+
+
+def _invert_fast(lst: LST, t: ArrayLike, complement: bool, damping: float, n_terms: int,
+                 n_euler: int) -> float | np.ndarray:
+    arr = _times("t", t)
+    rule = _euler_rule(*_tuning(damping, n_terms, n_euler))
+    flat = arr.ravel()
+    out = np.empty(flat.size)
+    small = flat < _T_TINY
+    infinite = np.isinf(flat)
+    inner = ~(small | infinite)
+    if small.any():
+        atom = _atom_at_zero(lst)
+        out[small] = 1.0 - atom if complement else atom
+    out[infinite] = 0.0 if complement else 1.0
+    if inner.any():
+        cdf, sf = _euler_eval(lst, flat[inner], rule)
+        out[inner] = sf if complement else cdf
+    return _shaped(np.clip(out, 0.0, 1.0), arr)
+
+
+def invert_cdf(lst: LST, t: ArrayLike, *, damping: float = _DAMPING, n_terms: int = _N_TERMS,
+               n_euler: int = _N_EULER) -> float | np.ndarray:
+    """CDF ``P(T <= t)`` of a non-negative random variable from its LST (fast path).
+
+    Inverts ``lst(s) / s`` with the Euler-summed Fourier-series method of Abate and Whitt in its
+    lattice-refined form (``l = 2``), fully vectorised: one call of ``lst`` (per chunk of about
+    a million nodes) serves every ``t``.
+
+    Parameters
+    ----------
+    lst : callable
+        ``s -> E[exp(-s T)]``, applied elementwise to a complex numpy array of any shape (here 2-d:
+        one row per time, one column per node), returning an array of that shape (or one that
+        broadcasts to it). It is only evaluated with ``Re(s) > 0``.
+    t : float or array_like
+        Times ``>= 0``; ``inf`` gives 1. Times below 1e-280 are treated as 0.
+    damping : float, optional
+        Abscissa parameter ``A`` in (0, 700): the discretisation error is about
+        ``exp(-A)`` and the round-off error grows like ``exp(A / 4)``. Default 26.
+    n_terms : int, optional
+        Number of blocks of terms summed before Euler averaging (``n``, >= 1). Default 40.
+    n_euler : int, optional
+        Number of binomially averaged partial sums (``m``, >= 1). Default 25.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``P(T <= t)`` clipped into ``[0, 1]``, in the shape of ``t`` (a float for a scalar
+        ``t``). At ``t = 0`` this is the atom ``P(T = 0)``, read off as ``lst(s)`` at a huge real
+        ``s`` (0 when ``lst`` is not finite there).
+
+    Raises
+    ------
+    ValueError
+        If ``t`` has negative or NaN entries, a tuning argument is out of range, or ``lst``
+        returns non-finite values on ``Re(s) > 0``.
+
+    See Also
+    --------
+    invert_sf, invert_quantile, invert_cdf_mp
+
+    Notes
+    -----
+    With the defaults the absolute error is below about 1e-11 for smooth distributions; see the
+    module documentation for measured figures and for the behaviour at kinks and jumps.
+
+    References
+    ----------
+    .. [1] J. Abate and W. Whitt, "The Fourier-series method for inverting transforms of
+       probability distributions", Queueing Systems 10, 5-87, 1992.
+    .. [2] J. Abate, G. L. Choudhury and W. Whitt, "An introduction to numerical transform
+       inversion and its application to probability models", in *Computational Probability*,
+       Kluwer, 257-323, 2000.
+
+    Examples
+    --------
+    The M/M/1 response time with ``mu - lam = 2`` is exponential with rate 2:
+
+    >>> from queuetheory.transforms import invert_cdf
+    >>> print(f"{invert_cdf(lambda s: 2.0 / (2.0 + s), 1.0):.10f}")   # 1 - exp(-2)
+    0.8646647168
+    >>> invert_cdf(lambda s: 2.0 / (2.0 + s), [0.0, 0.5]).round(10)
+    array([0.        , 0.63212056])
+    """
+    return _invert_fast(lst, t, False, damping, n_terms, n_euler)
+
+
+def invert_sf(lst: LST, t: ArrayLike, *, damping: float = _DAMPING, n_terms: int = _N_TERMS,
+              n_euler: int = _N_EULER) -> float | np.ndarray:
+    """Survival function ``P(T > t)`` of a non-negative random variable from its LST (fast path).
+
+    Inverts ``(1 - lst(s)) / s`` directly (not ``1 - cdf``), so that small tail probabilities
+    keep their relative accuracy; see :func:`invert_cdf` for the method.
+
+    Parameters
+    ----------
+    lst : callable
+        ``s -> E[exp(-s T)]`` on complex numpy arrays, as for :func:`invert_cdf`.
+    t : float or array_like
+        Times ``>= 0``; ``inf`` gives 0. Times below 1e-280 are treated as 0.
+    damping, n_terms, n_euler : optional
+        Tuning parameters, as for :func:`invert_cdf`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``P(T > t)`` clipped into ``[0, 1]``, in the shape of ``t`` (a float for a scalar ``t``).
+        At ``t = 0`` this is ``1 - P(T = 0)``.
+
+    Raises
+    ------
+    ValueError
+        If ``t`` has negative or NaN entries, a tuning argument is out of range, or ``lst``
+        returns non-finite values on ``Re(s) > 0``.
+
+    See Also
+    --------
+    invert_cdf, invert_quantile, invert_sf_mp
+
+    Notes
+    -----
+    With the defaults the relative error is below about 1e-9 where ``P(T > t) >= 1e-4`` and
+    below about 2e-7 where ``P(T > t) >= 1e-6`` for smooth distributions; use
+    :func:`invert_sf_mp` further out in the tail.
+
+    References
+    ----------
+    .. [1] J. Abate and W. Whitt, "The Fourier-series method for inverting transforms of
+       probability distributions", Queueing Systems 10, 5-87, 1992.
+
+    Examples
+    --------
+    >>> from queuetheory.transforms import invert_sf
+    >>> print(f"{invert_sf(lambda s: 2.0 / (2.0 + s), 4.0):.9e}")   # exp(-8)
+    3.354626279e-04
+    """
+    return _invert_fast(lst, t, True, damping, n_terms, n_euler)
+
+
+def _bracket(lst: LST, upper: np.ndarray, log_target: np.ndarray, scale: float,
+             rule: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Times ``lo < hi`` (one pair per level) with ``h(lo) < 0 <= h(hi)``, on a grid of powers.
+
+    Levels whose root lies below 1e-280 (``q`` within round-off of the atom at 0) get
+    ``lo = hi = 0``.
+    """
+    grid = scale * 4.0 ** np.arange(-12, 13)
+    cdf, sf = _euler_eval(lst, grid, rule)
+    factors = 2.0 ** np.arange(1, 33)
+    while True:
+        h = _objective(upper[:, None], log_target[:, None], cdf[None, :], sf[None, :])
+        nonneg = h >= 0
+        first = np.argmax(nonneg, axis=1)
+        need_up = ~nonneg.any(axis=1)
+        need_down = nonneg[:, 0] & (grid[0] > _T_TINY)
+        if not (need_up.any() or need_down.any()):
+            break
+        new = []
+        if need_up.any():
+            if grid[-1] >= _T_HUGE:
+                raise ValueError("could not bracket the quantile below t = 1e300: is lst the LST "
+                                 "of a proper distribution (lst(0+) = 1)?")
+            with np.errstate(over="ignore"):
+                new.append(grid[-1] * factors)
+        if need_down.any():
+            new.append(grid[0] / factors)
+        extra = np.concatenate(new)
+        extra = extra[(extra >= _T_TINY / 2) & (extra <= 2 * _T_HUGE)]
+        ecdf, esf = _euler_eval(lst, extra, rule)
+        order = np.argsort(np.concatenate([grid, extra]))
+        grid = np.concatenate([grid, extra])[order]
+        cdf = np.concatenate([cdf, ecdf])[order]
+        sf = np.concatenate([sf, esf])[order]
+    rows = np.arange(upper.size)
+    at_zero = first == 0
+    lo_idx = np.maximum(first - 1, 0)
+    lo = np.where(at_zero, 0.0, grid[lo_idx])
+    hi = np.where(at_zero, 0.0, grid[first])
+    return lo, hi, h[rows, lo_idx], h[rows, first]
+
+
+def _objective(upper, log_target, cdf, sf):
+    """Increasing in ``t``, zero at the quantile: ``log(1-q) - log SF`` or ``log CDF - log q``."""
+    with np.errstate(divide="ignore"):
+        return np.where(upper, log_target - np.log(np.maximum(sf, _LOG_TINY)),
+                        np.log(np.maximum(cdf, _LOG_TINY)) - log_target)
+
+
+def _solve_levels(lst: LST, q: np.ndarray, scale: float, rule: tuple[np.ndarray, np.ndarray],
+                  rtol: float, maxiter: int = 60) -> np.ndarray:
+    """Vectorised safeguarded Newton (rtsafe) on the log-CDF or log-SF, one root per level."""
+    upper = q > 0.5
+    log_target = np.where(upper, np.log1p(-q), np.log(q))
+    lo, hi, hlo, hhi = _bracket(lst, upper, log_target, scale, rule)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = lo - hlo * (hi - lo) / (hhi - hlo)
+    t = np.where((t > lo) & (t < hi), t, 0.5 * (lo + hi))
+    dx_old = hi - lo
+    active = hi > 0
+    for _ in range(maxiter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        ti = t[idx]
+        cdf, sf, pdf = _euler_eval(lst, ti, rule, density=True)
+        h = _objective(upper[idx], log_target[idx], cdf, sf)
+        slope = pdf / np.maximum(np.where(upper[idx], sf, cdf), _LOG_TINY)
+        lo[idx] = np.where(h < 0, ti, lo[idx])
+        hi[idx] = np.where(h > 0, ti, hi[idx])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = ti - h / slope
+        ok = (np.isfinite(newton) & (slope > 0) & (newton > lo[idx]) & (newton < hi[idx])
+              & (2.0 * np.abs(newton - ti) <= np.abs(dx_old[idx])))
+        mid = np.where(hi[idx] > 4.0 * lo[idx], np.sqrt(lo[idx] * hi[idx]),
+                       0.5 * (lo[idx] + hi[idx]))
+        t_new = np.where(ok, newton, mid)
+        dx_old[idx] = t_new - ti
+        t[idx] = t_new
+        done = ((h == 0) | (np.abs(t_new - ti) <= rtol * t_new)
+                | (hi[idx] - lo[idx] <= rtol * hi[idx]))
+        active[idx[done]] = False
+    return t
+
+
+def invert_quantile(lst: LST, q: ArrayLike, *, mean: float | None = None, rtol: float = 1e-10,
+                    damping: float = _DAMPING, n_terms: int = _N_TERMS,
+                    n_euler: int = _N_EULER) -> float | np.ndarray:
+    """Quantile ``inf{t : P(T <= t) >= q}`` of a non-negative random variable from its LST.
+
+    Brackets every level on the grid ``mean * 4**k``, ``k = -12..12`` (one vectorised inversion
+    at 25 times, extended by 32 doublings at a time until bracketed), then runs a vectorised
+    safeguarded Newton iteration (Newton steps kept inside the bracket, bisection otherwise) on
+    ``log P(T > t) - log(1 - q)`` for ``q > 1/2`` and on ``log P(T <= t) - log q`` otherwise.
+    The CDF, SF and density at the current iterates come from a single call of ``lst``.
+
+    Parameters
+    ----------
+    lst : callable
+        ``s -> E[exp(-s T)]`` on complex numpy arrays, as for :func:`invert_cdf`.
+    q : float or array_like
+        Levels in the open interval (0, 1). All levels are solved together.
+    mean : float, optional
+        ``E[T]`` or any typical scale of ``T`` (finite, > 0), used to place the bracketing grid;
+        1 if omitted.
+    rtol : float, optional
+        Relative tolerance on ``t`` for stopping the iteration, in (0, 1); default 1e-10. The
+        result cannot be more accurate than the inversion itself.
+    damping, n_terms, n_euler : optional
+        Tuning parameters of the inversion, as for :func:`invert_cdf`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The quantiles, in the shape of ``q`` (a float for a scalar ``q``); 0 where ``q`` is at
+        most the atom ``P(T = 0)``.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is outside (0, 1), ``mean`` is not a finite positive number, ``rtol`` or a
+        tuning argument is out of range, or the quantile cannot be bracketed in
+        ``[1e-280, 1e300]`` (for instance for a defective transform with ``lst(0+) < 1``).
+
+    See Also
+    --------
+    invert_quantile_mp, invert_sf
+
+    Notes
+    -----
+    The relative error is that of the inverted SF (or CDF) divided by ``t f(t) / P(T > t)``
+    (or ``t f(t) / P(T <= t)``). Measured on smooth transforms (exponential, Erlang,
+    hyperexponentials, M/M/1 and M/G/1 in Pollaczek-Khinchine form): about 1e-12 for
+    ``1e-4 <= q <= 0.9999``, 5e-9 at ``q = 1 - 1e-6`` and 5e-7 at ``q = 1 - 1e-8``. In the lower
+    tail the CDF error is absolute, about ``exp(-damping) P(T <= 5 t)``, so very small levels of
+    nearly deterministic distributions lose accuracy (Erlang-50: 2e-7 in ``P(T <= x)`` at
+    ``q = 1e-6``, useless at ``q = 1e-12``); use :func:`invert_quantile_mp` there. Levels within
+    round-off of an atom at 0 give 0. Near a jump of the CDF (M/D/1 response time) the result
+    is only accurate to about 1e-2.
+
+    A typical call costs 3 to 6 calls of ``lst``: one at 6 points for the atom at 0, one at
+    ``25 * 132`` points for the bracketing grid and 1 to 4 Newton steps at 132 points per level.
+
+    References
+    ----------
+    .. [1] W. H. Press, S. A. Teukolsky, W. T. Vetterling and B. P. Flannery, *Numerical
+       Recipes*, 3rd ed., Cambridge University Press, 2007, Section 9.4 (``rtsafe``).
+
+    Examples
+    --------
+    Quantiles of the exponential distribution with rate 2 are ``-log(1 - q) / 2``:
+
+    >>> import math
+    >>> from queuetheory.transforms import invert_quantile
+    >>> x = invert_quantile(lambda s: 2.0 / (2.0 + s), 0.99, mean=0.5)
+    >>> print(f"{x:.9f} {-math.log(0.01) / 2:.9f}")
+    2.302585093 2.302585093
+    >>> invert_quantile(lambda s: 2.0 / (2.0 + s), [0.5, 0.9]).round(9)
+    array([0.34657359, 1.15129255])
+    """
+    arr = _levels("q", q)
+    scale = _mean_hint(mean)
+    rtol = _positive_float("rtol", rtol, 1.0)
+    rule = _euler_rule(*_tuning(damping, n_terms, n_euler))
+    flat = arr.ravel()
+    out = np.zeros(flat.size)
+    todo = flat > _atom_at_zero(lst)
+    if todo.any():
+        out[todo] = _solve_levels(lst, flat[todo], scale, rule, rtol)
+    return _shaped(out, arr)
+
+
+# --------------------------------------------------------------------------- mpmath path
+
+
+def _precision(precision: int) -> int:
+    return _positive_int("precision", precision, _MIN_PRECISION)
+
+
+def _invert_mp_one(lst: LST, t: float, complement: bool, method: str) -> mpmath.mpf:
+    """``P(T > t)`` or ``P(T <= t)`` at one finite ``t > 0`` in the current mpmath precision."""
+    if complement:
+        def transform(s):
+            return (1 - lst(s)) / s
+    else:
+        def transform(s):
+            return lst(s) / s
+    try:
+        value = mpmath.invertlaplace(transform, mpmath.mpf(t), method=method)
+    except ZeroDivisionError:
+        raise ValueError(f"mpmath.invertlaplace (method {method!r}) broke down at t = {t!r}; "
+                         "raise precision or try another method") from None
+    return mpmath.re(value)
+
+
+def _atom_at_zero_mp(lst: LST) -> float:
+    return _clean_atom(float(mpmath.re(lst(mpmath.mpf(_ATOM_ABSCISSAE[0])))))
+
+
+def _invert_mp(lst: LST, t: ArrayLike, precision: int, complement: bool,
+               method: str) -> float | np.ndarray:
+    arr = _times("t", t)
+    precision = _precision(precision)
+    method = _method(method)
+    flat = arr.ravel()
+    out = np.empty(flat.size)
+    with mpmath.workdps(precision):
+        for i, ti in enumerate(flat):
+            if ti == 0:
+                atom = _atom_at_zero_mp(lst)
+                out[i] = 1.0 - atom if complement else atom
+            elif np.isinf(ti):
+                out[i] = 0.0 if complement else 1.0
+            else:
+                out[i] = float(_invert_mp_one(lst, float(ti), complement, method))
+    return _shaped(np.clip(out, 0.0, 1.0), arr)
+
+
+def invert_cdf_mp(lst: LST, t: ArrayLike, precision: int = 30, *,
+                  method: str = "dehoog") -> float | np.ndarray:
+    """CDF ``P(T <= t)`` in high precision through :func:`mpmath.invertlaplace`.
+
+    Parameters
+    ----------
+    lst : callable
+        ``s -> E[exp(-s T)]`` for a scalar mpmath ``mpc`` (or ``mpf`` for ``"stehfest"``),
+        returning an mpmath number. Plain arithmetic keeps the working precision.
+    t : float or array_like
+        Times ``>= 0``; ``inf`` gives 1. Each time is a separate inversion (a Python loop).
+    precision : int, optional
+        Working precision in decimal digits (>= 15), set with :func:`mpmath.workdps`;
+        :func:`mpmath.invertlaplace` raises it further internally. Default 30.
+    method : {"dehoog", "cohen", "talbot", "stehfest"}, optional
+        Inversion algorithm of :func:`mpmath.invertlaplace`. ``"dehoog"`` (default, about 50 ms
+        per point at 30 digits) evaluates only on ``Re(s) > 0`` and is the most robust on
+        non-smooth distributions. ``"cohen"`` (about 5 to 20 ms) also stays in ``Re(s) > 0``
+        and is as accurate for smooth distributions, but not near kinks (errors of 1e-2 on the
+        M/D/1 waiting time). ``"talbot"`` deforms the contour into ``Re(s) < 0`` and fails when
+        ``lst`` has singularities there or grows there (``exp(-s D)``); ``"stehfest"`` loses
+        accuracy on everything but very smooth distributions.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``P(T <= t)`` rounded to double precision and clipped into ``[0, 1]``, in the shape of
+        ``t`` (a float for a scalar ``t``). At ``t = 0`` this is the atom ``P(T = 0)``, read off
+        as ``lst(1e300)``.
+
+    Raises
+    ------
+    ValueError
+        If ``t`` has negative or NaN entries, ``precision`` is not an integer >= 15, ``method``
+        is unknown, or :func:`mpmath.invertlaplace` breaks down (a division by zero, seen with
+        ``"dehoog"`` at times about ``10**(precision / 2)`` times the scale of ``T``).
+
+    See Also
+    --------
+    invert_cdf, invert_sf_mp
+
+    Notes
+    -----
+    Measured at 30 digits, the de Hoog result has an absolute error of about ``10**-precision``
+    (relative error below 1e-25 where the SF is above 1e-4) for exponential, M/M/1 in
+    Pollaczek-Khinchine form, M/E4/1 and M/G/1 mixture transforms. Where the distribution has
+    kinks it converges slowly near them: for the M/D/1 waiting time (against Erlang's formula)
+    the relative error is 2e-4 at ``t = D`` (a density jump), 2e-7 at ``2 D``, 3e-8 at ``3 D``,
+    but 5e-14 at ``1.5 D`` and 5e-11 at ``2.5 D``. ``"cohen"`` is worse there: 1e-2 at
+    ``1.5 D``, 1e-4 at ``3 D``.
+
+    References
+    ----------
+    .. [1] F. R. de Hoog, J. H. Knight and A. N. Stokes, "An improved method for numerical
+       inversion of Laplace transforms", SIAM J. Sci. Stat. Comput. 3(3), 357-366, 1982.
+    .. [2] mpmath documentation, "Numerical inverse Laplace transform",
+       https://mpmath.org/doc/current/calculus/inverselaplace.html
+
+    Examples
+    --------
+    >>> from queuetheory.transforms import invert_cdf_mp
+    >>> print(f"{invert_cdf_mp(lambda s: 2 / (2 + s), 1.0):.15f}")   # 1 - exp(-2)
+    0.864664716763387
+    """
+    return _invert_mp(lst, t, precision, False, method)
+
+
+def invert_sf_mp(lst: LST, t: ArrayLike, precision: int = 30, *,
+                 method: str = "dehoog") -> float | np.ndarray:
+    """Survival function ``P(T > t)`` in high precision through :func:`mpmath.invertlaplace`.
+
+    Inverts ``(1 - lst(s)) / s``; the absolute error is about ``10**-precision``, so tail
+    probabilities far below double-precision round-off keep many correct digits. For times far
+    beyond the scale of ``T`` the cancellation in ``1 - lst(s)`` at small ``s`` eats digits:
+    raise ``precision`` beyond ``t / E[T]`` of about ``10**(precision / 2)``.
+
+    Parameters
+    ----------
+    lst : callable
+        ``s -> E[exp(-s T)]`` for scalar mpmath numbers, as for :func:`invert_cdf_mp`.
+    t : float or array_like
+        Times ``>= 0``; ``inf`` gives 0.
+    precision : int, optional
+        Working precision in decimal digits (>= 15). Default 30.
+    method : {"dehoog", "cohen", "talbot", "stehfest"}, optional
+        Inversion algorithm; see :func:`invert_cdf_mp`. Default ``"dehoog"``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``P(T > t)`` rounded to double precision and clipped into ``[0, 1]``, in the shape of
+        ``t`` (a float for a scalar ``t``). At ``t = 0`` this is ``1 - P(T = 0)``.
+
+    Raises
+    ------
+    ValueError
+        If ``t`` has negative or NaN entries, ``precision`` is not an integer >= 15, ``method``
+        is unknown, or :func:`mpmath.invertlaplace` breaks down (a division by zero, seen with
+        ``"dehoog"`` at times about ``10**(precision / 2)`` times the scale of ``T``).
+
+    See Also
+    --------
+    invert_sf, invert_cdf_mp
+
+    References
+    ----------
+    .. [1] F. R. de Hoog, J. H. Knight and A. N. Stokes, "An improved method for numerical
+       inversion of Laplace transforms", SIAM J. Sci. Stat. Comput. 3(3), 357-366, 1982.
+
+    Examples
+    --------
+    >>> from queuetheory.transforms import invert_sf_mp
+    >>> print(f"{invert_sf_mp(lambda s: 2 / (2 + s), 20.0):.12e}")   # exp(-40)
+    4.248354255291e-18
+    """
+    return _invert_mp(lst, t, precision, True, method)
+
+
+def invert_quantile_mp(lst: LST, q: ArrayLike, precision: int = 30, *,
+                       mean: float | None = None, method: str = "dehoog",
+                       rtol: float = 1e-13) -> float | np.ndarray:
+    """Quantile ``inf{t : P(T <= t) >= q}`` in high precision through :func:`mpmath.invertlaplace`.
+
+    Independent of the fast path: starting from ``mean``, the bracket grows or shrinks by
+    factors 2, 4, 8, ... until it encloses the quantile, then :func:`scipy.optimize.brentq` solves
+    ``log P(T > t) = log(1 - q)`` (``q > 1/2``) or ``log P(T <= t) = log q`` with every value of
+    the function computed in ``precision`` digits (in ``log t`` for ``q <= 1/2``). Expect 15
+    to 30 inversions per level.
+
+    Parameters
+    ----------
+    lst : callable
+        ``s -> E[exp(-s T)]`` for scalar mpmath numbers, as for :func:`invert_cdf_mp`.
+    q : float or array_like
+        Levels in the open interval (0, 1), solved one after the other.
+    precision : int, optional
+        Working precision in decimal digits (>= 15). Default 30.
+    mean : float, optional
+        ``E[T]`` or a typical scale of ``T`` (finite, > 0), the starting point; 1 if omitted.
+    method : {"dehoog", "cohen", "talbot", "stehfest"}, optional
+        Inversion algorithm; see :func:`invert_cdf_mp`. Default ``"dehoog"``.
+    rtol : float, optional
+        Relative tolerance of the root solve, in ``[4 eps, 1)``; default 1e-13.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The quantiles as floats, in the shape of ``q`` (a float for a scalar ``q``); 0 where
+        ``q`` is at most the atom ``P(T = 0)``.
+
+    Raises
+    ------
+    ValueError
+        If ``q`` is outside (0, 1), ``precision`` is not an integer >= 15, ``method`` is unknown,
+        ``mean`` or ``rtol`` is out of range, or the quantile is above
+        ``mean * 10**(precision / 2)`` (for instance for a defective transform with
+        ``lst(0+) < 1``), where cancellation in ``1 - lst(s)`` would make the inversion
+        unreliable; also if :func:`mpmath.invertlaplace` breaks down. A quantile below 1e-280
+        is returned as 0.
+
+    See Also
+    --------
+    invert_quantile, invert_sf_mp
+
+    References
+    ----------
+    .. [1] R. P. Brent, *Algorithms for Minimization without Derivatives*, Prentice-Hall, 1973,
+       Chapter 4.
+
+    Examples
+    --------
+    >>> import math
+    >>> from queuetheory.transforms import invert_quantile_mp
+    >>> x = invert_quantile_mp(lambda s: 2 / (2 + s), 0.99, mean=0.5, method="cohen")
+    >>> print(f"{x:.12f} {-math.log(0.01) / 2:.12f}")
+    2.302585092994 2.302585092994
+    """
+    arr = _levels("q", q)
+    precision = _precision(precision)
+    method = _method(method)
+    start = _mean_hint(mean)
+    rtol = _positive_float("rtol", rtol, 1.0)
+    rtol = max(rtol, 4 * np.finfo(float).eps)
+    flat = arr.ravel()
+    out = np.zeros(flat.size)
+    limit = min(start * 10.0 ** (precision / 2), _T_HUGE)
+    with mpmath.workdps(precision):
+        atom = _atom_at_zero_mp(lst)
+        for i, qi in enumerate(flat):
+            if qi > atom:
+                out[i] = _quantile_mp_one(lst, float(qi), start, limit, method, rtol)
+    return _shaped(out, arr)
+
+
+def _quantile_mp_one(lst: LST, q: float, start: float, limit: float, method: str,
+                     rtol: float) -> float:
+    """One quantile: bracket from ``start`` up to ``limit`` (or down to 1e-280), then Brent."""
+    upper = q > 0.5
+    log_target = mpmath.log(1 - mpmath.mpf(q)) if upper else mpmath.log(mpmath.mpf(q))
+
+    def objective(t: float) -> float:
+        value = _invert_mp_one(lst, t, upper, method)
+        log_value = mpmath.log(max(value, mpmath.mpf(_LOG_TINY)))
+        return float(log_target - log_value) if upper else float(log_value - log_target)
+
+    lo = hi = start
+    h_lo = h_hi = objective(start)
+    factor = 2.0
+    while h_hi < 0:
+        lo, h_lo = hi, h_hi
+        hi *= factor
+        factor *= 2.0
+        if hi > limit:
+            raise ValueError(f"could not bracket the quantile below t = {limit:g} (mean * "
+                             "10**(precision / 2), where 1 - lst(s) loses half the digits): is "
+                             "lst the LST of a proper distribution (lst(0+) = 1)? Otherwise "
+                             "pass a larger mean or raise precision")
+        h_hi = objective(hi)
+    factor = 2.0
+    while h_lo >= 0:
+        if h_lo == 0:
+            return lo
+        hi, h_hi = lo, h_lo
+        lo /= factor
+        factor *= 2.0
+        if lo < _T_TINY:
+            return 0.0
+        h_lo = objective(lo)
+    if h_hi == 0:
+        return hi
+    if upper:
+        return optimize.brentq(objective, lo, hi, xtol=_LOG_TINY, rtol=rtol)
+    log_root = optimize.brentq(lambda x: objective(math.exp(x)), math.log(lo), math.log(hi),
+                               xtol=rtol)
+    return math.exp(log_root)
