@@ -4,8 +4,11 @@ Describe a farm once as a :class:`System` (policy, runtime model, arrival rate) 
 response time from the formulas with :func:`analyze`.
 """
 
-from . import distributions, mg1, slowdowns, transforms
+from . import distributions, export, mg1, orderstats, slowdowns, transforms
 from .analysis import analyze
+from .analysis.mds import smallest_matching_code
+from .analysis.redundancy import smallest_unstable_d, stability_frontier
+from .compare import Comparison, compare
 from .distributions import (
     BoundedPareto,
     Deterministic,
@@ -26,15 +29,25 @@ from .policies import MDS, RIQ, Policy, Random, RedundancyD, Replication, Thresh
 from .prediction import Prediction
 from .response import ResponseTime
 from .runtime import IR, SX, RuntimeModel
+from .simulation import SimulationResult, simulate
 from .system import System
+from .validate import ValidationReport, validate
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "compare",
+    "Comparison",
+    "export",
+    "smallest_unstable_d",
+    "stability_frontier",
     "analyze",
+    "smallest_matching_code",
     "distributions",
     "mg1",
+    "orderstats",
     "slowdowns",
+    "symbolic",
     "transforms",
     "BoundedPareto",
     "Deterministic",
@@ -63,4 +76,17 @@ __all__ = [
     "SX",
     "RuntimeModel",
     "System",
+    "simulate",
+    "SimulationResult",
+    "validate",
+    "ValidationReport",
 ]
+
+
+def __getattr__(name: str):
+    """Import :mod:`queuetheory.symbolic` on first use: sympy takes ~0.4 s to load."""
+    if name == "symbolic":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.symbolic")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

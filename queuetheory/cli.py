@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from . import slowdowns
-from .analysis import analyze
+from .compare import compare
 from .distributions import (
     Deterministic,
     Discrete,
@@ -26,9 +26,7 @@ from .distributions import (
     Uniform,
 )
 from .export import text_table
-from .policies import from_name
 from .runtime import IR, SX
-from .system import System
 
 __all__ = ["main", "build_parser"]
 
@@ -117,7 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--S", dest="slowdown", default="facebook",
                         help="slowdown: a built-in name (facebook) or a CSV file of samples")
     parser.add_argument("--servers", type=int, default=None,
-                        help="number of servers k for exact finite-k methods (default: k -> inf)")
+                        help="number of servers k: exact finite-k methods where they exist, and "
+                             "the simulated farm (default: k -> inf; 1000 for --simulate)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="add Monte Carlo rows (95%% confidence intervals) beside the analysis")
+    parser.add_argument("--jobs", type=int, default=200_000,
+                        help="simulated jobs per replication (default 200000)")
+    parser.add_argument("--replications", type=int, default=8,
+                        help="independent simulation replications (default 8)")
+    parser.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
     parser.add_argument("--quantiles", type=_floats, default=[0.95, 0.99],
                         help="response-time quantiles to print (default 0.95,0.99)")
     parser.add_argument("--format", choices=["table", "json"], default="table")
@@ -129,35 +135,21 @@ def _rows(args) -> list[dict]:
     mean_size = args.size_mean if args.size_mean is not None else 1.0 / S.mean()
     X = _size(args.size, mean_size)
     runtime = SX(X, S) if args.model == "sx" else IR(SX(X, S).replica())
-    rows = []
     names = [p.strip() for p in args.policy.split(",") if p.strip()]
-    for name in names:
-        ds = [1] if name.lower() == "random" else args.d
-        for d in ds:
-            for rate in args.rate:
-                system = System(from_name(name, d), runtime, rate, servers=args.servers)
-                row = {"policy": system.policy.label(), "d": d, "arrival_rate": rate,
-                       "load": system.load}
-                try:
-                    p = analyze(system)
-                except NotImplementedError as exc:
-                    row.update(stable=None, mean=None, method=f"no analysis: {exc}")
-                    rows.append(row)
-                    continue
-                row.update(stable=p.stable, mean=p.mean, method=p.method)
-                for q in args.quantiles:
-                    try:
-                        row[f"p{100 * q:g}"] = p.quantile(q)
-                    except NotImplementedError:
-                        row[f"p{100 * q:g}"] = None
-                rows.append(row)
+    rows = []
+    for rate in args.rate:
+        table = compare(runtime, rate, policies=names, d=args.d, quantiles=args.quantiles,
+                        servers=args.servers, simulate=args.simulate, jobs=args.jobs,
+                        replications=args.replications, seed=args.seed)
+        load = rate * runtime.mean_runtime()
+        rows += [{"arrival_rate": rate, "load": load, **row} for row in table.rows]
     return rows
 
 
 def _table(rows: list[dict], quantiles: Sequence[float]) -> str:
-    cols = ["policy", "arrival_rate", "load", "stable", "mean"] + [f"p{100 * q:g}"
-                                                                   for q in quantiles]
-    methods = sorted({r["method"] for r in rows})
+    cols = (["policy", "arrival_rate", "load", "source", "stable", "mean"]
+            + [f"p{100 * q:g}" for q in quantiles] + ["cost"])
+    methods = sorted({r["method"] for r in rows if r["method"] != "simulation"})
     return "\n".join([text_table(rows, cols), ""] + ["method: " + m for m in methods])
 
 

@@ -201,9 +201,9 @@ def efs_busy_response_lst(busy_rate: float, first_service, service) -> Callable:
     --------
     >>> import queuetheory as qt
     >>> B = qt.Exponential(1.0)
-    >>> T = qt.mg1.efs_busy_response_lst(0.5, B, B)   # M/M/1 given busy: Erlang(2, 0.5)
-    >>> round(complex(T(0.5 + 0j)).real, 12)
-    0.25
+    >>> T = qt.mg1.efs_busy_response_lst(0.5, B, B)   # M/M/1 given busy: Exp(0.5) + Exp(1)
+    >>> round(complex(T(0.5 + 0j)).real, 12)         # (0.5 / 1.0) * (1 / 1.5)
+    0.333333333333
     """
     lam_b = _checks.nonnegative("busy_rate", busy_rate)
     Be, B = as_distribution(first_service), as_distribution(service)

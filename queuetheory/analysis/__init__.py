@@ -66,4 +66,4 @@ def analyze(system: System) -> Prediction:
     return handler(system)
 
 
-from . import riq  # noqa: E402,F401  (registers its handlers)
+from . import mds, redundancy, riq  # noqa: E402,F401  (each registers its handlers)

@@ -1,0 +1,53 @@
+"""Speed of the Redundancy-d analysis: IR exponential closed forms and mean-field solves.
+
+Run from the repository root: ``python benchmarks/bench_redundancy.py``. Multithreaded BLAS
+slows the small dense Newton solves down badly on a loaded machine, so one thread is used.
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import time  # noqa: E402
+
+import queuetheory as qt  # noqa: E402
+from queuetheory.analysis import meanfield, redundancy  # noqa: E402
+
+
+def _best(fn, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main():
+    print("IR exponential closed forms (best of 2000 calls):")
+    for name, fn in [
+        ("mean, k -> inf, d = 10", lambda: redundancy.ir_exponential_mean(0.9, 1.0, 10)),
+        ("tail at one t, d = 10", lambda: redundancy.ir_exponential_sf(1.0, 0.9, 1.0, 10)),
+        ("exact mean, k = 1000", lambda: redundancy.ir_exponential_finite_mean(0.9, 1.0, 10,
+                                                                               1000)),
+    ]:
+        print(f"  {name:28s} {_best(fn, 2000) * 1e6:8.1f} us")
+    S = qt.slowdowns.facebook()
+    model = qt.SX(X=qt.Exponential(rate=S.mean()), S=S)
+    print("Mean-field solve (Richardson pair N/2, N), Facebook S, exponential X:")
+    for lam, d in [(0.6, 3), (0.7, 5), (0.5, 10), (0.45, 20)]:
+        t = time.perf_counter()
+        fine, mean, err = meanfield.solve_extrapolated(model, d, lam)
+        el = time.perf_counter() - t
+        print(f"  lam={lam:4} d={d:2}  E[T]={mean:.6f}  (N={fine.grid.size - 1}, "
+              f"err(N)={err:.1e})  {el:6.3f} s")
+    print("Stability frontier (continuation + pinned front, Richardson):")
+    for d in (3, 10, 20):
+        t = time.perf_counter()
+        lam_star = meanfield.frontier(model, d)
+        print(f"  d={d:2}  lam*={lam_star:.5f}  {time.perf_counter() - t:6.3f} s")
+
+
+if __name__ == "__main__":
+    main()

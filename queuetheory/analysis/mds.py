@@ -1,0 +1,738 @@
+"""MDS coding and batch replication, k -> infinity: batch completion times as order statistics.
+
+A batch of ``n`` jobs arrives at rate ``lam / n`` per server (``lam`` = ``arrival_rate``, the rate
+of original jobs per server).
+
+* ``MDS(n, m)``: ``n + m`` coded jobs go to distinct random servers; the batch completes when any
+  ``n`` of them are served.
+* ``Replication(n, d)``: each job is copied to ``d`` servers (``n d`` distinct servers); a job is
+  done at its first copy, the batch at its last job.
+
+Without removal (``remove=False``) every task runs to completion, so as ``k -> infinity`` each
+server is an M/G/1 FCFS queue fed at rate ``Lambda = (n + m) lam / n`` (MDS) or ``d lam``
+(replication) with service ``B`` = one task's runtime, and the tasks of one batch see
+independent stationary waits ``W_j`` (asymptotic independence; PASTA):
+
+* IR: the task sojourns ``T_j = W_j + R_j`` are i.i.d. with the Pollaczek-Khinchine law, so the
+  batch time is the ``n``-th smallest of ``n + m`` of them (MDS), or the maximum over ``n`` jobs
+  of the minimum over ``d`` copies (replication):
+  ``P(T_b > t) = I_{H(t)}(m + 1, n)``, resp. ``1 - (1 - H(t)^d)^n``, ``H = P(T_j > t)``.
+* S&X: the ``n + m`` coded jobs of an MDS batch share one job size ``X`` (equal-sized pieces
+  of one computation), and the ``d`` copies of a replicated job share that job's size ``X_i``
+  (the jobs of a batch have independent sizes), so task sojourns ``W_j + X S_j`` are *not*
+  independent. Given ``X = x`` they are, with ``H(t | x) = P(W + x S > t)``; hence exactly (in
+  the limit) ``P(T_b > t) = E_X[ I_{H(t|X)}(m + 1, n) ]`` (MDS) and
+  ``1 - (1 - E_X[H(t|X)^d])^n`` (replication).
+  ``H(t | x) = (1 - rho) P(x S > t) + rho P(x S + W_+ > t)`` with ``W_+ = (W | W > 0)``,
+  whose tail comes from inverting the P-K waiting-time transform on a grid (monotone cubic
+  interpolation of its logarithm); ``E_X`` is Gauss-Legendre in probability space, split at
+  the jumps ``x = t / s`` of the atom term for discrete ``S``.
+
+M/M/1 closed forms (IR, exponential runtimes with rate ``mu``, ``a = mu - Lambda``): task
+sojourns are Exp(a), so ``E[T_b] = (H_{n+m} - H_m) / a`` (MDS; Renyi) and ``H_n / (d a)``
+(replication: the minimum of ``d`` Exp(a) is Exp(d a)); :mod:`queuetheory.orderstats` returns
+exactly these.
+
+With removal (``remove=True``) no analysis is implemented: :func:`analyze` raises
+``NotImplementedError`` pointing to :func:`queuetheory.simulate`. Provable facts: removal never
+increases any server's workload (the FCFS recursion is monotone), so the no-removal condition
+below is sufficient for stability; a batch needs at least the runtimes of ``n`` completed tasks,
+so ``lam E[sum of the n smallest of n + m task runtimes] / n < 1`` (MDS) and
+``lam E[min of d runtimes] < 1`` (replication) are necessary.
+
+Stability without removal: ``(n + m) / n * lam E[B] < 1`` (MDS), ``d lam E[B] < 1``
+(replication).
+
+References
+----------
+.. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion times",
+   Operations Research Letters 49(1), 2021 (arXiv:1907.11052).
+.. [2] L. Kleinrock, *Queueing Systems, Vol. 1*, Wiley 1975, eq. (5.105) (Pollaczek-Khinchine).
+.. [3] H. A. David, H. N. Nagaraja, *Order Statistics*, 3rd ed., Wiley 2003, eq. (2.1.3).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, special
+
+from .. import _checks, mg1, transforms
+from ..distributions import Deterministic, Discrete, Distribution, Exponential
+from ..orderstats import OrderStatistic, _adaptive_gauss_legendre
+from ..policies import MDS, Replication
+from ..prediction import Prediction
+from ..response import ResponseTime
+from ..runtime import IR, SX, RuntimeModel
+from ..system import System
+from . import analyze, register
+
+__all__ = ["analyze_batch", "BatchCompletionTime", "CodeMatch", "smallest_matching_code",
+           "stability_limit"]
+
+_REFERENCES = (
+    "K. Duffy, S. Shneer, MDS coding is better than replication for job completion times, "
+    "Operations Research Letters 49(1), 2021 (arXiv:1907.11052)",
+    "L. Kleinrock, Queueing Systems Vol. 1, 1975, eq. (5.105) (Pollaczek-Khinchine)",
+)
+
+_GL_X_NODES, _GL_X_WEIGHTS = np.polynomial.legendre.leggauss(8)
+"""Gauss-Legendre rule per piece of ``E_X`` (probability space)."""
+_GL_T_NODES, _GL_T_WEIGHTS = np.polynomial.legendre.leggauss(12)
+"""Gauss-Legendre rule per piece of ``int t^(k-1) P(T_b > t) dt``."""
+_U_LEVELS = np.array([0.0, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99, 0.997, 0.999, 1 - 1e-4, 1 - 1e-5,
+                      1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
+"""Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X``."""
+
+_WAIT_PIECES = 12
+_WAIT_NODES = 20
+_WAIT_CELLS = 512
+_WAIT_FLOOR = 1e-10
+"""The wait's tail is inverted up to where ``P(W > y | W > 0)`` falls below this."""
+_SF_NEGLIGIBLE = 1e-16
+"""Moments and quantiles use ``P(T_b > t)`` up to where a bound of it falls below this."""
+_FAR_LEVELS = (1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999, 1 - 1e-6, 1 - 1e-9, 1 - 1e-12)
+
+
+def _tasks(policy) -> int:
+    """Tasks (coded jobs or copies) per batch: ``n + m`` for MDS, ``n d`` for replication."""
+    return policy.n + policy.m if isinstance(policy, MDS) else policy.n * policy.d
+
+
+def stability_limit(policy, runtime: RuntimeModel) -> float:
+    """Largest ``arrival_rate`` (original jobs per server) for which the policy is stable
+    without removal: ``n / ((n + m) E[B])`` (MDS) or ``1 / (d E[B])`` (replication).
+
+    Parameters
+    ----------
+    policy : MDS or Replication
+        The batch policy (its ``remove`` flag is ignored: this is the no-removal region, which
+        is also sufficient with removal).
+    runtime : RuntimeModel
+        :class:`~queuetheory.SX` or :class:`~queuetheory.IR`.
+
+    Returns
+    -------
+    float
+        The critical arrival rate (stable iff ``arrival_rate`` is strictly below it).
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.analysis.mds import stability_limit
+    >>> stability_limit(qt.MDS(10, 2), qt.IR(qt.Exponential(1.0)))
+    0.8333333333333334
+    >>> stability_limit(qt.Replication(10, 2), qt.IR(qt.Exponential(1.0)))
+    0.5
+    """
+    if not isinstance(policy, MDS | Replication):
+        raise ValueError(f"policy must be qt.MDS or qt.Replication, got {policy!r}")
+    tasks = _tasks(policy)
+    return policy.n / (tasks * runtime.mean_runtime())
+
+
+class BatchCompletionTime(Distribution):
+    """Law of a batch's completion time (``Prediction.response_time`` for batch policies).
+
+    A :class:`~queuetheory.distributions.Distribution` given by a vectorised survival function;
+    ``cdf``/``ppf`` accept ``precision=None`` for compatibility with
+    :class:`~queuetheory.ResponseTime` (there is no high-precision path: any other value
+    raises ``NotImplementedError``).
+
+    Parameters
+    ----------
+    sf : callable
+        ``t (1-d numpy array) -> P(T_b > t)``.
+    scale : float
+        A typical time (the mean task sojourn), used to place quadrature pieces.
+    law : Distribution, optional
+        A distribution with the same law to delegate to (its moments, quantiles and sampler).
+    edges : array_like, optional
+        Increasing times from 0 splitting ``t`` into pieces on which ``sf`` is smooth, the last
+        one where ``sf`` is negligible (below about 1e-16): moments are then a fixed
+        Gauss-Legendre rule per piece and quantiles a bracketed root search, instead of an
+        adaptive search over a log grid.
+    """
+
+    def __init__(self, sf, scale: float, law: Distribution | None = None, *,
+                 edges=None):
+        self._sf_function = sf
+        self._scale = float(scale)
+        self._law = law
+        self._edges = None if edges is None else np.asarray(edges, dtype=float)
+
+    def __repr__(self):
+        return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
+
+    def cdf(self, x, precision: int | None = None):
+        """``P(T_b <= x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().cdf(x)
+
+    def sf(self, x, precision: int | None = None):
+        """``P(T_b > x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().sf(x)
+
+    def ppf(self, q, precision: int | None = None):
+        """Quantile of the batch completion time (double precision only)."""
+        _no_precision(precision)
+        return super().ppf(q)
+
+    quantile = ppf
+
+    def _sf(self, x):
+        return self._sf_function(np.asarray(x, dtype=float).ravel()).reshape(np.shape(x))
+
+    def _ppf(self, q):
+        if self._law is not None:
+            return self._law._ppf(q)
+        if self._edges is None:
+            return super()._ppf(q)
+        q = np.asarray(q, dtype=float)
+        sf_edges = self._sf(self._edges)
+        out = np.empty(q.shape)
+        for i, level in np.ndenumerate(q):
+            out[i] = self._root(level, sf_edges)
+        return out
+
+    def _root(self, level: float, sf_edges: np.ndarray) -> float:
+        """Smallest ``t`` with ``P(T_b <= t) >= level``: Brent's method in the piece of
+        :attr:`_edges` where the survival function crosses ``1 - level``."""
+        if level <= 0:
+            return 0.0
+        target = 1.0 - level
+        j = int(np.argmax(sf_edges <= target))
+        if sf_edges[j] > target:  # beyond the last edge (or level 1)
+            return float(super()._ppf(np.array([level]))[0])
+        if j == 0:
+            return 0.0
+        lo, hi = self._edges[j - 1], self._edges[j]
+        if sf_edges[j] == target:
+            return float(hi)
+        return optimize.brentq(lambda t: float(self._sf(np.array([t]))[0]) - target, lo, hi,
+                               xtol=1e-300, rtol=4 * np.finfo(float).eps)
+
+    def _isf(self, p):
+        return self._law._isf(p) if self._law is not None else super()._isf(p)
+
+    def _scale_hint(self):
+        return self._scale
+
+    def _moment(self, k):
+        if isinstance(self._law, OrderStatistic) and self._law._renyi is not None:
+            return self._law.moment(k)
+        if self._edges is not None:
+            lo, hi = self._edges[:-1, None], self._edges[1:, None]
+            t = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_T_NODES
+            weights = 0.5 * (hi - lo) * _GL_T_WEIGHTS * k * t ** (k - 1)
+            return float((self._sf(t) * weights).sum())
+        # The survival function comes from numerical inversion, accurate to ~1e-11 absolute on
+        # a bounded range: integrate (vectorised adaptive Gauss-Legendre) up to where it falls
+        # below 1e-12; the truncated tail is negligible for light-tailed sojourns.
+        grid = self._scale * 2.0 ** np.arange(-30.0, 30.25, 0.25)
+        tail = np.minimum.accumulate(self._sf(grid))
+        idx = np.searchsorted(-tail, -(1.0 - np.array(_FAR_LEVELS)))
+        cuts = np.unique(grid[np.minimum(idx, grid.size - 1)])
+        return _adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
+
+    def _sample(self, size, rng):
+        if self._law is not None:
+            return self._law._sample(size, rng)
+        return super()._sample(size, rng)
+
+
+def _no_precision(precision):
+    if precision is not None:
+        raise NotImplementedError("batch completion times have no high-precision (mpmath) path; "
+                                  "call without precision=")
+
+
+# ------------------------------------------------------------------------ waiting time
+def _wait_lst(lam: float, B: Distribution):
+    """LST of the stationary M/G/1 FCFS wait: ``(1 - rho) s / (s - lam (1 - B~(s)))``."""
+    rho = lam * B.mean()
+
+    def transform(s):
+        z = mg1._safe(s)
+        return mg1._one_at_zero(s, (1 - rho) * z / (z - lam * (1 - B.lst(s))))
+
+    return transform
+
+
+@functools.lru_cache(maxsize=4)
+def _chebyshev_to_uniform(n_nodes: int, n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chebyshev (first kind) nodes ``tau_j`` in (0, 1) and the matrices mapping values at them
+    to the interpolating polynomial's values and ``d/dtau`` at ``tau = i / n_cells``."""
+    cheb = np.polynomial.chebyshev
+    xi = np.cos(np.pi * (np.arange(n_nodes) + 0.5) / n_nodes)[::-1]
+    to_coef = np.linalg.inv(cheb.chebvander(xi, n_nodes - 1))
+    uniform = np.linspace(-1.0, 1.0, n_cells + 1)
+    values = cheb.chebvander(uniform, n_nodes - 1) @ to_coef
+    slopes = 2.0 * cheb.chebvander(uniform, n_nodes - 2) @ cheb.chebder(np.eye(n_nodes)) @ to_coef
+    return 0.5 * (xi + 1.0), values, slopes
+
+
+def _last_above(lst, floor: float, probes: np.ndarray) -> float:
+    """The point before the first of increasing ``probes`` (octaves apart, refined to an eighth
+    of an octave) at which the inverted survival function falls below ``floor`` (beyond it the
+    inversion's round-off can dominate)."""
+    below = np.nonzero(transforms.invert_sf(lst, probes) < floor)[0]
+    if below.size == 0:
+        return float(probes[-1])
+    if below[0] == 0:
+        return float(probes[0])
+    fine = probes[below[0] - 1] * 2.0 ** (np.arange(1, 8) / 8.0)
+    fine_below = transforms.invert_sf(lst, fine) < floor
+    first = int(np.argmax(fine_below)) if fine_below.any() else fine.size
+    return float(fine[first - 1]) if first > 0 else float(probes[below[0] - 1])
+
+
+class _WaitSF:
+    """``y -> P(W > y)`` (1 for ``y < 0``) of the stationary M/G/1 FCFS wait ``W``.
+
+    ``log P(W > y | W > 0)`` is inverted from the P-K transform once, on Chebyshev nodes of
+    ``_WAIT_PIECES`` pieces uniform in ``zeta = log(1 + y / c)`` up to where the tail falls below
+    ``_WAIT_FLOOR`` (one vectorised call of :func:`~queuetheory.transforms.invert_sf`), turned
+    into a fine cubic Hermite table in ``zeta`` (values and slopes of the piecewise Chebyshev
+    interpolant), and extended beyond by an exponential with the secant decay rate of the last
+    piece. Evaluating is a table look-up, so millions of points cost milliseconds.
+    """
+
+    def __init__(self, lam: float, B: Distribution, rho: float):
+        lst = _wait_lst(lam, B)
+        self.rho = rho
+        self.c = c = B.mean() / 8.0
+        self.w_max = w_max = _last_above(lst, _WAIT_FLOOR * rho, c * 2.0 ** np.arange(1, 41))
+        self.zeta_max = zeta_max = math.log1p(w_max / c)
+        taus, values, slopes = _chebyshev_to_uniform(_WAIT_NODES, _WAIT_CELLS)
+        zeta = (np.arange(_WAIT_PIECES)[:, None] + taus) / _WAIT_PIECES
+        nodes = c * np.expm1(zeta_max * zeta)
+        tail = np.asarray(transforms.invert_sf(lst, nodes.ravel()), dtype=float) / rho
+        tail = np.minimum.accumulate(np.clip(tail, 1e-300, 1.0)).reshape(nodes.shape)
+        log_tail = np.log(tail)
+        fine = np.minimum((log_tail @ values.T).ravel(), 0.0)  # per piece, cells_per_piece + 1
+        slope = np.minimum((log_tail @ slopes.T).ravel(), 0.0) / _WAIT_CELLS  # d/d(cell)
+        keep = np.ones(fine.size, dtype=bool)
+        keep[_WAIT_CELLS + 1::_WAIT_CELLS + 1] = False  # shared piece ends: keep the left copy
+        f, d = fine[keep], slope[keep]
+        self.cells = cells = f.size - 1
+        self.per_zeta = cells / zeta_max
+        self.coef = np.stack([f[:-1], d[:-1], 3.0 * (f[1:] - f[:-1]) - 2.0 * d[:-1] - d[1:],
+                              2.0 * (f[:-1] - f[1:]) + d[:-1] + d[1:]], axis=1)
+        self.log_end = f[-1]
+        half = c * math.expm1(zeta_max * (1.0 - 1.0 / _WAIT_PIECES))
+        self.decay = min((f[-1] - float(self._log_tail(np.array([half]))[0])) / (w_max - half),
+                         -1e-300)
+
+    def _log_tail(self, y):
+        z = np.log1p(y / self.c) * self.per_zeta
+        i = np.minimum(z.astype(np.intp), self.cells - 1)
+        tau = z - i
+        a = self.coef[i]
+        return a[..., 0] + tau * (a[..., 1] + tau * (a[..., 2] + tau * a[..., 3]))
+
+    def __call__(self, y):
+        y = np.asarray(y, dtype=float)
+        inside = np.clip(y, 0.0, self.w_max)
+        log_tail = self._log_tail(inside)
+        far = y > self.w_max
+        if far.any():
+            log_tail[far] = self.log_end + self.decay * (y[far] - self.w_max)
+        out = self.rho * np.exp(log_tail)
+        out[y < 0] = 1.0
+        return out
+
+
+# ------------------------------------------------------------------------ batch laws
+def _given_size(policy, H):
+    """Given the job size: P(batch not done) (MDS) or P(job not done) (replication), from
+    ``H`` = P(a task is not done), tasks conditionally i.i.d."""
+    H = np.clip(H, 0.0, 1.0)
+    if isinstance(policy, MDS):
+        return special.betainc(policy.m + 1, policy.n, H)
+    return H**policy.d
+
+
+def _over_jobs(policy, J):
+    """P(batch not done) from ``J`` (the average of :func:`_given_size` over the job size):
+    MDS shares one size per batch (identity), replication has i.i.d. jobs (the maximum)."""
+    if isinstance(policy, MDS):
+        return J
+    return -np.expm1(policy.n * np.log1p(-np.clip(J, 0.0, 1.0)))
+
+
+def _support_nodes(dist: Distribution):
+    """Atoms and weights of a discrete law, or its tanh-sinh probability nodes."""
+    if isinstance(dist, Discrete):
+        return dist.values, dist.probs
+    if isinstance(dist, Deterministic):
+        return np.array([dist.value]), np.array([1.0])
+    x, w = dist._nodes
+    keep = (w > 1e-300) & np.isfinite(x)
+    return x[keep], w[keep] / w[keep].sum()
+
+
+def _sx_batch_sf(policy, runtime: SX, lam_task: float):
+    """``t -> P(T_b > t)`` under S&X without removal: ``E_X[I_{H(t|X)}(m + 1, n)]`` (MDS) or
+    ``1 - (1 - E_X[H(t|X)^d])^n`` (replication, one size per job), and the times splitting
+    ``t`` into pieces on which it is smooth (jumps ``t = x s`` for atoms ``x`` of ``X`` and
+    ``s`` of ``S``; geometric otherwise) up to where it is negligible.
+
+    ``H(t | x) = sum_s p_s P(W > t - x s)`` for discrete ``S`` (``P(W > y) = 1`` for
+    ``y < 0``). ``E_X`` is Gauss-Legendre in probability space on ``[0, F_X(t / s_min)]`` split
+    at the probability levels of :data:`_U_LEVELS` and at the jumps ``F_X(t / s)``; beyond,
+    every task is unfinished (``H = 1``), which contributes ``P(X > t / s_min)`` exactly.
+    """
+    X, S = runtime.X, runtime.S
+    B = runtime.replica()
+    rho = lam_task * B.mean()
+    wait_sf = _WaitSF(lam_task, B, rho)
+    s_values, s_weights = _support_nodes(S)
+    atoms = isinstance(S, Discrete | Deterministic)
+
+    def H(t, x):  # P(W + x S > t) for arrays t, x of one shape
+        if atoms:
+            return wait_sf(t[..., None] - x[..., None] * s_values) @ s_weights
+        with np.errstate(divide="ignore", invalid="ignore"):
+            atom = S._sf(np.where(x > 0, t / np.where(x > 0, x, 1.0), np.inf))
+        busy = (wait_sf(t[..., None] - x[..., None] * s_values) / rho) @ s_weights
+        return (1.0 - rho) * atom + rho * np.minimum(busy, 1.0)
+
+    if isinstance(X, Discrete | Deterministic):
+        x_atoms, x_probs = _support_nodes(X)
+
+        def sf(t):
+            tt = np.repeat(t[:, None], x_atoms.size, axis=1)
+            xx = np.broadcast_to(x_atoms, tt.shape)
+            return _over_jobs(policy, _given_size(policy, H(tt, xx)) @ x_probs)
+
+        jumps = np.outer(x_atoms, s_values).ravel() if atoms else np.array([])
+    else:
+        s_jumps = s_values if atoms else np.array([])
+        s_min = s_values.min() if atoms else 0.0
+
+        def sf(t):
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                return _integrate_over_x(t)
+
+        def _integrate_over_x(t):
+            top = X._cdf(t / s_min) if s_min > 0 else np.ones_like(t)
+            jumps = X._cdf(np.divide.outer(t, s_jumps))
+            levels = np.sort(np.concatenate([np.minimum(_U_LEVELS, top[:, None]), jumps],
+                                            axis=1), axis=1)
+            lo, hi = levels[:, :-1, None], levels[:, 1:, None]
+            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X_NODES
+            w = 0.5 * (hi - lo) * _GL_X_WEIGHTS
+            x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0).ravel()), dtype=float).reshape(u.shape)
+            x = np.nan_to_num(x, posinf=np.finfo(float).max)
+            tt = np.broadcast_to(t[:, None, None], u.shape)
+            inner = (_given_size(policy, H(tt, x)) * w).sum(axis=(1, 2))
+            return _over_jobs(policy, inner + (1.0 - top))
+
+        jumps = np.array([])
+
+    scale = mg1.pk_mean(lam_task, B)
+    geometric = scale * 2.0 ** np.arange(-8.0, 61.0)
+    bound = _tail_bound(policy, wait_sf, X, s_values, s_weights, geometric)
+    last = np.argmax(bound < _SF_NEGLIGIBLE) if (bound < _SF_NEGLIGIBLE).any() else -1
+    horizon = geometric[last]
+    edges = np.unique(np.concatenate([[0.0], geometric[:last + 1 if last >= 0 else None],
+                                      jumps[jumps < horizon]]))
+
+    def sf_any(t):
+        t = np.asarray(t, dtype=float)
+        out = np.ones(t.shape)
+        positive = t > 0
+        if positive.any():
+            out[positive] = sf(t[positive])
+        return out
+
+    return sf_any, edges
+
+
+def _tail_bound(policy, wait_sf, X, s_values, s_weights, t):
+    """Upper bound of ``P(T_b > t)``: (tasks) ``P(W + X S > t) <= P(W > t/2) + P(X S > t/2)``
+    (a union bound over the tasks; ``T_b`` is at most the last task's sojourn)."""
+    half = 0.5 * t
+    task = wait_sf(half) + X._sf(np.divide.outer(half, s_values)) @ s_weights
+    return _tasks(policy) * task
+
+
+def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
+    """Batch time under IR: an order statistic of i.i.d. P-K sojourns (exact M/M/1 forms)."""
+    R = runtime.R
+    if isinstance(R, Exponential):
+        sojourn = Exponential(R.rate - lam_task)
+    else:
+        sojourn = ResponseTime(mg1.pk_lst(lam_task, R), mg1.pk_mean(lam_task, R))
+    if isinstance(policy, MDS):
+        return OrderStatistic(sojourn, policy.n, policy.n + policy.m)
+    return OrderStatistic(sojourn.minimum(policy.d), policy.n, policy.n)
+
+
+# ------------------------------------------------------------------------ analysis
+@register(MDS, Replication)
+def analyze_batch(system: System) -> Prediction:
+    """MDS(n, m) and Replication(n, d) without removal, k -> infinity; see the module docstring.
+
+    Raises ``NotImplementedError`` with removal (use :func:`queuetheory.simulate`).
+
+    Examples
+    --------
+    M/M/1 servers (IR, exponential runtimes), MDS(10, 2): ``E = (H_12 - H_2) / a`` with
+    ``a = 1 - 1.2 * 0.5 = 0.4``:
+
+    >>> import queuetheory as qt
+    >>> from queuetheory.orderstats import harmonic
+    >>> p = qt.analyze(qt.System(qt.MDS(10, 2, remove=False), qt.IR(qt.Exponential(1.0)),
+    ...                          arrival_rate=0.5))
+    >>> round(p.mean, 12) == round((harmonic(12) - harmonic(2)) / 0.4, 12)
+    True
+    """
+    policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    kind = type(policy).__name__
+    if policy.remove:
+        raise NotImplementedError(
+            f"no analysis of {policy.label()} with removal of redundant tasks; use qt.simulate "
+            f"(the no-removal analysis is analyze(System({kind}(..., remove=False), ...)))")
+    tasks = _tasks(policy)
+    lam_task = tasks * lam / policy.n
+    B = runtime.replica()
+    load_task = lam_task * B.mean()
+    stable = load_task < 1
+    per_server = (f"each server an M/G/1 FCFS queue fed at rate {tasks}/{policy.n} * "
+                  f"arrival_rate with one task's runtime as service")
+    if isinstance(policy, MDS):
+        rule = f"batch time = {policy.n}-th smallest of {tasks} task sojourns"
+    else:
+        rule = (f"batch time = max over {policy.n} jobs of the min over {policy.d} copies' "
+                f"sojourns")
+    if isinstance(runtime, SX):
+        how = ("tasks sharing a job size X (MDS: the whole batch; replication: the copies of "
+               "one job) have sojourns W_j + X S_j that are i.i.d. given X, with W_j the "
+               "stationary P-K wait: the order statistic is integrated over X (W's tail by "
+               "numerical inversion of the P-K transform)")
+    else:
+        how = "task sojourns i.i.d. Pollaczek-Khinchine"
+    method = (f"{policy.label()}, {runtime.name} runtimes, no removal: k -> infinity limit, "
+              f"{per_server}; {rule}; {how}")
+    assumptions = ("Poisson batch arrivals at arrival_rate / n per server", "FCFS at every server",
+                   "k -> infinity (asymptotic independence of the servers a batch uses)",
+                   "no removal: every task runs to completion")
+    if isinstance(runtime, SX):
+        assumptions += ("S&X: MDS coded jobs of a batch share one job size X; replication copies "
+                        "share their job's size, jobs of a batch have i.i.d. sizes; slowdowns "
+                        "i.i.d. per task",)
+    cost = tasks / policy.n * B.mean()
+    if not stable:
+        return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
+                          busy_fraction=1.0, cost=cost, assumptions=assumptions,
+                          references=_REFERENCES)
+    if isinstance(runtime, SX):
+        sf, edges = _sx_batch_sf(policy, runtime, lam_task)
+        law = BatchCompletionTime(sf, mg1.pk_mean(lam_task, B), edges=edges)
+    else:
+        inner = _ir_batch_law(policy, runtime, lam_task)
+        law = BatchCompletionTime(inner._sf, inner.components[0].mean(), law=inner)
+    mean = law.mean()
+    return Prediction(system, method=method, exact=True, stable=True, mean=mean,
+                      response_time=lambda: law, busy_fraction=load_task, cost=cost,
+                      assumptions=assumptions, references=_REFERENCES)
+
+
+# ------------------------------------------------------------------------ MDS vs replication
+@dataclass(frozen=True)
+class CodeMatch:
+    """Result of :func:`smallest_matching_code`.
+
+    Attributes
+    ----------
+    m : int or None
+        Smallest number of redundant coded jobs for which MDS(n, m) is at least as good as
+        Replication(n, d) in both the mean and the percentile (``None`` if none up to
+        ``m_max``).
+    n, d : int
+        Batch size and replication factor.
+    remove : bool
+        Whether redundant tasks are removed (at batch completion for MDS, at job completion
+        for replication).
+    percentile : float
+        The percentile compared (e.g. 0.99).
+    method : str
+        ``"analysis"`` (k -> infinity, exact) or ``"simulation"`` (finite k, with CIs).
+    replication : dict
+        Mean, percentile (and CIs for simulation) and stability of Replication(n, d).
+    candidates : tuple of dict
+        The same for every MDS(n, m) tried, with a verdict per statistic: ``"better"``,
+        ``"worse"`` or ``"not distinguishable"`` (simulation, when the 95% confidence intervals
+        overlap) or ``"equal"``.
+    stability : dict
+        Stability region (critical ``arrival_rate``) of each policy, with what is proved.
+    assumptions : tuple of str
+        What the answer assumes (runtime model, load, removal, k).
+    """
+
+    m: int | None
+    n: int
+    d: int
+    remove: bool
+    arrival_rate: float
+    runtime: str
+    percentile: float
+    method: str
+    replication: dict
+    candidates: tuple = ()
+    stability: dict = field(default_factory=dict)
+    assumptions: tuple = ()
+
+    def describe(self) -> str:
+        """A paragraph with the answer and the assumptions it holds under."""
+        found = (f"MDS(n={self.n}, m={self.m}) is the smallest code at least as good as "
+                 f"Replication(n={self.n}, d={self.d})" if self.m is not None else
+                 f"no MDS(n={self.n}, m) with m <= {self.candidates[-1]['m']} is at least as good "
+                 f"as Replication(n={self.n}, d={self.d})")
+        return (f"{found} in the mean and the {100 * self.percentile:g}th percentile "
+                f"({self.method}). Assumptions: " + "; ".join(self.assumptions) + ".")
+
+
+def _verdict(mds, rep, mds_ci=None, rep_ci=None) -> str:
+    if mds_ci is not None and rep_ci is not None:
+        if mds_ci[1] < rep_ci[0]:
+            return "better"
+        if mds_ci[0] > rep_ci[1]:
+            return "worse"
+        return "not distinguishable"
+    if math.isclose(mds, rep, rel_tol=1e-9) or (math.isinf(mds) and math.isinf(rep)):
+        return "equal"
+    return "better" if mds < rep else "worse"
+
+
+def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: float, *,
+                           remove: bool = False, percentile: float = 0.99,
+                           method: str | None = None, m_max: int | None = None,
+                           servers: int = 1000, jobs: int = 200_000, replications: int = 5,
+                           seed: int | None = 0) -> CodeMatch:
+    """The smallest ``m`` for which MDS(n, m) is at least as good as Replication(n, d).
+
+    "At least as good" means a mean and a ``percentile`` of the batch completion time no larger
+    than replication's (``"analysis"``) or not significantly larger (``"simulation"``: a
+    comparison whose 95% confidence intervals overlap is reported as "not distinguishable" and
+    counts as a match). Stability matters: an unstable policy has infinite times.
+
+    Parameters
+    ----------
+    n : int
+        Jobs per batch, >= 1.
+    d : int
+        Copies per job under replication, >= 1.
+    runtime : RuntimeModel
+        :class:`~queuetheory.SX` (MDS: coded jobs share the batch's size; replication: copies
+        share their job's size) or :class:`~queuetheory.IR`.
+    arrival_rate : float
+        Original jobs per unit time per server, > 0.
+    remove : bool, optional
+        Remove redundant tasks (MDS: at batch completion; replication: a job's other copies at
+        its completion). Default False.
+    percentile : float, optional
+        Level in (0, 1) of the compared percentile; default 0.99.
+    method : {"analysis", "simulation"}, optional
+        Default: ``"analysis"`` without removal (k -> infinity, exact), ``"simulation"`` with
+        removal (no analysis exists).
+    m_max : int, optional
+        Largest ``m`` tried; default ``n (d - 1)`` (as many tasks as replication) or at least 1.
+    servers, jobs, replications, seed : optional
+        Passed to :func:`queuetheory.simulate` (simulation only).
+
+    Returns
+    -------
+    CodeMatch
+        The answer, the numbers behind it, the stability regions and the assumptions.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> r = qt.smallest_matching_code(4, 2, qt.IR(qt.Exponential(1.0)), 0.3)
+    >>> r.m, r.candidates[r.m]["mean_verdict"]
+    (1, 'better')
+
+    References
+    ----------
+    .. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion
+       times", Operations Research Letters 49(1), 2021 (arXiv:1907.11052).
+    """
+    n = _checks.positive_int("n", n)
+    d = _checks.positive_int("d", d)
+    if not isinstance(runtime, RuntimeModel):
+        raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    if not isinstance(remove, bool):
+        raise ValueError(f"remove must be True or False, got {remove!r}")
+    q = float(_checks.probability_level("percentile", percentile))
+    method = method if method is not None else ("simulation" if remove else "analysis")
+    if method not in ("analysis", "simulation"):
+        raise ValueError(f"method must be 'analysis' or 'simulation', got {method!r}")
+    m_max = max(n * (d - 1), 1) if m_max is None else _checks.positive_int("m_max", m_max, 0)
+    evaluate = _analysed if method == "analysis" else _simulated(servers, jobs, replications,
+                                                                 seed)
+    rep = evaluate(System(Replication(n, d, remove=remove), runtime, lam), q)
+    candidates, found = [], None
+    for m in range(m_max + 1):
+        row = {"m": m, **evaluate(System(MDS(n, m, remove=remove), runtime, lam), q)}
+        for stat in ("mean", "quantile"):
+            row[f"{stat}_verdict"] = _verdict(row[stat], rep[stat], row.get(f"{stat}_ci"),
+                                              rep.get(f"{stat}_ci"))
+        candidates.append(row)
+        if all(row[f"{s}_verdict"] != "worse" for s in ("mean", "quantile")):
+            found = m
+            break
+    e_r = runtime.mean_runtime()
+    stability = {
+        f"Replication(n={n}, d={d})": (f"stable iff arrival_rate < {1 / (d * e_r):.6g} without "
+                                       "removal (sufficient with removal)"),
+        **{f"MDS(n={n}, m={row['m']})": (f"stable iff arrival_rate < "
+                                          f"{n / ((n + row['m']) * e_r):.6g} without removal "
+                                          f"(sufficient with removal)") for row in candidates},
+    }
+    assumptions = (f"{runtime.name} runtimes {runtime!r}",
+                   f"arrival_rate {lam:g} original jobs per server (batches at arrival_rate / n)",
+                   "Poisson batch arrivals, FCFS at every server",
+                   ("removal of redundant tasks (MDS: at batch completion; replication: at job "
+                    "completion)") if remove else "no removal: every task runs to completion")
+    if isinstance(runtime, SX):
+        assumptions += ("S&X: MDS coded jobs of a batch share one job size X; replication copies "
+                        "share their job's size (jobs of a batch i.i.d.)",)
+    if method == "analysis":
+        assumptions += ("k -> infinity limit (exact analysis)",)
+    else:
+        assumptions += (f"simulation with k = {servers} servers, {replications} replications of "
+                        f"{jobs} original jobs ({-(-jobs // n)} batches), 95% confidence "
+                        "intervals; overlapping intervals count as 'not distinguishable' (a "
+                        "match)",)
+    return CodeMatch(m=found, n=n, d=d, remove=remove, arrival_rate=lam, runtime=repr(runtime),
+                     percentile=q, method=method, replication=rep, candidates=tuple(candidates),
+                     stability=stability, assumptions=assumptions)
+
+
+def _analysed(system: System, q: float) -> dict:
+    p = analyze(system)
+    return {"stable": p.stable, "mean": p.mean, "quantile": p.quantile(q)}
+
+
+def _simulated(servers: int, jobs: int, replications: int, seed):
+    def run(system: System, q: float) -> dict:
+        try:
+            from ..simulation import simulate
+        except ImportError:  # pragma: no cover - until the simulator lands
+            raise NotImplementedError("method='simulation' needs qt.simulate") from None
+        res = simulate(system, servers=servers, jobs=jobs, replications=replications, seed=seed)
+        stable = bool(res.stable)
+        return {"stable": stable, "mean": res.mean if stable else math.inf,
+                "mean_ci": tuple(res.mean_ci) if stable else (math.inf, math.inf),
+                "quantile": res.quantile(q) if stable else math.inf,
+                "quantile_ci": tuple(res.quantile_ci(q)) if stable else (math.inf, math.inf)}
+
+    return run

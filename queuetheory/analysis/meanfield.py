@@ -1,0 +1,491 @@
+"""Mean-field (cavity) analysis of Redundancy-d: one server's stationary workload as k -> inf.
+
+Model
+-----
+As ``k -> infinity`` the ``d`` servers polled by a job have i.i.d. workloads ``U_j`` with law
+``F`` (asymptotic independence). Under FCFS with cancel-on-complete a job's replica on server
+``j`` finishes at ``U_j + R_j`` and the job at ``T = min_j (U_j + R_j)``; every polled server's
+workload becomes ``max(U_j, min(U_j + R_j, T))``. With ``R_j = X S_j`` (S&X: ``X`` shared by the
+job's replicas; IR is the case ``X = 1``, ``S = R``) and ``H(w) = P(U > w)`` (``H(0) = b`` is the
+busy fraction, ``H = 1`` on ``w < 0``), level crossing at ``w > 0`` (jobs arrive at a server at
+rate ``lam d`` and lift its workload over ``w`` iff its own replica and every other replica is
+still running at ``w``; the workload falls at rate 1) gives
+
+    -H'(w) = lam d E_X[ (a_X(w) - H(w)) a_X(w)^(d-1) ],     a_x(w) = E_S[ H(w - x S) ],
+
+with ``H(inf) = 0`` (``a_x(w) = P(U + x S > w)``), and the response time has the tail
+
+    P(T > t) = E_X[ a_X(t)^d ].
+
+Discretisation
+--------------
+``H`` is represented by its values on a uniform grid ``w_i = i h`` on ``[0, W]`` (``H = 0``
+beyond ``W``) and interpolated linearly between nodes. ``a_x(w_i)`` is evaluated exactly for
+that piecewise-linear ``H``: for a discrete ``S`` by interpolation at the points
+``w_i - x s``; for a continuous ``S`` by product integration (the hat functions integrated
+against the law of ``x S`` cell by cell, a lower-triangular Toeplitz matrix). The expectation
+over ``X`` uses its atoms when ``X`` is discrete; for a continuous ``X`` and a discrete ``S`` the
+integrand jumps where ``x s = w``, so ``x`` is integrated piece by piece between the
+breakpoints ``w_i / s`` with Gauss-Legendre rules against the density of ``X`` (the piece
+beyond ``w_i / min s`` contributes exactly ``P(X > w_i / min s)``); for a continuous ``X`` and a
+continuous ``S`` a tanh-sinh rule in probability space (49 nodes). The equation is integrated by the
+trapezoidal rule, ``H_i - H_(i+1) = h (f_i + f_(i+1)) / 2``, and the resulting nonlinear system
+is solved by Newton's method with a dense Jacobian and backtracking. ``W`` is doubled until
+both ``H`` and the response-time tail are below ``1e-8`` at ``0.75 W``. The discretisation
+error is ``O(h^2)``; the mean is Richardson-extrapolated from steps ``h`` and ``h / 2``, and
+their difference is reported as the error estimate.
+
+Stability
+---------
+Parametrise the solutions by the busy fraction ``b = H(0)`` instead of ``lam``: solving for
+``lam`` with ``H(0) = b`` fixed gives the arrival rate ``lam(b)`` at which the busy fraction is
+``b``. As ``b -> 1`` the workload law becomes a front that moves away from 0 (its shape
+converges to a translation-invariant travelling front) and ``lam(b)`` converges to the largest
+stable arrival rate ``lam*``: for ``lam > lam*`` no proper stationary workload exists (the front
+moves to infinity: instability). ``lam*`` is computed as ``lam(1 - eps)`` for decreasing
+``eps`` until it stops changing. Under IR with exponential runtimes this gives ``lam* = mu``
+for every ``d``, as proved in [1]_.
+
+References
+----------
+.. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, M. Velednitsky, S. Zbarsky,
+   "Redundancy-d: the power of d choices for redundancy", Operations Research 65(4), 2017.
+.. [2] T. Hellemans, B. Van Houdt, "Performance of redundancy(d) with identical/independent
+   replicas", ACM TOMPECS 4(2), 2019 (the cavity equation for the workload).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg, signal, sparse
+
+from ..distributions import Discrete, Distribution, _tanh_sinh_probabilities
+from ..runtime import IR, SX, RuntimeModel
+
+_GL_X = np.polynomial.legendre.leggauss(8)
+_GL_CELL = np.polynomial.legendre.leggauss(8)
+_TANH_SINH_U = _tanh_sinh_probabilities(n_half=24, t_max=3.2)
+_TAIL_TOL = 1e-8
+_PROBE_POINTS = 128
+
+
+class MeanFieldError(RuntimeError):
+    """The Newton iteration of the mean-field equations did not converge."""
+
+
+def _laws(model: RuntimeModel) -> tuple[Distribution, Distribution]:
+    """The shared factor ``X`` and the per-replica factor ``S`` (IR: ``X = 1``, ``S = R``)."""
+    if isinstance(model, SX):
+        return model.X, model.S
+    if isinstance(model, IR):
+        return Discrete([1.0], [1.0]), model.R
+    raise ValueError(f"runtime must be qt.SX or qt.IR, got {model!r}")
+
+
+def _gauss_pieces(edges: np.ndarray, density) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights (times ``density``) on the pieces between ``edges``.
+
+    ``edges`` has shape (n_pieces + 1, n_rows); returns arrays of shape (n_pieces * 8, n_rows).
+    """
+    t, wt = _GL_X
+    lo, hi = edges[:-1, None, :], edges[1:, None, :]
+    half = 0.5 * (hi - lo)
+    x = lo + half * (1.0 + t[None, :, None])
+    weight = half * wt[None, :, None] * density(x)
+    n = edges.shape[1]
+    return x.reshape(-1, n), weight.reshape(-1, n)
+
+
+@dataclass
+class _Discretisation:
+    """The linear map ``H -> a`` on a grid: ``a[q, i] = c[q, i] + (A H)[q, i]``."""
+
+    h: float
+    n: int
+    omega: np.ndarray          # (Q, n + 1) quadrature weights over X
+    c: np.ndarray              # (Q, n + 1) P(x S > w_i)
+    tau: np.ndarray            # (n + 1,) P(X > w_i / min S): there a = 1 exactly
+    sparse_map: sparse.csr_matrix | None = None   # (Q (n + 1), n + 1)
+    toeplitz: tuple | None = None                 # (g, first column): (Q, n + 1) each
+    _flat: tuple | None = None                    # COO pieces of sparse_map, for weighted_map
+
+    @property
+    def grid(self) -> np.ndarray:
+        return self.h * np.arange(self.n + 1)
+
+    def apply(self, H: np.ndarray) -> np.ndarray:
+        if self.sparse_map is not None:
+            lin = (self.sparse_map @ H).reshape(self.c.shape)
+        else:
+            g, first = self.toeplitz
+            lin = signal.fftconvolve(g, H[None, :], axes=1)[:, :self.n + 1]
+            lin += (first - g) * H[0]
+        return self.c + lin
+
+    def weighted_map(self, coef: np.ndarray) -> np.ndarray:
+        """``sum_q diag(coef[q]) A_q`` as a dense (n + 1, n + 1) matrix."""
+        if self.sparse_map is not None:
+            if self._flat is None:
+                coo = self.sparse_map.tocoo()
+                target = (coo.row % (self.n + 1)) * (self.n + 1) + coo.col
+                self._flat = (coo.row, target, coo.data)
+            row, target, data = self._flat
+            out = np.bincount(target, weights=data * coef.ravel()[row],
+                              minlength=(self.n + 1) ** 2)
+            return out.reshape(self.n + 1, self.n + 1)
+        g, first = self.toeplitz
+        out = np.zeros((self.n + 1, self.n + 1))
+        for cq, gq, fq in zip(coef, g, first):
+            K = linalg.toeplitz(gq, np.zeros(self.n + 1))
+            K[:, 0] = fq
+            out += cq[:, None] * K
+        return out
+
+
+def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
+    """The map ``H -> a`` on the grid ``w_i = i h``, i = 0..n."""
+    X, S = _laws(model)
+    w = h * np.arange(n + 1)
+    if isinstance(S, Discrete):
+        return _discretise_discrete_s(X, S, w, h, n)
+    return _discretise_continuous_s(X, S, w, h, n)
+
+
+def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
+    s, p = S.values[::-1], S.probs[::-1]           # slowdowns in decreasing order
+    if isinstance(X, Discrete):
+        x = np.repeat(X.values[:, None], n + 1, axis=1)
+        omega = np.repeat(X.probs[:, None], n + 1, axis=1)
+        tau = np.zeros(n + 1)
+    else:
+        edges = np.vstack([np.zeros(n + 1), w[None, :] / s[:, None]])   # breakpoints w / s
+        x, omega = _gauss_pieces(edges, lambda v: X.pdf(v))
+        tau = X.sf(w / s[-1])
+    q = x.shape[0]
+    y = w[None, :, None] - x[:, :, None] * s[None, None, :]            # (Q, n + 1, J)
+    inside = y >= 0
+    c = np.where(inside, 0.0, p).sum(axis=2)
+    pos = np.where(inside, y / h, 0.0)
+    idx = np.minimum(np.floor(pos).astype(np.int64), n)
+    frac = pos - idx
+    row = np.broadcast_to(np.arange(q * (n + 1)).reshape(q, n + 1, 1), y.shape)
+    pw = np.broadcast_to(p, y.shape) * inside * (omega[:, :, None] > 0)
+    right = np.minimum(idx + 1, n)
+    data = np.concatenate([(pw * (1.0 - frac)).ravel(), (pw * frac).ravel()])
+    rows = np.concatenate([row.ravel(), row.ravel()])
+    cols = np.concatenate([idx.ravel(), right.ravel()])
+    keep = data != 0
+    A = sparse.csr_matrix((data[keep], (rows[keep], cols[keep])), shape=(q * (n + 1), n + 1))
+    return _Discretisation(h, n, omega, c, tau, sparse_map=A)
+
+
+def _discretise_continuous_s(X, S, w, h, n) -> _Discretisation:
+    if isinstance(X, Discrete):
+        xs, ws = X.values, X.probs
+    else:
+        u, one_minus_u, ws = _TANH_SINH_U
+        xs = np.where(u <= 0.5, X.ppf(np.minimum(u, 0.5)), X._isf(np.minimum(one_minus_u, 0.5)))
+        keep = (ws > 1e-300) & (xs > 0) & np.isfinite(xs)
+        xs, ws = xs[keep], ws[keep] / ws[keep].sum()
+    t, wt = _GL_CELL
+    lo = h * np.arange(n)
+    nodes = lo[:, None] + 0.5 * h * (1.0 + t[None, :])
+    gs, firsts, consts = [], [], []
+    for x in np.atleast_1d(xs):
+        cdf_edges = S.cdf(w / x)
+        integral = 0.5 * h * (S.cdf(nodes / x) @ wt)              # int_cell F, cells 1..n
+        P = np.diff(cdf_edges)
+        Q = cdf_edges[1:] - integral / h
+        g = np.zeros(n + 1)                                        # weight at lag l = i - m
+        g[:n] += P - Q                                             # from cell l + 1
+        g[1:] += Q                                                 # from cell l
+        gs.append(g)
+        firsts.append(np.concatenate([[0.0], Q]))                  # half hat at v = 0
+        consts.append(S.sf(w / x))
+    omega = np.repeat(np.asarray(ws, dtype=float)[:, None], n + 1, axis=1)
+    return _Discretisation(h, n, omega, np.array(consts), np.zeros(n + 1),
+                           toeplitz=(np.array(gs), np.array(firsts)))
+
+
+@dataclass
+class MeanFieldSolution:
+    """A solved mean-field workload law on a grid.
+
+    Attributes
+    ----------
+    arrival_rate : float
+        Arrival rate per server ``lam``.
+    d : int
+        Replicas per job.
+    grid : ndarray
+        The grid ``w_i = i h`` on ``[0, W]``.
+    workload_sf : ndarray
+        ``P(U > w_i)``; ``workload_sf[0]`` is the busy fraction.
+    response_sf : ndarray
+        ``P(T > w_i)``.
+    mean : float
+        Mean response time (trapezoidal rule on ``response_sf``).
+    newton_iterations : int
+        Newton steps used.
+    """
+
+    arrival_rate: float
+    d: int
+    grid: np.ndarray
+    workload_sf: np.ndarray
+    response_sf: np.ndarray
+    mean: float
+    newton_iterations: int
+
+    @property
+    def busy_fraction(self) -> float:
+        return float(self.workload_sf[0])
+
+
+def _phi(disc: _Discretisation, H: np.ndarray, d: int):
+    """``phi_i = E_X[(a - H_i) a^(d-1)]`` and the pieces of its Jacobian."""
+    a = np.clip(disc.apply(H), 0.0, 1.0)
+    ad1 = a ** (d - 1)
+    phi = (disc.omega * (a - H) * ad1).sum(axis=0) + disc.tau * (1.0 - H)
+    return a, ad1, phi
+
+
+def _jacobian_phi(disc, H, d, a, ad1):
+    if d == 1:
+        coef = disc.omega * np.ones_like(a)
+    else:
+        coef = disc.omega * a ** (d - 2) * (d * a - (d - 1) * H)
+    J = disc.weighted_map(coef)
+    J[np.diag_indices_from(J)] -= (disc.omega * ad1).sum(axis=0) + disc.tau
+    return J
+
+
+def _newton(disc: _Discretisation, d: int, H: np.ndarray, lam: float,
+            pin: tuple[float, float] | None = None, max_iter: int = 60):
+    """Solve the trapezoidal system for ``H`` (``H_n = 0``) at rate ``lam``, or, if
+    ``pin = (w, value)`` is given, for ``H`` and ``lam`` with ``H(w) = value`` (``w`` rounded to
+    the grid). Returns (H, lam, iterations)."""
+    n, h = disc.n, disc.h
+    where = None if pin is None else min(int(round(pin[0] / h)), n - 1)
+    H = np.asarray(H, dtype=float).copy()
+    H[n] = 0.0
+
+    def residual(H, lam):
+        _, _, phi = _phi(disc, H, d)
+        r = H[:n] - H[1:] - 0.5 * h * lam * d * (phi[:n] + phi[1:])
+        if pin is not None:
+            r = np.append(r, H[where] - pin[1])
+        return r, phi
+
+    r, phi = residual(H, lam)
+    norm = np.max(np.abs(r))
+    for it in range(1, max_iter + 1):
+        a, ad1, _ = _phi(disc, H, d)
+        Jphi = _jacobian_phi(disc, H, d, a, ad1)
+        J = -0.5 * h * lam * d * (Jphi[:n, :n] + Jphi[1:, :n])
+        J[np.arange(n), np.arange(n)] += 1.0
+        J[np.arange(n - 1), np.arange(1, n)] -= 1.0
+        if pin is not None:
+            col = -0.5 * h * d * (phi[:n] + phi[1:])
+            J = np.block([[J, col[:, None]], [np.eye(1, n, where), np.zeros((1, 1))]])
+        step = linalg.solve(J, -r, check_finite=False)
+        t = 1.0
+        while True:
+            H_new = H.copy()
+            H_new[:n] = np.clip(H[:n] + t * step[:n], 0.0, 1.0)
+            lam_new = lam + t * step[n] if pin is not None else lam
+            r_new, phi_new = residual(H_new, lam_new)
+            norm_new = np.max(np.abs(r_new))
+            if norm_new < (1.0 - 1e-4 * t) * norm or t < 1e-3:
+                break
+            t *= 0.5
+        H, lam, r, phi = H_new, lam_new, r_new, phi_new
+        converged = norm_new < 1e-13 or (np.max(np.abs(t * step)) < 1e-14 and norm_new < 1e-9)
+        norm = norm_new
+        if converged:
+            return H, lam, it
+    raise MeanFieldError(f"Newton did not converge (residual {norm:.3g} after {max_iter} "
+                         f"steps)")
+
+
+def _initial_guess(disc: _Discretisation, d: int, lam: float) -> np.ndarray:
+    """Light-load guess: ``H(w) = lam d int_w^inf P(min_j x S_j > v) dv`` (capped)."""
+    a = disc.c
+    sigma = (disc.omega * a ** d).sum(axis=0) + disc.tau
+    tail = np.concatenate([np.cumsum((0.5 * disc.h * (sigma[1:] + sigma[:-1]))[::-1])[::-1],
+                           [0.0]])
+    return np.minimum(lam * d * tail, 0.95)
+
+
+def _response_sf(disc, H, d) -> np.ndarray:
+    a = np.clip(disc.apply(H), 0.0, 1.0)
+    return (disc.omega * a ** d).sum(axis=0) + disc.tau
+
+
+def _trapezoid(values: np.ndarray, h: float) -> float:
+    return float(h * (values.sum() - 0.5 * (values[0] + values[-1])))
+
+
+def _scale(model: RuntimeModel, d: int) -> float:
+    """Length scale of the workload: the mean of the fastest of ``d`` replicas."""
+    return model.fastest_moment(d, 1)
+
+
+def _regridded(H: np.ndarray, h_old: float, grid: np.ndarray, shift: float = 0.0) -> np.ndarray:
+    """``H`` (on the grid of step ``h_old``) interpolated onto ``grid - shift`` (1 before its
+    start, 0 beyond its end)."""
+    old = h_old * np.arange(H.size)
+    return np.interp(grid - shift, old, H, left=1.0, right=0.0)
+
+
+def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None):
+    """Newton solve on ``n`` intervals of a grid whose length is found first: it is doubled,
+    on a coarse grid of at most 128 intervals, until the tails at 0.75 W are below 1e-8.
+    ``H0`` on a grid of step ``h0`` seeds Newton. Returns (discretisation, H, lam, iterations).
+    """
+    coarse = min(n, _PROBE_POINTS)
+    for _ in range(12):
+        disc = _discretise(model, length / coarse, coarse)
+        guess = (_initial_guess(disc, d, lam) if H0 is None
+                 else _regridded(H0, h0, disc.grid))
+        H, lam, iters = _newton(disc, d, guess, lam, pin)
+        H0, h0 = H, disc.h
+        sf_t = _response_sf(disc, H, d)
+        probe = int(0.75 * coarse)
+        if H[probe] < _TAIL_TOL and sf_t[probe] < _TAIL_TOL:
+            break
+        length *= 2.0
+    else:
+        raise MeanFieldError("the workload does not fit on the grid (the system is at or "
+                             "beyond its stability frontier)")
+    n = max(n, int(math.ceil(length / _max_step(model, d))))
+    if coarse == n:
+        return disc, H, lam, iters
+    disc = _discretise(model, length / n, n)
+    H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
+    return disc, H, lam, iters
+
+
+def _max_step(model: RuntimeModel, d: int) -> float:
+    """Largest grid step allowed: half the mean of the fastest of ``d`` replicas."""
+    return _scale(model, d) / 2.0
+
+
+def _default_length(model: RuntimeModel, d: int) -> float:
+    return max(12.0 * _scale(model, d), 4.0 * model.mean_runtime())
+
+
+def _solution(disc, H, lam, d, iters) -> MeanFieldSolution:
+    sf_t = _response_sf(disc, H, d)
+    return MeanFieldSolution(lam, d, disc.grid, H, sf_t, _trapezoid(sf_t, disc.h), iters)
+
+
+def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
+          length: float | None = None) -> MeanFieldSolution:
+    """Solve the mean-field workload equation of Redundancy-d at one arrival rate.
+
+    The caller must check stability first (:func:`frontier`): beyond the frontier there is no
+    solution and :class:`MeanFieldError` is raised.
+
+    Parameters
+    ----------
+    model : RuntimeModel
+        ``qt.SX(X, S)`` or ``qt.IR(R)``.
+    d : int
+        Replicas per job.
+    arrival_rate : float
+        Arrival rate per server.
+    points : int
+        Grid intervals ``n``.
+    length : float, optional
+        Initial grid length ``W`` (default ``12`` times the mean of the fastest of ``d``
+        replicas, at least ``4 E[R]``); doubled until the tails fit.
+
+    Returns
+    -------
+    MeanFieldSolution
+    """
+    length = _default_length(model, d) if length is None else length
+    disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, points)
+    return _solution(disc, H, lam, d, iters)
+
+
+def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
+                       length: float | None = None):
+    """:func:`solve` with ``n`` and ``2 n`` intervals on the same ``W`` (``n`` at least
+    ``points``, and at least ``W`` over half the mean of the fastest of ``d``); returns the fine
+    solution, the Richardson-extrapolated mean ``(4 m_(h/2) - m_h) / 3`` and the error estimate
+    ``|m_(h/2) - m_h| / 3`` of the fine mean."""
+    coarse = solve(model, d, arrival_rate, points=points, length=length)
+    disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
+                                    2 * (coarse.grid.size - 1), H0=coarse.workload_sf,
+                                    h0=float(coarse.grid[1]))
+    fine = _solution(disc, H, lam, d, iters)
+    return fine, (4.0 * fine.mean - coarse.mean) / 3.0, abs(fine.mean - coarse.mean) / 3.0
+
+
+def arrival_rate_at_busy_fraction(model: RuntimeModel, d: int, busy: float, *,
+                                  points: int = 400, start: MeanFieldSolution | None = None
+                                  ) -> MeanFieldSolution:
+    """The arrival rate at which the mean-field busy fraction equals ``busy``, with its
+    solution (Newton in ``(H, lam)`` with ``H(0) = busy`` fixed), seeded by ``start``."""
+    if start is None:
+        disc, H, lam, iters = _solve_on(model, d, busy / model.mean_runtime(),
+                                        _default_length(model, d), points, pin=(0.0, busy))
+    else:
+        disc, H, lam, iters = _solve_on(model, d, start.arrival_rate, float(start.grid[-1]),
+                                        points, H0=start.workload_sf,
+                                        h0=float(start.grid[1]), pin=(0.0, busy))
+    return _solution(disc, H, lam, d, iters)
+
+
+def _front(model, d, start: MeanFieldSolution, position: float, step: float):
+    """Solution with ``H(position) = 1/2`` (the front pinned there) on a grid of about the given
+    step, seeded by ``start``."""
+    grid, H = start.grid, start.workload_sf
+    here = float(np.interp(0.5, H[::-1], grid[::-1]))
+    shift = position - here
+    length = float(grid[-1]) + max(shift, 0.0)
+    points = 2 * int(math.ceil(0.5 * length / step))
+    disc = _discretise(model, length / points, points)
+    guess = _regridded(H, float(grid[1]), disc.grid, shift)
+    H, lam, iters = _newton(disc, d, guess, start.arrival_rate, pin=(position, 0.5))
+    return _solution(disc, H, lam, d, iters)
+
+
+def frontier_extrapolated(model: RuntimeModel, d: int, *, points: int = 400,
+                          tol: float = 1e-10) -> tuple[float, float]:
+    """Largest stable arrival rate of Redundancy-d in the mean-field limit and the estimated
+    discretisation error of the unextrapolated value; see :func:`frontier`."""
+    if d == 1:
+        return 1.0 / model.mean_runtime(), 0.0
+    sol = None
+    for busy in (0.5, 0.9, 0.99):
+        sol = arrival_rate_at_busy_fraction(model, d, busy, points=points, start=sol)
+    step = float(sol.grid[1])
+    position = 2.0 * float(np.interp(0.5, sol.workload_sf[::-1], sol.grid[::-1]))
+    for _ in range(12):
+        coarse = _front(model, d, sol, position, step)
+        if 1.0 - coarse.busy_fraction < tol:
+            fine = _front(model, d, coarse, position, 0.5 * step)
+            lam = (4.0 * fine.arrival_rate - coarse.arrival_rate) / 3.0
+            return lam, abs(fine.arrival_rate - coarse.arrival_rate) / 3.0
+        sol, position = coarse, 1.5 * position
+    raise MeanFieldError("the stability frontier did not converge")
+
+
+def frontier(model: RuntimeModel, d: int, *, points: int = 400) -> float:
+    """Largest stable arrival rate per server of Redundancy-d in the mean-field limit.
+
+    The solutions are continued in the busy fraction ``b = H(0)`` (``b = 0.5, 0.9, 0.99``,
+    solving for the arrival rate ``lam(b)``); then the workload front (``H = 1/2``) is pinned
+    at increasing distances from 0, solving for ``lam`` each time, until ``1 - H(0) < 1e-10``:
+    that limit is the arrival rate at which the travelling
+    front of the translation-invariant equation stands still, beyond which the workload
+    escapes to infinity. Steps ``h`` and ``h / 2`` are Richardson-extrapolated. ``d = 1`` is
+    the M/G/1 queue: ``1 / E[R]``.
+    """
+    return frontier_extrapolated(model, d, points=points)[0]

@@ -1,0 +1,418 @@
+"""Redundancy-d and THRESHOLD-n: closed forms under IR exponential runtimes, mean-field otherwise.
+
+* IR with exponential(``mu``) runtimes (Gardner et al. 2017): as ``k -> infinity``
+
+      P(T > t) = (rho + (1 - rho) exp((d - 1) mu t))^(-d / (d - 1)),
+      E[T] = (1 / mu) sum_(n >= 0) rho^n / (n (d - 1) + d) = 2F1(1, a; a + 1; rho) / (mu d),
+
+  ``a = d / (d - 1)``; for ``k`` servers the exact mean is
+  ``sum_(i=d..k) 1 / (i mu C(k, d) / C(i, d) - k lam)``. Stable iff ``lam < mu`` for every
+  ``d``. Cost: every replica completion completes a job (the others are cancelled at once), and
+  by memorylessness a busy server completes its replica at rate ``mu`` whenever it started, so
+  each job consumes ``1 / mu`` of server time on average, for every ``d`` and ``k``; the busy
+  fraction is ``rho``.
+* Every other runtime model: the mean-field (cavity) equation of :mod:`.meanfield`.
+* THRESHOLD-0 is RIQ (:mod:`.riq`); THRESHOLD-n with ``n >= 1`` has no analysis here.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from scipy import special
+
+from .. import _checks
+from ..distributions import Distribution, Exponential
+from ..policies import RedundancyD, Threshold
+from ..prediction import Prediction
+from ..runtime import IR, RuntimeModel
+from ..system import System
+from . import meanfield, register
+from .riq import analyze_riq
+
+__all__ = [
+    "stability_frontier",
+    "smallest_unstable_d",
+    "ir_exponential_mean",
+    "ir_exponential_sf",
+    "ir_exponential_finite_mean",
+    "TabulatedResponseTime",
+]
+
+_REFERENCES = (
+    "K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, M. Velednitsky, S. Zbarsky, "
+    "'Redundancy-d: the power of d choices for redundancy', Operations Research 65(4), 2017",
+    "T. Hellemans, B. Van Houdt, 'Performance of redundancy(d) with identical/independent "
+    "replicas', ACM TOMPECS 4(2), 2019 (mean-field workload equation)",
+)
+_ASSUMPTIONS = ("Poisson arrivals", "FCFS at every server",
+                "replicas cancelled when the first finishes")
+
+
+def _is_ir_exponential(model: RuntimeModel) -> bool:
+    return isinstance(model, IR) and isinstance(model.R, Exponential)
+
+
+def _check_d(d) -> int:
+    return _checks.positive_int("d", d)
+
+
+def ir_exponential_mean(arrival_rate: float, rate: float, d: int) -> float:
+    """Mean response time of Redundancy-d, IR exponential(``rate``) runtimes, k -> infinity.
+
+    ``E[T] = (1/mu) sum_(n>=0) rho^n / (n (d-1) + d) = 2F1(1, a; a+1; rho) / (mu d)`` with
+    ``a = d / (d - 1)`` (``1 / (mu - lam)`` for ``d = 1``); ``inf`` if ``rho >= 1``.
+
+    Parameters
+    ----------
+    arrival_rate : float
+        Arrival rate per server ``lam`` > 0.
+    rate : float
+        Runtime rate ``mu`` > 0.
+    d : int
+        Replicas per job, >= 1.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from queuetheory.analysis.redundancy import ir_exponential_mean
+    >>> import math
+    >>> rho = 0.5   # d = 2: (-ln(1 - rho) - rho) / (mu rho^2)
+    >>> round(ir_exponential_mean(0.5, 1.0, 2), 12), round((-math.log(1 - rho) - rho) / rho**2, 12)
+    (0.77258872224, 0.77258872224)
+
+    References
+    ----------
+    .. [1] Gardner et al., Operations Research 65(4), 2017, Theorem on the mean response time.
+    """
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    mu = _checks.positive("rate", rate)
+    d = _check_d(d)
+    rho = lam / mu
+    if rho >= 1:
+        return math.inf
+    if d == 1:
+        return 1.0 / (mu - lam)
+    a = d / (d - 1.0)
+    return float(special.hyp2f1(1.0, a, a + 1.0, rho)) / (mu * d)
+
+
+def ir_exponential_sf(t, arrival_rate: float, rate: float, d: int):
+    """``P(T > t)`` of Redundancy-d, IR exponential runtimes, k -> infinity.
+
+    ``(rho + (1 - rho) exp((d - 1) mu t))^(-d/(d-1))`` (``exp(-(mu - lam) t)`` for ``d = 1``).
+
+    Examples
+    --------
+    >>> from queuetheory.analysis.redundancy import ir_exponential_sf
+    >>> import math
+    >>> round(ir_exponential_sf(1.0, 0.5, 1.0, 2), 12), round((0.5 + 0.5 * math.e) ** -2, 12)
+    (0.289317952514, 0.289317952514)
+    """
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    mu = _checks.positive("rate", rate)
+    d = _check_d(d)
+    rho = lam / mu
+    t = np.maximum(np.asarray(t, dtype=float), 0.0)
+    if rho >= 1:
+        out = np.ones_like(t)
+    elif d == 1:
+        out = np.exp(-(mu - lam) * t)
+    else:
+        x = (d - 1) * mu * t
+        out = np.exp(-d / (d - 1.0) * (x + np.log((1.0 - rho) + rho * np.exp(-x))))
+    return float(out) if out.ndim == 0 else out
+
+
+def _ir_exponential_ppf(q, rho: float, mu: float, d: int):
+    p = 1.0 - np.asarray(q, dtype=float)
+    if d == 1:
+        return -np.log(p) / (mu * (1.0 - rho))
+    return np.log((p ** (-(d - 1.0) / d) - rho) / (1.0 - rho)) / ((d - 1) * mu)
+
+
+def ir_exponential_finite_mean(arrival_rate: float, rate: float, d: int, servers: int) -> float:
+    """Exact mean response time of Redundancy-d with ``k`` servers, IR exponential runtimes.
+
+    ``E[T] = sum_(i=d..k) 1 / (i mu C(k, d) / C(i, d) - k lam)`` (from the product-form
+    stationary distribution); ``inf`` if ``lam >= mu``.
+
+    Examples
+    --------
+    >>> from queuetheory.analysis.redundancy import ir_exponential_finite_mean
+    >>> ir_exponential_finite_mean(0.5, 1.0, 1, 1)    # M/M/1
+    2.0
+    >>> round(ir_exponential_finite_mean(0.5, 1.0, 2, 2), 12)   # k = d = 2: M/M/1 at rate 2 mu
+    1.0
+
+    References
+    ----------
+    .. [1] Gardner et al., Operations Research 65(4), 2017, Section 4 (exact analysis).
+    """
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    mu = _checks.positive("rate", rate)
+    d = _check_d(d)
+    k = _checks.positive_int("servers", servers, minimum=d)
+    if lam >= mu:
+        return math.inf
+    i = np.arange(d, k + 1, dtype=float)
+    gl = special.gammaln
+    log_ratio = gl(k + 1) - gl(k - d + 1) - gl(i + 1) + gl(i - d + 1)   # C(k,d) / C(i,d)
+    return float(np.sum(1.0 / (i * mu * np.exp(log_ratio) - k * lam)))
+
+
+class TabulatedResponseTime(Distribution):
+    """A response time known through its tail ``P(T > t)`` (a callable or a table).
+
+    ``sf`` is the given tail (a table is interpolated linearly in ``log P(T > t)`` and is 0
+    beyond its last point); ``ppf`` inverts it by bisection unless a closed form is given;
+    ``mean`` returns the given mean. ``precision`` arguments are accepted for compatibility with
+    :class:`ResponseTime` and ignored (the values are double precision).
+
+    Parameters
+    ----------
+    sf : callable or tuple of arrays
+        ``t -> P(T > t)`` for numpy arrays, or ``(grid, values)``.
+    mean : float
+        ``E[T]``.
+    ppf : callable, optional
+        Closed-form quantile function.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from queuetheory.analysis.redundancy import TabulatedResponseTime
+    >>> grid = np.linspace(0.0, 40.0, 4001)
+    >>> T = TabulatedResponseTime((grid, np.exp(-grid)), mean=1.0)
+    >>> round(T.sf(1.0), 9), round(T.ppf(0.5), 6), T.mean()
+    (0.367879441, 0.693147, 1.0)
+    """
+
+    stable = True
+
+    def __init__(self, sf, mean: float, ppf=None):
+        if callable(sf):
+            self._tail = sf
+        else:
+            grid, values = (np.asarray(v, dtype=float) for v in sf)
+            logs = np.log(np.maximum(values, 1e-300))
+
+            def tail(t):
+                return np.where(t > grid[-1], 0.0, np.exp(np.interp(t, grid, logs)))
+
+            self._tail = tail
+        self._mean = float(mean)
+        self._closed_ppf = ppf
+
+    def __repr__(self):
+        return f"TabulatedResponseTime(mean={self._mean!r})"
+
+    def cdf(self, x, precision: int | None = None):
+        """``P(T <= x)``."""
+        return super().cdf(x)
+
+    def sf(self, x, precision: int | None = None):
+        """``P(T > x)``."""
+        return super().sf(x)
+
+    def ppf(self, q, precision: int | None = None):
+        """Quantile ``inf{t : P(T <= t) >= q}``."""
+        return super().ppf(q)
+
+    quantile = ppf
+
+    def _sf(self, x):
+        return np.where(x < 0, 1.0, self._tail(np.maximum(x, 0.0)))
+
+    def _ppf(self, q):
+        if self._closed_ppf is not None:
+            return np.where(q <= 0, 0.0, self._closed_ppf(np.minimum(q, 1.0 - 1e-17)))
+        return super()._ppf(q)
+
+    def _moment(self, k):
+        return self._mean if k == 1 else super()._moment(k)
+
+
+def _ir_exponential(system: System) -> Prediction:
+    policy, model, lam = system.policy, system.runtime, system.arrival_rate
+    mu, d, k = model.R.rate, policy.d, system.servers
+    rho = lam / mu
+    stable = rho < 1
+    assumptions = _ASSUMPTIONS + ("independent exponential runtimes (IR)",)
+    if k is not None:
+        method = (f"Redundancy-d (d={d}), IR exponential runtimes: exact finite-k mean for "
+                  f"k = {k} servers from the product-form stationary distribution (Gardner et "
+                  f"al. 2017); cost 1/mu by memorylessness; no finite-k distribution")
+        return Prediction(system, method=method, exact=True, stable=stable,
+                          mean=ir_exponential_finite_mean(lam, mu, d, k),
+                          busy_fraction=min(rho, 1.0), cost=1.0 / mu,
+                          assumptions=assumptions, references=_REFERENCES[:1])
+    method = (f"Redundancy-d (d={d}), IR exponential runtimes: closed form in the k -> infinity "
+              f"limit, P(T > t) = (rho + (1 - rho) exp((d-1) mu t))^(-d/(d-1)) (Gardner et "
+              f"al. 2017); cost 1/mu by memorylessness")
+    mean = ir_exponential_mean(lam, mu, d)
+
+    def response_time():
+        return TabulatedResponseTime(lambda t: ir_exponential_sf(t, lam, mu, d), mean,
+                                     ppf=lambda q: _ir_exponential_ppf(q, rho, mu, d))
+
+    return Prediction(system, method=method, exact=True, stable=stable, mean=mean,
+                      response_time=response_time, busy_fraction=min(rho, 1.0),
+                      cost=1.0 / mu, assumptions=assumptions + ("k -> infinity",),
+                      references=_REFERENCES[:1])
+
+
+@lru_cache(maxsize=256)
+def _frontier_cached(model: RuntimeModel, d: int, points: int) -> float:
+    return meanfield.frontier(model, d, points=points)
+
+
+def stability_frontier(runtime: RuntimeModel, d: int, *, points: int = 400) -> float:
+    """Largest stable arrival rate per server of Redundancy-d as ``k -> infinity``.
+
+    ``1 / E[R]`` for ``d = 1`` (M/G/1) and ``mu`` for IR exponential(``mu``) runtimes (every
+    ``d``, Gardner et al. 2017); otherwise the mean-field frontier of
+    :func:`queuetheory.analysis.meanfield.frontier`: the arrival rate at which the workload's
+    travelling front stands still, continued from the stationary solutions as the busy
+    fraction tends to 1 (Richardson-extrapolated over grid steps ``h`` and ``h / 2``; cached
+    per runtime model and ``d``).
+
+    Parameters
+    ----------
+    runtime : RuntimeModel
+        ``qt.SX(X, S)`` or ``qt.IR(R)``.
+    d : int
+        Replicas per job, >= 1.
+    points : int
+        Grid intervals of the mean-field solution (default 400).
+
+    Returns
+    -------
+    float
+        The frontier ``lam*``: stable for ``arrival_rate < lam*``, unstable above.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> qt.stability_frontier(qt.IR(qt.Exponential(2.0)), d=5)
+    2.0
+    >>> S = qt.slowdowns.facebook()
+    >>> round(qt.stability_frontier(qt.SX(X=qt.Exponential(rate=S.mean()), S=S), d=10), 3)
+    0.663
+
+    References
+    ----------
+    .. [1] Gardner et al., Operations Research 65(4), 2017 (IR exponential).
+    """
+    if not isinstance(runtime, RuntimeModel):
+        raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
+    d = _check_d(d)
+    points = _checks.positive_int("points", points, minimum=50)
+    if _is_ir_exponential(runtime):
+        return float(runtime.R.rate)
+    if d == 1:
+        return 1.0 / runtime.mean_runtime()
+    return float(_frontier_cached(runtime, d, points))
+
+
+def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: int = 64,
+                        points: int = 400) -> int | None:
+    """Smallest ``d`` at which Redundancy-d is unstable at ``arrival_rate`` (k -> infinity).
+
+    Bisection on ``d`` in ``[1, d_max]`` over :func:`stability_frontier`, assuming the frontier
+    decreases with ``d`` (as it does in every case computed, e.g. the Facebook slowdowns with
+    exponential ``X``: 0.910, 0.839, 0.768, 0.663, 0.494 at d = 2, 3, 5, 10, 20). ``None`` if
+    the system is stable for every ``d <= d_max`` (IR exponential: for every ``d`` iff
+    ``arrival_rate < mu``).
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> qt.smallest_unstable_d(qt.IR(qt.Exponential(1.0)), 0.9) is None
+    True
+    """
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    d_max = _checks.positive_int("d_max", d_max)
+    if _is_ir_exponential(runtime):
+        return None if lam < runtime.R.rate else 1
+
+    def unstable(d):
+        return lam >= stability_frontier(runtime, d, points=points)
+
+    if not unstable(d_max):
+        return None
+    lo, hi = 0, d_max                      # stable at lo (or lo = 0), unstable at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if unstable(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _relabel(prediction: Prediction, prefix: str) -> Prediction:
+    return Prediction(prediction.system, method=prefix + prediction.method,
+                      exact=prediction.exact, stable=prediction.stable, mean=prediction.mean,
+                      response_time=prediction._response_factory,
+                      busy_fraction=prediction.busy_fraction, cost=prediction.cost,
+                      assumptions=prediction.assumptions, references=prediction.references)
+
+
+def _mean_field(system: System) -> Prediction:
+    policy, model, lam = system.policy, system.runtime, system.arrival_rate
+    d = policy.d
+    points = 400
+    frontier = stability_frontier(model, d, points=points)
+    where = ("k -> infinity" if system.servers is None
+             else f"k -> infinity limit used as an approximation for k = {system.servers}")
+    assumptions = _ASSUMPTIONS + (f"{model.name} runtimes",
+                                  "k -> infinity (asymptotic independence of servers)")
+    if lam >= frontier:
+        method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
+                  f"approximation, {where}: unstable, the arrival rate is at or above the "
+                  f"stability frontier {frontier:.6g} (no stationary workload law)")
+        return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                          busy_fraction=1.0, assumptions=assumptions, references=_REFERENCES)
+    fine, mean, error = meanfield.solve_extrapolated(model, d, lam, points=points)
+    n, h = fine.grid.size - 1, float(fine.grid[1])
+    method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) approximation, "
+              f"{where}, grid of N = {n} points, step h = {h:.4g} on [0, {fine.grid[-1]:.4g}] "
+              f"(trapezoidal rule, linear interpolation of the workload tail, Gauss-Legendre "
+              f"over X between the breakpoints), Newton's method; mean Richardson-extrapolated "
+              f"from N/2 and N points (discretisation error of the N-point mean "
+              f"{error:.2g}); distribution interpolated from the tail P(T > t) on the grid, "
+              f"quantiles by bisection; stability frontier {frontier:.6g}")
+    busy = fine.busy_fraction
+
+    def response_time():
+        return TabulatedResponseTime((fine.grid, fine.response_sf), mean)
+
+    return Prediction(system, method=method, exact=False, stable=True, mean=mean,
+                      response_time=response_time, busy_fraction=busy, cost=busy / lam,
+                      assumptions=assumptions, references=_REFERENCES)
+
+
+@register(RedundancyD)
+def analyze_redundancy(system: System) -> Prediction:
+    """Redundancy-d: closed forms under IR exponential runtimes, the mean-field otherwise."""
+    if system.policy.d == 1:
+        return _relabel(analyze_riq(system), "Redundancy-d with d = 1 is Random: ")
+    if _is_ir_exponential(system.runtime):
+        return _ir_exponential(system)
+    return _mean_field(system)
+
+
+@register(Threshold)
+def analyze_threshold(system: System) -> Prediction:
+    """THRESHOLD-0 is RIQ (exact in the k -> infinity limit); no analysis for n >= 1."""
+    if system.policy.n == 0:
+        return _relabel(analyze_riq(system), "THRESHOLD-0 coincides with RIQ: ")
+    raise NotImplementedError(
+        f"no analysis of {system.policy.label()} (THRESHOLD-n with n >= 1) yet; use "
+        f"qt.simulate(system) for its response time")

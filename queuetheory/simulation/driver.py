@@ -1,0 +1,269 @@
+""":func:`simulate`: argument checks, seeding, fan-out of the replications over an Executor."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+
+import numpy as np
+
+from .. import _checks
+from ..system import System
+from . import engine
+from .result import SimulationResult
+
+__all__ = ["simulate"]
+
+#: Default warm-up: at least this many jobs per server, divided by (1 - load) ...
+WARMUP_PER_SERVER = 10
+#: ... with the load capped here (loads at or above it use the cap).
+WARMUP_LOAD_CAP = 0.95
+#: Total simulated jobs above which the progress bar shows by default on a terminal.
+PROGRESS_THRESHOLD = 5_000_000
+
+
+def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
+             replications: int = 32, seed: int | None = None, *, warmup: int | None = None,
+             workers: int | None = None, executor: Executor | None = None,
+             tasks: int | None = None, progress: bool | None = None, samples: bool = False,
+             confidence: float = 0.95) -> SimulationResult:
+    """Simulate ``system`` exactly: ``k`` FCFS servers with cancel-on-complete.
+
+    Every policy of the package is simulated event by event with the exact state of
+    FCFS + cancel-on-complete (REFERENCE section 2): a job's completion time is fixed at its
+    arrival, so a server is described by the time its assigned work runs out (and, for
+    THRESHOLD-n, the leaving times of the jobs it holds). Under S&X a job's size ``X`` is drawn
+    once and shared by its replicas, and the slowdown ``S`` once per replica; for the batch
+    policies a batch is one computation cut into ``n`` equal-sized jobs, so one ``X`` is shared
+    by all the coded jobs (MDS) or all the copies of all the jobs (Replication) of a batch.
+    Under IR every replica, coded job or copy draws its own runtime.
+
+    * **Random**: one server, solved per block by the Lindley recursion (servers decouple).
+    * **RIQ(d)**: replicas to the idle polled servers, else one polled server at random.
+    * **Threshold(d, n)**: replicas to the polled servers holding at most ``n`` jobs (jobs
+      counted at the arrival instant, cancelled replicas gone), else one polled server at
+      random.
+    * **RedundancyD(d)**: replicas on all ``d``; the first to finish cancels the others.
+    * **MDS(n, m)**: ``n + m`` coded jobs; the batch completes at the ``n``-th finish; with
+      ``remove=True`` the other coded jobs are then cancelled (queued ones removed, running
+      ones stopped), with ``remove=False`` all ``n + m`` run to the end.
+    * **Replication(n, d)**: ``d`` copies of each of ``n`` jobs (``n d`` distinct servers); a
+      job completes at its first copy; ``remove=True`` cancels that job's other copies at that
+      moment, ``remove=False`` cancels nothing (every copy runs fully). The batch completes at
+      its last job.
+
+    For batch policies the reported time is the batch completion time (batch arrival to the
+    completion of its ``n``-th job) and the cost is per original job.
+
+    Parameters
+    ----------
+    system : System
+        Policy, runtime model, arrival rate per server and (optionally) interarrival shape.
+    servers : int, optional
+        Number of servers ``k``; defaults to ``system.servers``. Must be >= the servers one
+        arrival uses (``policy.polled``).
+    jobs : int
+        Original jobs measured per replication (>= 1; batch policies: rounded up to whole
+        batches).
+    replications : int
+        Independent replications (>= 2): the confidence intervals come from their spread.
+    seed : int, optional
+        Root seed. Replication ``i`` draws from the ``i``-th child of
+        ``numpy.random.SeedSequence(seed)``, so a seed gives the same numbers on any machine
+        and with any number of workers or tasks. ``None``: fresh entropy (kept in
+        ``result.seed``).
+    warmup : int, optional
+        Original jobs simulated and discarded at the start of every replication (the system
+        starts empty). Default: the larger of ``jobs // 4`` and ``10 k / (1 - rho)`` (``rho``
+        the load, capped at 0.95), i.e. at least 10 / (1 - rho) jobs per server; chosen from
+        RIQ runs at k = 100, where shorter warm-ups left a visible downward bias at load 0.9.
+    workers : int, optional
+        Run the replications in this many processes (``ProcessPoolExecutor``).
+    executor : concurrent.futures.Executor, optional
+        Run the replications through this executor instead (not together with ``workers``).
+    tasks : int, optional
+        Split the replications into this many tasks (default: ``workers``, the executor's
+        ``_max_workers`` if it has one, else one task per replication). Replications of one
+        task run in lock-step (faster per job); the numbers do not depend on the split.
+    progress : bool, optional
+        Show a progress bar on stderr. Default: only on a terminal and for runs of more than
+        5 million jobs.
+    samples : bool
+        Keep every measured response time in ``result.samples`` (memory grows with ``jobs``;
+        without it, memory does not).
+    confidence : float
+        Level of the confidence intervals, in (0, 1); default 0.95.
+
+    Returns
+    -------
+    SimulationResult
+        Mean, quantiles, cost and busy fraction with confidence intervals, and a stability
+        verdict.
+
+    Notes
+    -----
+    *Speed.* The replications of a task advance in lock-step, as the rows of numpy arrays:
+    one Python step moves every replication by one arrival, touching only the polled servers;
+    random numbers are drawn in blocks of 4096 arrivals. More replications per task means
+    more jobs per second. Random routing is solved in closed form block by block.
+
+    *Memory.* Statistics are streamed: per replication the sums, ten segment means (for the
+    trend check) and a histogram with 1000 log-spaced bins per decade (relative width
+    0.23 %) from ``1e-6`` to ``1e8`` times the mean runtime, from which quantiles are read
+    with geometric interpolation (resolution about 0.12 %).
+
+    *Stability.* A run is reported unstable (``stable=False``, ``mean = inf``, with the reason
+    in ``result.stability``) when Random or RIQ run at load >= 1, or when the response times
+    trend upward through the measured window: the per-replication least-squares slopes of the
+    ten segment means are significantly positive (one-sided Student t test at level 1e-4)
+    and the fitted rise exceeds 10 % of the mean.
+
+    *Clusters.* Any ``concurrent.futures.Executor`` works, including dask.distributed's:
+    ``with Client("tcp://scheduler:8786") as client: qt.simulate(system, servers=1000,
+    jobs=10**7, replications=256, seed=1, executor=client.get_executor(), tasks=64)``.
+    The replications are split into ``tasks`` groups, each sent to a worker as one task
+    (queuetheory must be importable on the workers); every group's result is a few small
+    arrays per replication, merged on the client. Because replication ``i`` always draws from
+    the ``i``-th child of the root ``SeedSequence``, the numbers are identical to a local run
+    with the same seed, whatever the cluster size or split. Use at least as many tasks as
+    worker cores, and a few replications per task so the lock-step vectorisation pays off.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> S = qt.slowdowns.facebook()
+    >>> system = qt.System(qt.RIQ(d=3), qt.SX(X=qt.Exponential(rate=S.mean()), S=S),
+    ...                    arrival_rate=0.7)
+    >>> sim = qt.simulate(system, servers=50, jobs=2000, replications=4, seed=1)
+    >>> sim.stable, sim.replications, sim.jobs
+    (True, 4, 2000)
+    >>> low, high = sim.quantile_ci(0.99)
+    >>> bool(0 < low <= sim.quantile(0.99) <= high)
+    True
+
+    References
+    ----------
+    .. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, IEEE/ACM
+       Transactions on Networking 25(6), 2017 (S&X model, RIQ, exact FCFS state).
+    .. [2] D. V. Lindley, "The theory of queues with a single server", Proc. Cambridge Philos.
+       Soc. 48(2), 1952 (the recursion used for Random routing).
+    """
+    if not isinstance(system, System):
+        raise ValueError(f"system must be a qt.System, got {system!r}")
+    if servers is None:
+        if system.servers is None:
+            raise ValueError("servers must be given (an integer >= the polled servers), "
+                             "either here or as System(servers=...)")
+        servers = system.servers
+    servers = _checks.positive_int("servers", servers)
+    system = system.replace(servers=servers)  # System checks servers >= policy.polled
+    jobs = _checks.positive_int("jobs", jobs)
+    replications = _checks.positive_int("replications", replications, minimum=2)
+    if warmup is None:
+        warmup = max(jobs // 4, math.ceil(WARMUP_PER_SERVER * servers
+                                          / (1.0 - min(system.load, WARMUP_LOAD_CAP))))
+    else:
+        warmup = _checks.positive_int("warmup", warmup, minimum=0)
+    level = float(_checks.probability_level("confidence", confidence))
+    if workers is not None and executor is not None:
+        raise ValueError("give workers or executor, not both")
+    if workers is not None:
+        workers = _checks.positive_int("workers", workers)
+    if executor is not None and not isinstance(executor, Executor):
+        raise ValueError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
+    _check_runtimes(system)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)
+    elif isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
+    seed = int(seed)
+    if tasks is None:
+        if workers is not None:
+            tasks = workers
+        elif executor is not None:
+            tasks = getattr(executor, "_max_workers", None) or replications
+        else:
+            tasks = 1
+    tasks = min(_checks.positive_int("tasks", tasks), replications)
+
+    batch = system.policy.batch
+    spec = engine.Spec(system, -(-warmup // batch), -(-jobs // batch), samples)
+    groups = [list(map(int, g)) for g in np.array_split(np.arange(replications), tasks)]
+    total = replications * (spec.warm_arrivals + spec.measured_arrivals) * batch
+    show = (progress if progress is not None
+            else sys.stderr.isatty() and total >= PROGRESS_THRESHOLD)
+    bar = _Progress(total, batch) if show else None
+    begin = time.perf_counter()
+    try:
+        if workers is None and executor is None:
+            parts = [engine.run_lanes(spec, seed, g, bar and bar.advance) for g in groups]
+        elif executor is not None:
+            parts = _fan_out(executor, spec, seed, groups, bar)
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                parts = _fan_out(pool, spec, seed, groups, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    elapsed = time.perf_counter() - begin
+    raw = _merge(parts)
+    return SimulationResult(system, raw, jobs=spec.measured_arrivals * batch,
+                            warmup=spec.warm_arrivals * batch, seed=seed, confidence=level,
+                            elapsed=elapsed)
+
+
+def _check_runtimes(system: System) -> None:
+    """Reject inputs the engine cannot simulate, naming the parameter."""
+    shape = system.interarrival
+    if shape is not None:
+        mean = shape.mean()
+        if not (math.isfinite(mean) and mean > 0):
+            raise ValueError(f"interarrival must have a finite mean > 0, got mean {mean!r}")
+
+
+def _fan_out(executor: Executor, spec, seed: int, groups, bar) -> list[dict]:
+    futures = {executor.submit(engine.run_lanes, spec, seed, g): len(g) for g in groups}
+    for future in as_completed(futures):
+        if bar is not None:
+            bar.advance(futures[future] * (spec.warm_arrivals + spec.measured_arrivals))
+    return [future.result() for future in futures]
+
+
+def _merge(parts: list[dict]) -> dict:
+    """Stack the per-lane statistics of all tasks in replication order."""
+    parts = sorted(parts, key=lambda p: p["lanes"][0])
+    raw = {key: np.concatenate([p[key] for p in parts])
+           for key in ("sum", "cost", "segments", "hist", "low", "high", "duration",
+                       "busy_time")}
+    raw["segment_counts"] = parts[0]["segment_counts"]
+    raw["hist_low"] = parts[0]["hist_low"]
+    raw["samples"] = (None if parts[0]["samples"] is None
+                      else np.concatenate([p["samples"] for p in parts]))
+    return raw
+
+
+class _Progress:
+    """A minimal text progress bar on stderr (arrivals in, jobs shown)."""
+
+    def __init__(self, total_jobs: int, batch: int):
+        self.total, self.batch, self.done = total_jobs, batch, 0
+        self.begin = time.perf_counter()
+        self._draw()
+
+    def advance(self, arrivals: int) -> None:
+        self.done = min(self.done + arrivals * self.batch, self.total)
+        self._draw()
+
+    def _draw(self) -> None:
+        fraction = self.done / self.total if self.total else 1.0
+        filled = int(30 * fraction)
+        rate = self.done / max(time.perf_counter() - self.begin, 1e-9)
+        sys.stderr.write(f"\rsimulating [{'#' * filled}{'.' * (30 - filled)}] "
+                         f"{100 * fraction:5.1f}%  {rate:,.0f} jobs/s")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -1,0 +1,363 @@
+"""The exact FCFS + cancel-on-complete engine (private).
+
+Under FCFS a job's completion time is fixed when it arrives (later arrivals never overtake it),
+so the whole state of server ``j`` is the time ``V_j`` at which its assigned work runs out. A job
+arriving at ``t`` on the polled servers ``P`` with replica runtimes ``r_j`` starts at
+``s_j = max(V_j, t)``, would finish at ``f_j = s_j + r_j``, completes at a policy-specific order
+statistic ``C`` of the ``f_j``, and every server it used becomes ``V_j <- max(s_j, min(f_j, C))``
+(a replica cancelled while still queued leaves at ``C`` without using the server).
+
+Independent replications run in lock-step: each is a row ("lane") of the numpy arrays, so one
+Python-level step advances every replication by one arrival. Random numbers are drawn per lane
+from that lane's own generator in blocks of :data:`BLOCK` arrivals, so a lane's numbers do not
+depend on which other lanes share its process.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..policies import MDS, RIQ, RedundancyD, Replication, Threshold
+
+#: Arrivals per lane drawn and simulated per block when an arrival uses at most
+#: ``BLOCK_POLLED`` servers (fewer for wider arrivals, to bound memory). Fixed: the random
+#: streams depend on it.
+BLOCK, BLOCK_POLLED = 4096, 8
+#: Segments of the measured window used for the trend (stability) check.
+SEGMENTS = 10
+#: Histogram bins per decade (relative bin width 10 ** (1 / BINS_PER_DECADE) - 1 = 0.23 %).
+BINS_PER_DECADE = 1000
+#: Histogram range relative to the runtime scale: 10 ** LOW_DECADE to 10 ** HIGH_DECADE.
+LOW_DECADE, HIGH_DECADE = -6, 8
+#: Finite stand-in for "no replica" (so that 0 * _NEVER stays 0, never NaN).
+_NEVER = 1e300
+
+
+class Spec:
+    """Everything a worker needs to simulate some lanes (picklable)."""
+
+    def __init__(self, system, warm_arrivals: int, measured_arrivals: int, keep_samples: bool):
+        self.system = system
+        self.servers = int(system.servers)
+        self.warm_arrivals = int(warm_arrivals)
+        self.measured_arrivals = int(measured_arrivals)
+        self.keep_samples = bool(keep_samples)
+        policy = system.policy
+        self.batch = policy.batch
+        self.polled = policy.polled
+        self.block = max(64, BLOCK * BLOCK_POLLED // max(self.polled, BLOCK_POLLED))
+        self.mean_gap = self.batch / (system.arrival_rate * self.servers)
+        shape = system.interarrival
+        self.gap_scale = None if shape is None else self.mean_gap / shape.mean()
+        mean_runtime = system.runtime.mean_runtime()
+        scale = mean_runtime if math.isfinite(mean_runtime) else float(
+            system.runtime.replica().ppf(0.5))
+        self.hist_low = math.log(scale) + LOW_DECADE * math.log(10.0)
+        self.hist_step = math.log(10.0) / BINS_PER_DECADE
+        self.hist_bins = (HIGH_DECADE - LOW_DECADE) * BINS_PER_DECADE
+
+
+def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> dict:
+    """Simulate the replications ``lanes`` in lock-step; return their raw statistics.
+
+    ``progress``, if given, is called with the number of arrivals simulated after each block.
+    Lane ``i`` draws from ``SeedSequence(entropy, spawn_key=(i,))``, i.e. the ``i``-th child
+    of ``SeedSequence(entropy).spawn(...)``.
+    """
+    rngs = [np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(i,)))
+            for i in lanes]
+    width = len(lanes)
+    kernel = _kernel(spec, width)
+    stats = _Statistics(spec, width)
+    clock = np.zeros(width)
+    done = 0
+    for phase_end in (spec.warm_arrivals, spec.warm_arrivals + spec.measured_arrivals):
+        if done == spec.warm_arrivals:
+            stats.begin(clock, kernel.free)
+        while done < phase_end:
+            rows = min(spec.block, phase_end - done)
+            times, flat, runtimes = _draw(spec, rngs, rows, clock)
+            clock = times[-1].copy()
+            response = np.empty((rows, width))
+            cost = np.empty((rows, width))
+            kernel(times, flat, runtimes, response, cost)
+            if done >= spec.warm_arrivals:
+                stats.add(done - spec.warm_arrivals, response, cost)
+            done += rows
+            if progress is not None:
+                progress(rows * width)
+    stats.end(clock, kernel.free)
+    return stats.finish(lanes)
+
+
+def _draw(spec: Spec, rngs, rows: int, clock: np.ndarray):
+    """Arrival times (rows, lanes), flat server indices and runtimes (rows, lanes, polled)."""
+    width, k, polled = len(rngs), spec.servers, spec.polled
+    gaps = np.empty((rows, width))
+    flat = np.empty((rows, width, polled), dtype=np.intp)
+    runtimes = np.empty((rows, width, polled))
+    model, shape = spec.system.runtime, spec.system.interarrival
+    for lane, rng in enumerate(rngs):
+        if shape is None:
+            gaps[:, lane] = rng.exponential(spec.mean_gap, rows)
+        else:
+            gaps[:, lane] = spec.gap_scale * np.asarray(shape.sample(rows, rng), dtype=float)
+        flat[:, lane, :] = _distinct(rng, rows, polled, k) + lane * k
+        runtimes[:, lane, :] = model.sample_runtimes(rows, polled, rng)
+    times = clock + np.cumsum(gaps, axis=0)
+    return times, flat, runtimes
+
+
+def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
+    """``rows`` uniformly random ordered samples of ``size`` distinct servers out of ``k``
+    (rejection of rows with a repeat when repeats are rare, else a random permutation)."""
+    if size == 1:
+        return rng.integers(0, k, (rows, 1))
+    if size * size > k:
+        return np.argsort(rng.random((rows, k)), axis=1)[:, :size]
+    out = rng.integers(0, k, (rows, size))
+    check = np.arange(rows)
+    while check.size:
+        part = out[check]
+        clash = np.zeros(check.size, dtype=bool)
+        for a in range(1, size):
+            clash |= (part[:, a:] == part[:, :-a]).any(axis=1)
+        check = check[clash]
+        out[check] = rng.integers(0, k, (check.size, size))
+    return out
+
+
+def _kernel(spec: Spec, width: int):
+    """The update rule of the policy, holding the server states of ``width`` lanes."""
+    policy, k = spec.system.policy, spec.servers
+    if spec.polled == 1:
+        return _Lindley(width * k)
+    if isinstance(policy, RIQ) or (isinstance(policy, Threshold) and policy.n == 0):
+        return _RIQ(width * k)
+    if isinstance(policy, Threshold):
+        return _Threshold(width * k, policy.n)
+    if isinstance(policy, RedundancyD):
+        return _Redundant(width * k, needed=1, groups=1, remove=True)
+    if isinstance(policy, MDS):
+        return _Redundant(width * k, needed=policy.n, groups=1, remove=policy.remove)
+    if isinstance(policy, Replication):
+        return _Redundant(width * k, needed=1, groups=policy.n, remove=policy.remove)
+    raise NotImplementedError(f"no simulation rule for {policy.label()}")
+
+
+class _Lindley:
+    """One server per job (Random): FCFS servers decouple, so a whole block is solved at once
+    by the Lindley recursion ``D_n = max(D_(n-1), a_n) + b_n`` per server, in closed form
+    ``D_n = c_n + max(V_0, max_(m<=n) (a_m - c_(m-1)))`` with ``c_n`` the cumulative work."""
+
+    def __init__(self, size: int):
+        self.free = np.zeros(size)
+
+    def __call__(self, times, flat, runtimes, response, cost):
+        servers = flat.reshape(-1)
+        arrivals = times.reshape(-1)
+        work = runtimes.reshape(-1)
+        order = np.argsort(servers, kind="stable")  # by server, then by arrival time
+        sorted_servers = servers[order]
+        used, first, counts = np.unique(sorted_servers, return_index=True, return_counts=True)
+        row = np.repeat(np.arange(used.size), counts)
+        col = np.arange(order.size) - np.repeat(first, counts)
+        a = np.zeros((used.size, counts.max()))
+        b = np.zeros_like(a)
+        a[row, col] = arrivals[order]
+        b[row, col] = work[order]
+        done_work = np.cumsum(b, axis=1)
+        latest = np.maximum.accumulate(a - (done_work - b), axis=1)
+        departure = done_work + np.maximum(self.free[used][:, None], latest)
+        self.free[used] = departure[np.arange(used.size), counts - 1]
+        out = np.empty(order.size)
+        out[order] = departure[row, col] - arrivals[order]
+        response[...] = out.reshape(response.shape)
+        cost[...] = runtimes[:, :, 0]
+
+
+class _RIQ:
+    """RIQ(d): replicas to the idle polled servers (``V_j <= t``); if none is idle, the job
+    joins the first polled server (a uniformly random one) alone."""
+
+    def __init__(self, size: int):
+        self.free = np.zeros(size)
+
+    def __call__(self, times, flat, runtimes, response, cost):
+        free, never, where = self.free, _NEVER, np.where
+        fastest = np.empty(times.shape)
+        alone = np.empty(times.shape)
+        idle_count = np.empty(times.shape, dtype=np.intp)
+        arrivals = times[:, :, None]
+        for i in range(times.shape[0]):
+            servers, t = flat[i], arrivals[i]
+            v = free[servers]
+            idle = v <= t
+            first = where(idle, runtimes[i], never).min(axis=1, out=fastest[i])
+            new = where(idle, t + first[:, None], v)
+            np.add(v[:, 0], runtimes[i, :, 0], out=alone[i])
+            new[:, 0] = where(first < never, new[:, 0], alone[i])
+            free[servers] = new
+            idle.sum(axis=1, out=idle_count[i])
+        any_idle = fastest < never
+        response[...] = where(any_idle, fastest, alone - times)
+        cost[...] = where(any_idle, fastest * idle_count, runtimes[:, :, 0])
+
+
+class _Threshold:
+    """THRESHOLD-n: replicas to the polled servers holding at most ``n`` jobs, else the job
+    joins the first polled server alone. A server's job count at ``t`` is the number of its
+    assigned replicas leaving after ``t``; their leaving times sit in a per-server buffer whose
+    expired entries are reused (the buffer doubles when a server holds more jobs than slots)."""
+
+    def __init__(self, size: int, n: int):
+        self.free = np.zeros(size)
+        self.leave = np.full((size, 4), -np.inf)
+        self.n = n
+
+    def __call__(self, times, flat, runtimes, response, cost):
+        free, n, inf = self.free, self.n, np.inf
+        for i in range(times.shape[0]):
+            t, servers, r = times[i], flat[i], runtimes[i]
+            tc = t[:, None]
+            v = free[servers]
+            pending = self.leave[servers]
+            eligible = (pending > tc[:, :, None]).sum(axis=2) <= n
+            any_eligible = eligible.any(axis=1)
+            start = np.maximum(v, tc)
+            finish = start + r
+            done = np.where(eligible, finish, inf).min(axis=1)
+            leave = np.minimum(finish, done[:, None])
+            new = np.where(eligible, np.maximum(start, leave), v)
+            new[:, 0] = np.where(any_eligible, new[:, 0], finish[:, 0])
+            leave[:, 0] = np.where(any_eligible, leave[:, 0], finish[:, 0])
+            assigned = eligible.copy()
+            assigned[:, 0] |= ~any_eligible
+            slot = pending.argmin(axis=2)
+            oldest = np.take_along_axis(pending, slot[:, :, None], axis=2)[:, :, 0]
+            if np.any(assigned & (oldest > tc)):
+                self._grow()
+                slot = np.where(oldest > tc, pending.shape[2], slot)
+            free[servers] = new
+            self.leave[servers[assigned], slot[assigned]] = leave[assigned]
+            response[i] = np.where(any_eligible, done, finish[:, 0]) - t
+            cost[i] = (new - start).sum(axis=1)
+
+    def _grow(self):
+        size, slots = self.leave.shape
+        grown = np.full((size, 2 * slots), -np.inf)
+        grown[:, :slots] = self.leave
+        self.leave = grown
+
+
+class _Redundant:
+    """Replicas on every polled server. ``groups`` jobs of ``polled / groups`` copies each; a
+    job completes at the ``needed``-th finish among its copies, the arrival when its last job
+    completes. RedundancyD(d): 1 group, needed 1. MDS(n, m): 1 group, needed n.
+    Replication(n, d): n groups of d copies, needed 1. With ``remove`` the copies of a job are
+    cancelled when it completes; without, every copy runs to the end."""
+
+    def __init__(self, size: int, needed: int, groups: int, remove: bool):
+        self.free = np.zeros(size)
+        self.needed, self.groups, self.remove = needed, groups, remove
+
+    def __call__(self, times, flat, runtimes, response, cost):
+        free, needed, groups, remove = self.free, self.needed, self.groups, self.remove
+        done = np.empty(times.shape)
+        arrivals = times[:, :, None]
+        for i in range(times.shape[0]):
+            servers = flat[i]
+            start = np.maximum(free[servers], arrivals[i])
+            finish = start + runtimes[i]
+            if groups > 1:
+                each = finish.reshape(finish.shape[0], groups, -1).min(axis=2)
+                each.max(axis=1, out=done[i])
+                cancel = np.repeat(each, finish.shape[1] // groups, axis=1)
+            else:
+                if needed == 1:
+                    finish.min(axis=1, out=done[i])
+                else:
+                    done[i] = np.partition(finish, needed - 1, axis=1)[:, needed - 1]
+                cancel = done[i][:, None]
+            new = np.maximum(start, np.minimum(finish, cancel)) if remove else finish
+            free[servers] = new
+            (new - start).sum(axis=1, out=cost[i])
+        np.subtract(done, times, out=response)
+
+
+def _unfinished(clock: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Unfinished work per lane at the lane's time: a server assigned work up to ``V`` is busy
+    without a break until ``V`` (every job starts at ``max(V, t)``)."""
+    lanes = clock.size
+    return np.maximum(free.reshape(lanes, -1) - clock[:, None], 0.0).sum(axis=1)
+
+
+class _Statistics:
+    """Streaming per-lane statistics of the measured window: sums, a log-spaced histogram,
+    segment means for the trend check, and (on request) the samples themselves."""
+
+    def __init__(self, spec: Spec, width: int):
+        self.spec = spec
+        self.width = width
+        self.sum = np.zeros(width)
+        self.cost = np.zeros(width)
+        self.segments = np.zeros((width, SEGMENTS))
+        self.hist = np.zeros(width * spec.hist_bins, dtype=np.int64)
+        self.low = np.full(width, np.inf)
+        self.high = np.zeros(width)
+        self.start = np.zeros(width)
+        self.end_time = np.zeros(width)
+        self.backlog = np.zeros(width)
+        self.samples: list[np.ndarray] = []
+
+    def begin(self, clock: np.ndarray, free: np.ndarray) -> None:
+        """Start of the measured window: its time and the unfinished work per lane."""
+        self.start = clock.copy()
+        self.backlog = _unfinished(clock, free)
+
+    def end(self, clock: np.ndarray, free: np.ndarray) -> None:
+        """End of the measured window (the last arrival)."""
+        self.end_time = clock.copy()
+        self.backlog = self.backlog - _unfinished(clock, free)
+
+    def add(self, first: int, response, cost):
+        """Measured arrivals ``first, first + 1, ...`` (rows) of every lane (columns)."""
+        spec = self.spec
+        values = np.ascontiguousarray(response.T)
+        self.sum += values.sum(axis=1)
+        self.cost += np.ascontiguousarray(cost.T).sum(axis=1)
+        np.minimum(self.low, values.min(axis=1), out=self.low)
+        np.maximum(self.high, values.max(axis=1), out=self.high)
+        index = first + np.arange(values.shape[1])
+        segment = index * SEGMENTS // spec.measured_arrivals
+        for s in np.unique(segment):
+            self.segments[:, s] += values[:, segment == s].sum(axis=1)
+        with np.errstate(divide="ignore"):
+            logs = np.log(values)
+        bins = np.clip((logs - spec.hist_low) / spec.hist_step, 0, spec.hist_bins - 1)
+        bins = bins.astype(np.intp) + (np.arange(self.width) * spec.hist_bins)[:, None]
+        self.hist += np.bincount(bins.ravel(), minlength=self.hist.size)
+        if spec.keep_samples:
+            self.samples.append(values)
+
+    def finish(self, lanes: list[int]) -> dict:
+        spec = self.spec
+        counts = np.bincount(np.arange(spec.measured_arrivals) * SEGMENTS
+                             // spec.measured_arrivals, minlength=SEGMENTS)
+        return {
+            "lanes": list(lanes),
+            "hist_low": spec.hist_low,
+            "sum": self.sum,
+            "cost": self.cost,
+            "segments": self.segments / np.maximum(counts, 1),
+            "segment_counts": counts,
+            "hist": self.hist.reshape(self.width, spec.hist_bins),
+            "low": self.low,
+            "high": self.high,
+            "duration": self.end_time - self.start,
+            "busy_time": self.cost + self.backlog,
+            "samples": (np.concatenate(self.samples, axis=1) if spec.keep_samples
+                        else None),
+        }

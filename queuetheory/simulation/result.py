@@ -1,0 +1,270 @@
+"""The result of :func:`queuetheory.simulate`: estimates with confidence intervals."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats as _stats
+
+from .. import _checks
+from ..policies import RIQ, Random
+from ..system import System
+from . import engine
+
+__all__ = ["SimulationResult"]
+
+#: One-sided level of the trend test: a stable run is called unstable this rarely (at most).
+TREND_LEVEL = 1e-4
+#: ... and only if the fitted rise across the measured window exceeds this fraction of its mean.
+TREND_RISE = 0.1
+
+
+class SimulationResult:
+    """Estimates from independent replications of a simulated :class:`System`.
+
+    Every interval is a two-sided Student-t confidence interval over the replications (each
+    replication gives one estimate; they are independent by construction). The response time
+    of a batch policy (:class:`MDS`, :class:`Replication`) is the **batch completion time**:
+    from the arrival of the batch to the completion of its ``n``-th job (see ``statistic``).
+
+    Attributes
+    ----------
+    system : System
+        The simulated system (with ``servers`` set).
+    servers, jobs, warmup, replications : int
+        Servers ``k``; original jobs measured per replication; original jobs simulated and
+        discarded before measuring, per replication; number of replications.
+    seed : int
+        The entropy of the root ``numpy.random.SeedSequence`` (pass it back to reproduce).
+    confidence : float
+        Level of the intervals (default 0.95).
+    statistic : str
+        ``"response time"`` or ``"batch completion time"``.
+    stable : bool
+        ``False`` if the run looks unstable (see ``stability``); then ``mean`` and every
+        quantile are ``inf`` and ``observed_mean`` holds the (meaningless) window average.
+    stability : str
+        Why the run is considered stable or not.
+    mean, mean_ci : float, (float, float)
+        Mean response (or batch completion) time and its interval.
+    cost, cost_ci : float, (float, float)
+        Server time consumed per original job, including cancelled replicas.
+    busy_fraction, busy_fraction_ci : float, (float, float)
+        Fraction of time a server is busy over the measured window (from its first to its
+        last arrival), including work on replicas cancelled later: the server time of the
+        window's arrivals plus the change in unfinished work, over ``k`` times its length.
+    quantile_resolution : float
+        Relative width of the histogram bins the quantiles are read from (0.23 %); a quantile
+        is exact to half of that beyond its sampling error.
+    per_replication : dict of numpy.ndarray
+        Each replication's own ``mean`` (the window average, also when unstable), ``cost``
+        and ``busy_fraction``: the values the intervals are computed from.
+    samples : numpy.ndarray or None
+        All measured response times, shape (replications, arrivals), if ``samples=True``.
+    elapsed : float
+        Wall-clock seconds of the run.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    >>> sim = qt.simulate(system, servers=4, jobs=4000, replications=4, seed=1)
+    >>> sim.stable, sim.statistic
+    (True, 'response time')
+    >>> low, high = sim.mean_ci
+    >>> bool(low < sim.mean < high)
+    True
+    """
+
+    def __init__(self, system: System, raw: dict, *, jobs: int, warmup: int, seed: int,
+                 confidence: float, elapsed: float):
+        self.system = system
+        self.servers = int(system.servers)
+        self.jobs = int(jobs)
+        self.warmup = int(warmup)
+        self.seed = seed
+        self.confidence = float(confidence)
+        self.elapsed = float(elapsed)
+        policy = system.policy
+        self.batch = policy.batch
+        self.statistic = "batch completion time" if self.batch > 1 else "response time"
+        self.replications = int(raw["sum"].shape[0])
+        self._arrivals = int(raw["segment_counts"].sum())
+        self._hist, self._hist_low = raw["hist"], raw["hist_low"]
+        self._low, self._high = raw["low"], raw["high"]
+        self._segments, self._segment_counts = raw["segments"], raw["segment_counts"]
+        self.samples = raw["samples"]
+        self._per_mean = raw["sum"] / self._arrivals
+        self._per_cost = raw["cost"] / (self._arrivals * self.batch)
+        duration = raw["duration"]
+        self._per_busy = np.divide(raw["busy_time"], self.servers * duration,
+                                   out=np.ones_like(duration), where=duration > 0)
+        self.per_replication = {"mean": self._per_mean, "cost": self._per_cost,
+                                "busy_fraction": self._per_busy}
+        self.quantile_resolution = 10 ** (1 / engine.BINS_PER_DECADE) - 1
+        self.stable, self.stability = self._stability()
+        self.observed_mean, self.observed_mean_ci = self._interval(self._per_mean)
+        if self.stable:
+            self.mean, self.mean_ci = self.observed_mean, self.observed_mean_ci
+        else:
+            self.mean, self.mean_ci = math.inf, (math.inf, math.inf)
+        self.cost, self.cost_ci = self._interval(self._per_cost)
+        self.busy_fraction, self.busy_fraction_ci = self._interval(self._per_busy)
+        seconds = max(self.elapsed, 1e-12)
+        self.jobs_per_second = (self.replications * self.batch
+                                * (self._arrivals + -(-self.warmup // self.batch)) / seconds)
+
+    # -- estimates ---------------------------------------------------------------------------
+    def quantile(self, q: float) -> float:
+        """The ``q``-quantile of the response (batch completion) time, from all replications.
+
+        ``inf`` if the run is unstable. Read from a log-spaced histogram (see
+        ``quantile_resolution``).
+        """
+        q = float(_checks.probability_level("q", q))
+        if not self.stable:
+            return math.inf
+        return self._hist_quantile(self._hist.sum(axis=0), self._low.min(), self._high.max(), q)
+
+    def quantile_ci(self, q: float, confidence: float | None = None) -> tuple[float, float]:
+        """Confidence interval of the ``q``-quantile: the pooled estimate plus or minus the
+        Student-t half-width of the replications' own ``q``-quantiles."""
+        q = float(_checks.probability_level("q", q))
+        level = self._level(confidence)
+        if not self.stable:
+            return (math.inf, math.inf)
+        own = np.array([self._hist_quantile(h, lo, hi, q)
+                        for h, lo, hi in zip(self._hist, self._low, self._high)])
+        center = self.quantile(q)
+        half = self._half_width(own, level)
+        return (max(center - half, 0.0), center + half)
+
+    def interval(self, values, confidence: float | None = None) -> tuple[float, float]:
+        """Student-t interval of the mean of per-replication ``values`` (a helper for users
+        who compute their own statistic from ``samples``)."""
+        values = np.asarray(values, dtype=float)
+        return self._interval(values, self._level(confidence))[1]
+
+    # -- reporting ---------------------------------------------------------------------------
+    def describe(self) -> str:
+        """A paragraph: what was simulated, how, and the main estimates."""
+        pct = f"{100 * self.confidence:g}%"
+        parts = [f"Simulated {self.system.describe()}.",
+                 f"{self.replications} independent replications of {self.jobs} measured jobs "
+                 f"each after a warm-up of {self.warmup} jobs (seed {self.seed}); {pct} "
+                 f"Student-t intervals across replications."]
+        if self.batch > 1:
+            parts.append(f"Times are batch completion times (arrival of a batch of "
+                         f"{self.batch} to the completion of its last job); cost is per job.")
+        if self.stable:
+            low, high = self.mean_ci
+            parts.append(f"Mean {self.statistic} {self.mean:.6g} [{low:.6g}, {high:.6g}]; "
+                         f"99th percentile {self.quantile(0.99):.6g}.")
+        else:
+            parts.append(f"The run looks UNSTABLE: {self.stability}.")
+        low, high = self.cost_ci
+        parts.append(f"Cost {self.cost:.6g} [{low:.6g}, {high:.6g}] server time per job; "
+                     f"busy fraction {self.busy_fraction:.6g}.")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict:
+        """The scalar results as a plain dictionary (for JSON output)."""
+        out = {"policy": self.system.policy.label(), "runtime": self.system.runtime.name,
+               "arrival_rate": self.system.arrival_rate, "servers": self.servers,
+               "load": self.system.load, "jobs": self.jobs, "warmup": self.warmup,
+               "replications": self.replications, "seed": self.seed,
+               "confidence": self.confidence, "statistic": self.statistic,
+               "stable": self.stable, "stability": self.stability,
+               "mean": self.mean, "mean_ci": list(self.mean_ci),
+               "observed_mean": self.observed_mean}
+        for q in (0.5, 0.95, 0.99):
+            key = f"p{round(100 * q)}"
+            out[key] = self.quantile(q)
+            out[key + "_ci"] = list(self.quantile_ci(q))
+        out.update({"cost": self.cost, "cost_ci": list(self.cost_ci),
+                    "busy_fraction": self.busy_fraction,
+                    "busy_fraction_ci": list(self.busy_fraction_ci),
+                    "quantile_resolution": self.quantile_resolution,
+                    "elapsed": self.elapsed, "jobs_per_second": self.jobs_per_second})
+        return out
+
+    def __repr__(self):
+        if not self.stable:
+            return (f"SimulationResult({self.system.policy.label()}, k={self.servers}, "
+                    f"unstable)")
+        low, high = self.mean_ci
+        return (f"SimulationResult({self.system.policy.label()}, k={self.servers}, "
+                f"mean={self.mean:.6g} [{low:.6g}, {high:.6g}])")
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _level(self, confidence):
+        if confidence is None:
+            return self.confidence
+        return float(_checks.probability_level("confidence", confidence))
+
+    def _half_width(self, values: np.ndarray, level: float) -> float:
+        n = values.size
+        spread = float(np.std(values, ddof=1))
+        if not math.isfinite(spread):
+            return math.inf
+        return float(_stats.t.ppf(0.5 + level / 2, n - 1)) * spread / math.sqrt(n)
+
+    def _interval(self, values: np.ndarray, level: float | None = None):
+        center = float(np.mean(values))
+        half = self._half_width(values, self.confidence if level is None else level)
+        return center, (center - half, center + half)
+
+    def _hist_quantile(self, hist: np.ndarray, low: float, high: float, q: float) -> float:
+        """Quantile of a histogram, geometric interpolation inside the bin (linear in the
+        end bins, which also hold everything below / above the range)."""
+        step = math.log(10.0) / engine.BINS_PER_DECADE
+        total = hist.sum()
+        cum = np.cumsum(hist)
+        target = q * total
+        b = int(np.searchsorted(cum, target, side="left"))
+        below = cum[b] - hist[b]
+        frac = (target - below) / hist[b]
+        edge_low = math.exp(self._hist_low + b * step)
+        edge_high = edge_low * math.exp(step)
+        if b == 0 or b == hist.size - 1:
+            lo = min(low, edge_low) if b == 0 else edge_low
+            hi = max(high, edge_high) if b == hist.size - 1 else edge_high
+            value = lo + frac * (hi - lo)
+        else:
+            value = edge_low * math.exp(frac * step)
+        return float(min(max(value, low), high))
+
+    def _stability(self) -> tuple[bool, str]:
+        used = self._segment_counts > 0
+        means = self._segments[:, used]
+        x = np.arange(means.shape[1], dtype=float)
+        policy = self.system.policy
+        load = self.system.load
+        if load >= 1 and isinstance(policy, _LOAD_BOUND):
+            return False, (f"the offered load is {load:.4g} >= 1, and {policy.label()} is "
+                           f"stable only below load 1")
+        if x.size < 3:
+            return True, "too few measured jobs for a trend check"
+        xc = x - x.mean()
+        slopes = means @ xc / (xc @ xc)
+        overall = float(np.mean(self._per_mean))
+        spread = float(np.std(slopes, ddof=1))
+        mean_slope = float(np.mean(slopes))
+        if spread > 0:
+            t_value = mean_slope / (spread / math.sqrt(slopes.size))
+        else:
+            t_value = math.inf if mean_slope > 0 else 0.0
+        rise = mean_slope * (x[-1] - x[0]) / overall if overall > 0 else 0.0
+        critical = float(_stats.t.isf(TREND_LEVEL, slopes.size - 1))
+        if t_value > critical and rise > TREND_RISE:
+            return False, (f"the {self.statistic} trends upward through the run: the fitted "
+                           f"rise over the measured window is {100 * rise:.3g}% of its mean "
+                           f"(trend t = {t_value:.3g} across {slopes.size} replications); the "
+                           f"system is unstable or far from steady state at load {load:.4g} "
+                           f"(try more jobs or warmup)")
+        return True, (f"no upward trend (fitted rise {100 * rise:.3g}% over the measured "
+                      f"window, trend t = {t_value:.3g})")
+
+
+_LOAD_BOUND = (Random, RIQ)

@@ -1,0 +1,219 @@
+"""Redundancy-d and THRESHOLD-n analysis: closed forms, handlers, frontier, simulation checks.
+
+Reference values and how they were obtained:
+* IR exponential k -> infinity mean: mpmath.nsum of (1/mu) sum_n rho^n / (n (d-1) + d) at 30
+  digits, and the d = 2 closed form (-ln(1-rho) - rho) / (mu rho^2) (Gardner et al. 2017).
+* Finite k: k = d is an M/M/1 queue with arrival rate d lam and service rate d mu (every job
+  runs on all d servers, which stay in lockstep): E[T] = 1 / (d (mu - lam)).
+* Simulations: an independent exact event-by-event simulator written below (REFERENCE.md
+  section 2: per-server free-at times V_j, completion C = min_j f_j, every polled server
+  becomes max(s_j, min(f_j, C))), seeded, with batch-means standard errors; tolerances are
+  z = 3.3 standard errors (two-sided 1e-3) plus the stated finite-k allowance.
+"""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+import queuetheory as qt
+from queuetheory.analysis import redundancy
+
+Z = 3.3
+
+
+def _facebook_model():
+    S = qt.slowdowns.facebook()
+    return qt.SX(X=qt.Exponential(rate=S.mean()), S=S)
+
+
+def _simulate(model, d, lam, k, n_jobs, seed, warmup=0.2):
+    """Response times of Redundancy-d (FCFS, cancel-on-complete) after a warm-up fraction, and
+    the per-server workloads at the end."""
+    rng = np.random.default_rng(seed)
+    times = np.cumsum(rng.exponential(1.0 / (lam * k), n_jobs))
+    polled = rng.integers(k, size=(n_jobs, d))
+    while d > 1:
+        ordered = np.sort(polled, axis=1)
+        bad = np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)
+        if not bad.any():
+            break
+        polled[bad] = rng.integers(k, size=(int(bad.sum()), d))
+    runtimes = model.sample_runtimes(n_jobs, d, rng)
+    free_at = np.zeros(k)
+    response = np.empty(n_jobs)
+    for j in range(n_jobs):
+        p, t = polled[j], times[j]
+        start = np.maximum(free_at[p], t)
+        finish = start + runtimes[j]
+        done = finish.min()
+        free_at[p] = np.maximum(start, np.minimum(finish, done))
+        response[j] = done - t
+    return response[int(warmup * n_jobs):], free_at - times[-1]
+
+
+def _batch_means(x, batches=30):
+    means = np.array([b.mean() for b in np.array_split(x, batches)])
+    return x.mean(), means.std(ddof=1) / math.sqrt(batches)
+
+
+# ----------------------------------------------------------------------------- closed forms
+@pytest.mark.parametrize(("lam", "d"), [(0.3, 2), (0.9, 3), (0.99, 10), (0.5, 1)])
+def test_ir_exponential_mean_series(lam, d):
+    with mpmath.workdps(30):
+        exact = float(mpmath.nsum(lambda n: mpmath.mpf(lam) ** n / (n * (d - 1) + d),
+                                  [0, mpmath.inf]) / 2.0)
+    assert redundancy.ir_exponential_mean(2.0 * lam, 2.0, d) == pytest.approx(exact, rel=1e-12)
+
+
+def test_ir_exponential_d2_closed_form_and_instability():
+    rho = 0.7
+    assert redundancy.ir_exponential_mean(rho, 1.0, 2) == pytest.approx(
+        (-math.log(1 - rho) - rho) / rho**2, rel=1e-13)
+    assert redundancy.ir_exponential_mean(1.0, 1.0, 4) == math.inf
+
+
+def test_ir_exponential_tail_integrates_to_mean_and_ppf_inverts():
+    lam, mu, d = 0.8, 1.5, 4
+    integral = mpmath.quad(lambda t: redundancy.ir_exponential_sf(float(t), lam, mu, d),
+                           [0, 1, 10, mpmath.inf])
+    assert float(integral) == pytest.approx(redundancy.ir_exponential_mean(lam, mu, d),
+                                            rel=1e-9)
+    p = qt.analyze(qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(mu)), lam))
+    q = p.quantile(0.99)
+    assert redundancy.ir_exponential_sf(q, lam, mu, d) == pytest.approx(0.01, rel=1e-9)
+    assert p.response_time.cdf(q) == pytest.approx(0.99, rel=1e-12)
+
+
+def test_finite_k_equal_d_is_mm1_and_tends_to_limit():
+    assert redundancy.ir_exponential_finite_mean(0.6, 1.0, 3, 3) == pytest.approx(
+        1 / (3 * 0.4), rel=1e-13)
+    limit = redundancy.ir_exponential_mean(0.6, 1.0, 3)
+    big = redundancy.ir_exponential_finite_mean(0.6, 1.0, 3, 100_000)
+    assert big == pytest.approx(limit, rel=1e-4)
+
+
+def test_finite_k_mean_against_simulation():
+    lam, d, k = 0.7, 2, 4
+    model = qt.IR(qt.Exponential(1.0))
+    p = qt.analyze(qt.System(qt.RedundancyD(d), model, lam, servers=k))
+    assert p.exact and "finite-k" in p.method and p.cost == 1.0
+    resp, _ = _simulate(model, d, lam, k, 200_000, seed=11)
+    mean, se = _batch_means(resp)
+    assert abs(mean - p.mean) < Z * se
+
+
+def test_ir_exponential_cost_is_one_over_mu_in_simulation():
+    # cost per job = total server time / jobs; derived: 1/mu for every d and k
+    lam, d, k, mu = 0.6, 3, 50, 2.0
+    model = qt.IR(qt.Exponential(mu))
+    rng = np.random.default_rng(5)
+    n = 100_000
+    times = np.cumsum(rng.exponential(1.0 / (lam * k), n))
+    free_at, busy = np.zeros(k), 0.0
+    runtimes = model.sample_runtimes(n, d, rng)
+    for j in range(n):
+        p = rng.choice(k, d, replace=False)
+        start = np.maximum(free_at[p], times[j])
+        finish = start + runtimes[j]
+        new = np.maximum(start, np.minimum(finish, finish.min()))
+        busy += float(np.sum(new - start))
+        free_at[p] = new
+    # per-job server times are i.i.d.-like with sd <= 1/mu; 3.3 sd of the mean of n
+    assert abs(busy / n - 1 / mu) < Z * (1 / mu) / math.sqrt(n) * 2
+    assert qt.analyze(qt.System(qt.RedundancyD(d), model, lam)).cost == 1 / mu
+
+
+# --------------------------------------------------------------------------------- handlers
+def test_unstable_is_a_result():
+    p = qt.analyze(qt.System(qt.RedundancyD(3), qt.IR(qt.Exponential(1.0)), 1.2))
+    assert not p.stable and p.mean == math.inf and p.quantile(0.5) == math.inf
+    p = qt.analyze(qt.System(qt.RedundancyD(10), _facebook_model(), 0.7))
+    assert not p.stable and p.mean == math.inf and not p.exact
+
+
+def test_d1_is_pollaczek_khinchine():
+    model = _facebook_model()
+    p = qt.analyze(qt.System(qt.RedundancyD(1), model, 0.5))
+    assert p.exact and p.mean == pytest.approx(qt.mg1.pk_mean(0.5, model.replica()), rel=1e-12)
+
+
+def test_mean_field_prediction_fields():
+    model = _facebook_model()
+    p = qt.analyze(qt.System(qt.RedundancyD(3), model, 0.6))
+    assert not p.exact and "mean-field (cavity) approximation" in p.method
+    assert "grid of N" in p.method
+    assert p.cost == pytest.approx(p.busy_fraction / 0.6)
+    T = p.response_time
+    assert T.mean() == p.mean
+    assert T.sf(p.quantile(0.9)) == pytest.approx(0.1, abs=1e-9)
+    # the mean is the integral of the tabulated tail (trapezoidal rule on the fine grid)
+    grid = np.linspace(0, 40, 40001)
+    assert np.trapezoid(T.sf(grid), grid) == pytest.approx(p.mean, rel=2e-3)
+
+
+def test_threshold_zero_is_riq_and_n1_not_implemented():
+    model = _facebook_model()
+    riq = qt.analyze(qt.System(qt.RIQ(3), model, 0.7))
+    thr = qt.analyze(qt.System(qt.Threshold(3, 0), model, 0.7))
+    assert thr.mean == riq.mean and thr.busy_fraction == riq.busy_fraction
+    assert thr.mean == pytest.approx(1.777675, abs=1e-6)    # REFERENCE.md section 3
+    assert "THRESHOLD-0 coincides with RIQ" in thr.method
+    with pytest.raises(NotImplementedError, match="simulate"):
+        qt.analyze(qt.System(qt.Threshold(3, 1), model, 0.7))
+
+
+# ------------------------------------------------------------------------------- frontier
+def test_frontier_ir_exponential_and_d1():
+    assert qt.stability_frontier(qt.IR(qt.Exponential(3.0)), 7) == 3.0
+    assert qt.stability_frontier(_facebook_model(), 1) == pytest.approx(1.0)
+    assert qt.smallest_unstable_d(qt.IR(qt.Exponential(1.0)), 1.0) == 1
+    with pytest.raises(ValueError, match="d"):
+        qt.stability_frontier(_facebook_model(), 0)
+
+
+def test_frontier_facebook_matches_simulated_instability():
+    # REFERENCE.md section 5 (simulation, k = 100 and 1000): lam = 0.5 stable at d = 10,
+    # unstable at d = 20; lam = 0.7 unstable at d = 10; d = 10 stable at 0.64, unstable at 0.67
+    model = _facebook_model()
+    f10 = qt.stability_frontier(model, 10)
+    assert 0.64 < f10 < 0.67
+    assert qt.stability_frontier(model, 20) < 0.5
+
+
+# ----------------------------------------------------------------------- simulation checks
+def test_mean_field_against_simulation_k250_fast():
+    # lam = 0.6, d = 3 at k = 250; finite-k allowance 1% (the measured finite-k bias at
+    # d = 10, lam = 0.5 is +0.0026 at k = 1000, scaling like 1/k)
+    model, lam, d = _facebook_model(), 0.6, 3
+    p = qt.analyze(qt.System(qt.RedundancyD(d), model, lam))
+    resp, _ = _simulate(model, d, lam, 250, 150_000, seed=3)
+    mean, se = _batch_means(resp)
+    assert abs(mean - p.mean) < Z * se + 0.01 * p.mean
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("lam", "d"), [(0.6, 3), (0.5, 10), (0.7, 5)])
+def test_mean_field_against_simulation_k1000(lam, d):
+    # simulation at k = 1000 and 4000, extrapolated linearly in 1/k to k = infinity (measured
+    # bias at lam = 0.5, d = 10: +0.0104 at k = 250, +0.0026 at k = 1000); the mean-field must
+    # lie within z = 3.3 standard errors of the extrapolation
+    model = _facebook_model()
+    p = qt.analyze(qt.System(qt.RedundancyD(d), model, lam))
+    m1, s1 = _batch_means(_simulate(model, d, lam, 1000, 2_000_000, seed=7)[0])
+    m4, s4 = _batch_means(_simulate(model, d, lam, 4000, 3_000_000, seed=8)[0])
+    limit, se = (4 * m4 - m1) / 3, math.hypot(4 * s4, s1) / 3
+    assert abs(limit - p.mean) < Z * se
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("lam", "d"), [(0.5, 20), (0.7, 10)])
+def test_simulated_instability_k1000(lam, d):
+    # unstable: the mean workload keeps growing; stable case (0.5, 10) for contrast
+    model = _facebook_model()
+    assert not qt.analyze(qt.System(qt.RedundancyD(d), model, lam)).stable
+    n = 1_000_000
+    resp, _ = _simulate(model, d, lam, 1000, n, seed=9, warmup=0.0)
+    quarters = [q.mean() for q in np.array_split(resp, 4)]
+    assert quarters[3] > quarters[2] > quarters[1] > 2 * quarters[0]

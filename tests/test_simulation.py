@@ -1,0 +1,352 @@
+"""Tests of queuetheory.simulation against closed forms, hand-worked sample paths and the
+REFERENCE values.
+
+Statistical checks use the simulation's own 99.9% Student-t interval (a correct simulator
+fails one of them about once in a thousand runs; every run is seeded, so a pass is
+reproducible), plus the histogram resolution for quantiles and, where the reference is the
+k -> infinity limit, the finite-k allowance of queuetheory.validate.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+import queuetheory as qt
+from queuetheory.simulation import engine
+
+LEVEL = 0.999
+
+
+def _mean_half(sim):
+    """Half-width of the 99.9% interval of the mean."""
+    low, high = sim.interval(sim.per_replication["mean"], LEVEL)
+    return (high - low) / 2
+
+
+def _assert_mean(sim, exact, extra=0.0):
+    assert abs(sim.mean - exact) <= _mean_half(sim) + extra, (sim.mean, exact, _mean_half(sim))
+
+
+def _assert_quantile(sim, q, exact, extra=0.0):
+    low, high = sim.quantile_ci(q, LEVEL)
+    room = sim.quantile_resolution * exact + extra
+    assert low - room <= exact <= high + room, (q, low, high, exact)
+
+
+def _redundancy_exact_mean(k, d, lam, mu=1.0):
+    """REFERENCE section 4 (finite-k product form, Gardner et al. OR 2017):
+    E[T] = sum_{i=d..k} 1 / (i mu C(k,d)/C(i,d) - k lam)."""
+    return sum(1.0 / (i * mu * math.comb(k, d) / math.comb(i, d) - k * lam)
+               for i in range(d, k + 1))
+
+
+# -- exact single-server results -------------------------------------------------------------
+def test_mm1_mean_quantiles_busy_cost():
+    # Random routing of Poisson arrivals to k = 10 servers: 10 independent M/M/1 queues.
+    # Closed forms: T ~ Exp(mu - lam), so E[T] = 1/(mu - lam), T_q = -ln(1 - q)/(mu - lam);
+    # busy fraction lam/mu; cost E[R] = 1/mu.
+    lam = 0.7
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=lam)
+    sim = qt.simulate(system, servers=10, jobs=60_000, replications=8, seed=11)
+    assert sim.stable
+    _assert_mean(sim, 1 / (1 - lam))
+    for q in (0.5, 0.95, 0.99):
+        _assert_quantile(sim, q, -math.log(1 - q) / (1 - lam))
+    low, high = sim.interval(sim.per_replication["busy_fraction"], LEVEL)
+    assert low <= lam <= high
+    low, high = sim.interval(sim.per_replication["cost"], LEVEL)
+    assert low <= 1.0 <= high
+
+
+def test_random_matches_pollaczek_khinchine():
+    # M/G/1 with B ~ Uniform(0, 2): E[B] = 1, E[B^2] = 4/3; Pollaczek-Khinchine
+    # E[T] = E[B] + lam E[B^2] / (2 (1 - lam E[B])) = 1 + 0.6 (4/3) / 0.8 = 2 exactly.
+    system = qt.System(qt.Random(), qt.IR(qt.Uniform(0.0, 2.0)), arrival_rate=0.6)
+    sim = qt.simulate(system, servers=20, jobs=40_000, replications=8, seed=12)
+    _assert_mean(sim, 2.0)
+
+
+def test_renewal_arrivals_d_m_1():
+    # D/M/1 (k = 1, deterministic gaps 1/lam, mu = 1): E[T] = 1 / (mu (1 - sigma)) with sigma
+    # the root in (0, 1) of sigma = exp(-mu (1 - sigma) / lam) (GI/M/1, Kleinrock vol. 1,
+    # eq. 6.30), solved here with brentq independently of the simulator.
+    lam = 0.8
+    sigma = optimize.brentq(lambda s: s - math.exp(-(1 - s) / lam), 1e-9, 1 - 1e-9)
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=lam,
+                       interarrival=qt.Deterministic(3.0))   # a shape: rescaled to 1/lam
+    sim = qt.simulate(system, servers=1, jobs=40_000, replications=8, seed=13)
+    _assert_mean(sim, 1 / (1 - sigma))
+
+
+# -- Redundancy-d: exact finite-k and S&X versus IR ------------------------------------------
+@pytest.mark.parametrize("k, d, lam", [(4, 2, 0.7), (6, 3, 0.8), (10, 2, 0.6)])
+def test_redundancy_ir_exponential_exact_finite_k(k, d, lam):
+    system = qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(1.0)), arrival_rate=lam)
+    sim = qt.simulate(system, servers=k, jobs=30_000, replications=8, seed=21)
+    _assert_mean(sim, _redundancy_exact_mean(k, d, lam))
+    # Exponential memorylessness: the cost per job of Redundancy-d IR is 1/mu exactly.
+    low, high = sim.interval(sim.per_replication["cost"], LEVEL)
+    assert low <= 1.0 <= high
+
+
+def test_sx_and_ir_differ_as_they_should():
+    # k = d = 2: both servers receive every job and start it together, so the farm is one
+    # M/G/1 queue (arrival rate 2 lam) whose service is the fastest of two replicas.
+    # S&X, X ~ Exp(1), S ~ Exp(1): B = X min(S1, S2), E[B] = 1/2, E[B^2] = 2 * 1/2 = 1.
+    # IR with the same marginal R = X S (P(R > t) = 2 sqrt(t) K1(2 sqrt(t))): B = min(R1, R2),
+    # E[B] = 1/3, E[B^2] = 2/5 (mpmath quadrature of the squared tail, 30 digits).
+    # P-K at lam = 0.3 (rate 0.6): S&X 1/2 + 0.6 / (2 * 0.7) = 13/14; IR 1/3 + 0.6 * 0.4 /
+    # (2 * 0.8) = 0.483333...
+    X, S = qt.Exponential(1.0), qt.Exponential(1.0)
+    sx = qt.System(qt.RedundancyD(2), qt.SX(X=X, S=S), arrival_rate=0.3)
+    ir = qt.System(qt.RedundancyD(2), qt.IR(qt.product(X, S)), arrival_rate=0.3)
+    sim_sx = qt.simulate(sx, servers=2, jobs=30_000, replications=8, seed=22)
+    sim_ir = qt.simulate(ir, servers=2, jobs=30_000, replications=8, seed=22)
+    _assert_mean(sim_sx, 13 / 14)
+    _assert_mean(sim_ir, 1 / 3 + 0.6 * 0.4 / (2 * 0.8))
+    assert sim_sx.mean > 1.5 * sim_ir.mean
+
+
+# -- RIQ at k = 1000 against the REFERENCE values --------------------------------------------
+def _riq_system():
+    S = qt.slowdowns.facebook()
+    return qt.System(qt.RIQ(d=3), qt.SX(X=qt.Exponential(rate=S.mean()), S=S),
+                     arrival_rate=0.7)
+
+
+def _riq_checks(sim):
+    # REFERENCE section 3 (k -> infinity, checked there against an independent simulation):
+    # b = 0.732885, E[T] = 1.777675, T_95 = 6.4559, T_99 = 10.6456. Finite-k allowance:
+    # relative 1 / (k (1 - rho)) as in qt.validate (observed gap about 1/k at this load).
+    allow = 1.0 / (1000 * (1 - 0.732885))
+    _assert_mean(sim, 1.777675, allow * 1.777675)
+    _assert_quantile(sim, 0.95, 6.4559, allow * 6.4559)
+    _assert_quantile(sim, 0.99, 10.6456, allow * 10.6456)
+    low, high = sim.interval(sim.per_replication["busy_fraction"], LEVEL)
+    assert low - allow * 0.732885 <= 0.732885 <= high + allow * 0.732885
+
+
+def test_riq_k1000_reference_values():
+    sim = qt.simulate(_riq_system(), servers=1000, jobs=15_000, replications=8, seed=31)
+    _riq_checks(sim)
+
+
+@pytest.mark.slow
+def test_riq_k1000_reference_values_large():
+    sim = qt.simulate(_riq_system(), servers=1000, jobs=200_000, replications=32, seed=32)
+    _riq_checks(sim)
+
+
+# -- exact sample paths worked by hand (REFERENCE section 2 rules) ---------------------------
+def _run_kernel(kernel, times, servers, runtimes):
+    times = np.asarray(times, dtype=float)[:, None]
+    flat = np.asarray(servers, dtype=np.intp)[:, None, :]
+    runtimes = np.asarray(runtimes, dtype=float)[:, None, :]
+    response, cost = np.empty(times.shape), np.empty(times.shape)
+    kernel(times, flat, runtimes, response, cost)
+    return response[:, 0], cost[:, 0]
+
+
+def test_riq_sample_path():
+    # t=0 on (0,1), both idle: C = 2, cost 2+2. t=1 on (1,2): only 2 idle: response 1.
+    # t=1.5 on (0,1): both busy -> alone on server 0 (free at 2): finishes 3.
+    response, cost = _run_kernel(engine._RIQ(3), [0, 1, 1.5], [(0, 1), (1, 2), (0, 1)],
+                                 [(2, 3), (5, 1), (1, 1)])
+    np.testing.assert_allclose(response, [2, 1, 1.5])
+    np.testing.assert_allclose(cost, [4, 1, 1])
+
+
+def test_threshold_sample_path():
+    # Threshold(d=2, n=1) on 3 servers; a job counts at a server until it leaves (served, or
+    # cancelled while queued). Worked by hand:
+    # 1. t=0 (0,1) r=(4,10): both hold 0 jobs -> C=4; V0=V1=4.                   T=4, cost 8
+    # 2. t=1 (0,2) r=(5,1): server 0 holds 1 (<= 1), server 2 none: starts (4,1), finishes
+    #    (9,2): C=2; the replica queued on 0 is cancelled at 2, V0 stays 4.       T=1, cost 1
+    # 3. t=1.5 (0,1) r=(2,2): server 0 holds 2 (job 1, job 2 until 2) -> only server 1:
+    #    starts 4, C=6.                                                           T=4.5, cost 2
+    # 4. t=3 (1,0) r=(1,7): server 1 holds 2; server 0 holds 1 (job 2 left at 2): start 4,
+    #    C=11.                                                                    T=8, cost 7
+    # 5. t=3.5 (0,1) r=(1,1): server 0 holds 2, server 1 holds 2 -> alone on server 0:
+    #    start 11, end 12.                                                        T=8.5, cost 1
+    # 6. t=3.7 (0,1): same, start 12, end 13.                                     T=9.3
+    # 7. t=3.8 (0,1): same (server 0 now holds 4 jobs: the buffer grows), end 14.  T=10.2
+    # 8. t=3.9 (0,2) r=(1,1): server 0 holds 4, server 2 holds 0 -> server 2.     T=1
+    response, cost = _run_kernel(
+        engine._Threshold(3, 1), [0, 1, 1.5, 3, 3.5, 3.7, 3.8, 3.9],
+        [(0, 1), (0, 2), (0, 1), (1, 0), (0, 1), (0, 1), (0, 1), (0, 2)],
+        [(4, 10), (5, 1), (2, 2), (1, 7), (1, 1), (1, 1), (1, 1), (1, 1)])
+    np.testing.assert_allclose(response, [4, 1, 4.5, 8, 8.5, 9.3, 10.2, 1])
+    np.testing.assert_allclose(cost[:5], [8, 1, 2, 7, 1])
+
+
+@pytest.mark.parametrize("remove, expected_cost", [(True, [5, 2]), (False, [6, 3])])
+def test_mds_sample_path(remove, expected_cost):
+    # MDS(n=2, m=1). Batch 1 at t=0 on (0,1,2), r=(1,2,3): finishes (1,2,3), C = 2nd = 2;
+    # with removal V = (1,2,2), cost 1+2+2; without, V = (1,2,3), cost 6.
+    # Batch 2 at t=0.5 on (2,3,0), r=(1,1,1): with removal starts (2,0.5,1) -> finishes
+    # (3,1.5,2), C = 2 (response 1.5), cost 0+1+1; without, starts (3,0.5,1): C = 2, cost 3.
+    response, cost = _run_kernel(engine._Redundant(4, needed=2, groups=1, remove=remove),
+                                 [0, 0.5], [(0, 1, 2), (2, 3, 0)], [(1, 2, 3), (1, 1, 1)])
+    np.testing.assert_allclose(response, [2, 1.5])
+    np.testing.assert_allclose(cost, expected_cost)
+
+
+def test_replication_sample_path():
+    # Replication(n=2, d=2) with removal: batch 1 at t=0 on (0,1 | 2,3), r=(1,3 | 2,5): job 1
+    # done at 1, job 2 at 2 -> batch 2; V = (1,1,2,2), cost 6. Batch 2 at t=0.5 on
+    # (1,2 | 0,3), r=(1,1 | 4,4): starts (1,2 | 1,2), finishes (2,3 | 5,6): jobs done at 2, 5
+    # -> response 4.5; cost (1 + 0) + (4 + 3) = 8.
+    response, cost = _run_kernel(engine._Redundant(4, needed=1, groups=2, remove=True),
+                                 [0, 0.5], [(0, 1, 2, 3), (1, 2, 0, 3)],
+                                 [(1, 3, 2, 5), (1, 1, 4, 4)])
+    np.testing.assert_allclose(response, [2, 4.5])
+    np.testing.assert_allclose(cost, [6, 8])
+
+
+def test_lindley_block_matches_plain_recursion():
+    rng = np.random.default_rng(5)
+    rows, lanes, k = 300, 3, 4
+    times = np.cumsum(rng.exponential(0.3, (rows, lanes)), axis=0)
+    servers = rng.integers(0, k, (rows, lanes)) + np.arange(lanes) * k
+    work = rng.exponential(1.0, (rows, lanes))
+    kernel = engine._Lindley(lanes * k)
+    response, cost = np.empty((rows, lanes)), np.empty((rows, lanes))
+    kernel(times, servers[:, :, None], work[:, :, None], response, cost)
+    free = np.zeros(lanes * k)  # D_n = max(D_{n-1}, a_n) + b_n, job by job
+    for i in range(rows):
+        for lane in range(lanes):
+            j = servers[i, lane]
+            free[j] = max(free[j], times[i, lane]) + work[i, lane]
+            assert response[i, lane] == pytest.approx(free[j] - times[i, lane], rel=1e-12)
+    np.testing.assert_allclose(kernel.free, free, rtol=1e-12)
+
+
+# -- policies that must coincide -------------------------------------------------------------
+def _facebook_system(policy, lam=0.6):
+    S = qt.slowdowns.facebook()
+    return qt.System(policy, qt.SX(X=qt.Exponential(rate=S.mean()), S=S), arrival_rate=lam)
+
+
+def test_threshold_limits_are_riq_and_redundancy():
+    # Threshold(d, 0) replicates to idle servers only (RIQ); with n larger than any queue it
+    # replicates to all d (Redundancy-d). Same seed, same draws: identical numbers.
+    kw = dict(servers=30, jobs=3000, replications=3, seed=41)
+    assert (qt.simulate(_facebook_system(qt.Threshold(3, 0)), **kw).mean
+            == qt.simulate(_facebook_system(qt.RIQ(3)), **kw).mean)
+    assert (qt.simulate(_facebook_system(qt.Threshold(2, 10**6), 0.3), **kw).mean
+            == qt.simulate(_facebook_system(qt.RedundancyD(2), 0.3), **kw).mean)
+
+
+def test_no_removal_costs_are_exact():
+    # Without removal every coded job / copy runs to the end: cost per job (n + m)/n E[R]
+    # (MDS) and d E[R] (Replication), E[R] = E[X] E[S] = 1; the busy fraction is lam times it.
+    lam = 0.3
+    for policy, per_job in [(qt.MDS(4, 2, remove=False), 1.5),
+                            (qt.Replication(3, 2, remove=False), 2.0)]:
+        sim = qt.simulate(_facebook_system(policy, lam), servers=40, jobs=20_000,
+                          replications=6, seed=42)
+        assert sim.statistic == "batch completion time"
+        low, high = sim.interval(sim.per_replication["cost"], LEVEL)
+        assert low <= per_job <= high
+        low, high = sim.interval(sim.per_replication["busy_fraction"], LEVEL)
+        assert low <= lam * per_job <= high
+
+
+def test_mds_removal_is_cheaper_and_faster():
+    kw = dict(servers=40, jobs=20_000, replications=6, seed=43)
+    kept = qt.simulate(_facebook_system(qt.MDS(4, 2, remove=False), 0.3), **kw)
+    removed = qt.simulate(_facebook_system(qt.MDS(4, 2), 0.3), **kw)
+    assert removed.cost_ci[1] < kept.cost_ci[0]
+    assert removed.mean_ci[1] < kept.mean_ci[0]
+
+
+# -- seeding, executors, streaming ------------------------------------------------------------
+@pytest.mark.parametrize("policy", [qt.RIQ(3), qt.Random()])
+def test_same_numbers_for_any_worker_count_and_split(policy):
+    system = _facebook_system(policy, 0.7)
+    kw = dict(servers=50, jobs=3000, replications=4, seed=7)
+    serial = qt.simulate(system, **kw)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        threaded = qt.simulate(system, executor=pool, tasks=3, **kw)
+    processes = qt.simulate(system, workers=2, **kw)
+    for other in (threaded, processes):
+        for key, values in serial.per_replication.items():
+            np.testing.assert_array_equal(values, other.per_replication[key])
+        assert other.quantile(0.99) == serial.quantile(0.99)
+        assert other.mean_ci == serial.mean_ci
+    assert qt.simulate(system, **dict(kw, seed=8)).mean != serial.mean
+
+
+def test_samples_only_on_request():
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    assert qt.simulate(system, servers=3, jobs=500, replications=2, seed=1).samples is None
+    sim = qt.simulate(system, servers=3, jobs=500, replications=2, seed=1, samples=True)
+    assert sim.samples.shape == (2, 500)
+    assert sim.mean == pytest.approx(sim.samples.mean(), rel=1e-12)
+    assert sim.quantile(0.9) == pytest.approx(np.quantile(sim.samples, 0.9),
+                                              rel=2 * sim.quantile_resolution)
+
+
+def test_progress_bar_on_request(capsys):
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    qt.simulate(system, servers=3, jobs=500, replications=2, seed=1, progress=True)
+    assert "100.0%" in capsys.readouterr().err
+
+
+# -- instability and bad input ----------------------------------------------------------------
+def test_overloaded_random_is_reported_unstable_without_nan():
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=1.2)
+    sim = qt.simulate(system, servers=5, jobs=5000, replications=4, seed=3)
+    assert not sim.stable and "load" in sim.stability
+    assert sim.mean == math.inf and sim.quantile(0.99) == math.inf
+    assert sim.busy_fraction <= 1.0
+    text = json.dumps(sim.to_dict())
+    assert "NaN" not in text
+
+
+def test_upward_trend_is_reported_unstable():
+    # Redundancy-d IR exponential is unstable for lam >= mu (REFERENCE section 4); only the
+    # trend of the response times can tell.
+    system = qt.System(qt.RedundancyD(2), qt.IR(qt.Exponential(1.0)), arrival_rate=1.2)
+    sim = qt.simulate(system, servers=10, jobs=10_000, replications=8, seed=4)
+    assert not sim.stable and "trends upward" in sim.stability
+    assert "unstable" in repr(sim) and "UNSTABLE" in sim.describe()
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(servers=2), "servers"),          # RIQ(3) polls 3
+    (dict(jobs=0), "jobs"),
+    (dict(replications=1), "replications"),
+    (dict(warmup=-1), "warmup"),
+    (dict(seed=-3), "seed"),
+    (dict(confidence=1.0), "confidence"),
+    (dict(workers=0), "workers"),
+    (dict(workers=2, executor=ThreadPoolExecutor(1)), "workers or executor"),
+])
+def test_bad_input(kwargs, word):
+    system = _facebook_system(qt.RIQ(3))
+    args = dict(servers=10, jobs=100, replications=2, seed=1)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=word):
+        qt.simulate(system, **args)
+
+
+def test_servers_required():
+    with pytest.raises(ValueError, match="servers"):
+        qt.simulate(_facebook_system(qt.RIQ(3)), jobs=10, replications=2)
+
+
+def test_result_reporting():
+    system = _facebook_system(qt.Replication(2, 2), 0.4)
+    sim = qt.simulate(system, servers=20, jobs=2000, replications=3, seed=9)
+    d = sim.to_dict()
+    assert d["statistic"] == "batch completion time" and d["jobs"] == 2000
+    assert d["p99_ci"][0] <= d["p99"] <= d["p99_ci"][1]
+    assert "batch completion" in sim.describe()
+    assert sim.quantile_resolution == pytest.approx(10 ** 0.001 - 1)

@@ -1,0 +1,126 @@
+"""Tests of queuetheory.validate: verdicts against the simulation's interval plus the stated
+finite-k allowance, for correct, deliberately wrong and missing analyses."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import queuetheory as qt
+
+
+def _riq_system(lam=0.7):
+    S = qt.slowdowns.facebook()
+    return qt.System(qt.RIQ(d=3), qt.SX(X=qt.Exponential(rate=S.mean()), S=S),
+                     arrival_rate=lam)
+
+
+@pytest.fixture(scope="module")
+def riq_sim():
+    """One RIQ(3) simulation at k = 1000 shared by the tests below (seeded)."""
+    return qt.simulate(_riq_system(), servers=1000, jobs=30_000, replications=16, seed=5,
+                       confidence=0.999)
+
+
+def _row(report, name):
+    return next(row for row in report.rows if row["statistic"] == name)
+
+
+def test_riq_agrees_with_reference_analysis(riq_sim):
+    report = qt.validate(_riq_system(), servers=1000, simulation=riq_sim)
+    # The analytic column is REFERENCE section 3 (checked there against an independent
+    # simulation): b = 0.732885, E[T] = 1.777675, T_95 = 6.4559, T_99 = 10.6456.
+    assert _row(report, "mean")["analysis"] == pytest.approx(1.777675, abs=1e-6)
+    assert _row(report, "busy fraction")["analysis"] == pytest.approx(0.732885, abs=1e-6)
+    assert _row(report, "p95")["analysis"] == pytest.approx(6.4559, abs=1e-4)
+    assert _row(report, "p99")["analysis"] == pytest.approx(10.6456, abs=1e-4)
+    assert report.agree, str(report)
+    assert report.limit and report.allowance == pytest.approx(
+        1 / (1000 * (1 - riq_sim.busy_fraction)))
+    text = str(report)
+    assert "k -> infinity" in text and "Caveat" in text and "agree" in text
+    json.dumps(report.to_dict())
+
+
+def test_wrong_analysis_is_flagged(riq_sim):
+    # A deliberately wrong analysis: the right busy fraction and cost but a mean 10 % too
+    # high (the 99.9% interval is about +-4 % wide here, the allowance 0.4 %).
+    right = qt.analyze(_riq_system())
+    wrong = qt.Prediction(_riq_system(), method="deliberately wrong, k -> infinity limit",
+                          exact=False, stable=True, mean=1.1 * right.mean,
+                          busy_fraction=right.busy_fraction, cost=right.cost)
+    report = qt.validate(_riq_system(), servers=1000, simulation=riq_sim, prediction=wrong)
+    assert _row(report, "mean")["verdict"] == "disagree"
+    assert _row(report, "busy fraction")["verdict"] == "agree"
+    assert _row(report, "p95")["note"] == "not given by the analysis"
+    assert not report.agree and "DISAGREE on mean" in str(report)
+
+
+def test_perturbed_system_is_flagged():
+    # Simulate lam = 0.8 but compare with the analysis of lam = 0.7: busy fraction 0.73 vs
+    # about 0.84 and mean 1.78 vs about 2.5 (qt.analyze at 0.8) -- far outside any interval.
+    sim = qt.simulate(_riq_system(0.8), servers=200, jobs=10_000, replications=6, seed=6,
+                      confidence=0.999)
+    report = qt.validate(_riq_system(0.8), servers=200, simulation=sim,
+                         prediction=qt.analyze(_riq_system(0.7)))
+    assert _row(report, "busy fraction")["verdict"] == "disagree"
+    assert _row(report, "mean")["verdict"] == "disagree"
+    assert not report.agree
+
+
+def test_exact_finite_k_analysis_gets_no_allowance():
+    # Redundancy-d IR exponential has an exact finite-k mean (REFERENCE section 4):
+    # E[T] = sum_{i=2..4} 1/(i C(4,2)/C(i,2) - 4 * 0.7) = 1/(12 - 2.8) + 1/(6 - 2.8)
+    #        + 1/(4 - 2.8) = 1.2545289855...
+    system = qt.System(qt.RedundancyD(2), qt.IR(qt.Exponential(1.0)), arrival_rate=0.7)
+    report = qt.validate(system, servers=4, jobs=30_000, replications=8, seed=7)
+    assert not report.limit and report.allowance == 0.0
+    mean = _row(report, "mean")
+    assert mean["analysis"] == pytest.approx(1 / 9.2 + 1 / 3.2 + 1 / 1.2, rel=1e-12)
+    assert mean["verdict"] == "agree", str(report)
+
+
+def test_no_analysis_reports_simulation_only():
+    S = qt.slowdowns.facebook()
+    system = qt.System(qt.Threshold(d=3, n=1), qt.SX(X=qt.Exponential(S.mean()), S=S),
+                       arrival_rate=0.5)
+    report = qt.validate(system, servers=30, jobs=2000, replications=3, seed=8)
+    assert report.prediction is None and "no analysis" in report.note
+    assert all(row["verdict"] == "n/a" for row in report.rows)
+    assert "simulation" in str(report)
+
+
+def test_both_unstable_agree():
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=1.1)
+    report = qt.validate(system, servers=5, jobs=3000, replications=3, seed=9)
+    assert _row(report, "stability")["verdict"] == "agree"
+    assert _row(report, "mean")["note"] == "both unstable"
+    assert not any(isinstance(v, float) and math.isnan(v)
+                   for row in report.rows for v in row.values())
+
+
+def test_stability_disagreement():
+    # The analysis says unstable, the (stable, light-load) simulation says otherwise.
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.3)
+    fake = qt.Prediction(system, method="fake, k -> infinity limit", exact=False,
+                         stable=False, mean=math.inf)
+    report = qt.validate(system, servers=5, jobs=2000, replications=3, seed=10,
+                         prediction=fake)
+    assert _row(report, "stability")["verdict"] == "disagree" and not report.agree
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(servers=0), "servers"),
+    (dict(allowance=-0.1), "allowance"),
+    (dict(confidence=0.0), "confidence"),
+    (dict(prediction="wrong"), "prediction"),
+    (dict(simulation="wrong"), "simulation"),
+])
+def test_bad_input(kwargs, word):
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    args = dict(servers=3, jobs=100, replications=2, seed=1)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=word):
+        qt.validate(system, **args)
