@@ -48,6 +48,12 @@ class Comparison:
         return latex_table(self.rows, self.columns, headers=headers,
                            caption=caption or self.setting, label=label)
 
+    def describe(self) -> str:
+        """A paragraph for a paper's methods section: the setting and every method used."""
+        methods = sorted({row["method"] for row in self.rows if row.get("method")})
+        return (f"Setting: {self.setting}. Methods: " + "; ".join(methods) + ". Cost is the "
+                "expected server time per job, cancelled replicas included.")
+
     def to_dict(self) -> dict:
         """Rows and setting as plain data (JSON-ready except for infinities)."""
         return {"setting": self.setting, "quantiles": list(self.quantiles), "rows": self.rows}

@@ -7,6 +7,7 @@ from concurrent.futures import Executor
 
 from . import _checks
 from .analysis import analyze
+from .export import latex_table
 from .prediction import Prediction
 from .simulation import SimulationResult, simulate
 from .system import System
@@ -105,6 +106,29 @@ class ValidationReport:
         lines.append("Verdict: " + ("agree on every statistic compared." if not bad
                                     else f"DISAGREE on {', '.join(bad)}."))
         return "\n".join(lines)
+
+    def describe(self) -> str:
+        """A paragraph for a paper's methods section: both methods, the criterion, the verdict."""
+        sim = self.simulation
+        analysis = (f"Analysis: {self.prediction.method}." if self.prediction is not None
+                    else "No analysis exists for this policy; simulation only.")
+        bad = [row["statistic"] for row in self.rows if row["verdict"] == "disagree"]
+        verdict = ("The analysis agrees with simulation on every statistic compared"
+                   if not bad else f"The analysis disagrees with simulation on {', '.join(bad)}")
+        caveat = self.caveat[:1].upper() + self.caveat[1:]
+        return (f"{analysis} {sim.describe()} Criterion: the analytic value must lie "
+                f"in the simulation's {100 * self.confidence:g}% confidence interval widened by a "
+                f"relative finite-k allowance of {self.allowance:.3g}. {verdict}. {caveat}")
+
+    def to_latex(self, caption: str | None = None, label: str | None = None) -> str:
+        """The comparison as a LaTeX booktabs table."""
+        rows = [dict(row, low=row["interval"][0], high=row["interval"][1]) for row in self.rows]
+        headers = ["Statistic", "Analysis", "Simulation",
+                   f"{100 * self.confidence:g}\\% CI low", "CI high", "Verdict"]
+        return latex_table(rows, ["statistic", "analysis", "simulation", "low", "high",
+                                  "verdict"], headers=headers, label=label,
+                           caption=caption or f"Validation of {self.system.policy.label()} on "
+                                              f"k = {self.simulation.servers} servers")
 
     def __repr__(self):
         return (f"ValidationReport({self.system.policy.label()}, k={self.system.servers}, "
