@@ -48,7 +48,7 @@ def main() -> None:
     points = [(float(r), d) for r in rates for d in range(1, 11)]
     start = time.perf_counter()
     for rate, d in points:
-        qt.analyze(qt.System(qt.RIQ(d), model, arrival_rate=rate)).mean
+        _ = qt.analyze(qt.System(qt.RIQ(d), model, arrival_rate=rate)).mean
     print(f"Sweep of {len(points)} (arrival_rate, d) points, RIQ mean: "
           f"{time.perf_counter() - start:.3f} s in all")
 

@@ -51,6 +51,8 @@ def _pk_wait_mean(lam: float, m1: float, m2: float) -> float:
     rho = lam * m1
     if rho >= 1:
         return math.inf
+    if lam == 0:
+        return 0.0  # no arrivals while busy: nothing to wait for, even if E[B^2] = inf
     return lam * m2 / (2.0 * (1.0 - rho))
 
 

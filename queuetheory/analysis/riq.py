@@ -64,7 +64,11 @@ def busy_fraction(system: System) -> float:
         return (b * (1.0 - lam * b ** (d - 1) * m1)
                 - (1.0 - b) * lam * d * _first_service_moment(model, d, b, 1))
 
-    return optimize.brentq(balance, 0.0, 1.0, xtol=1e-15, rtol=1e-15)
+    # b = lam * cost <= d * rho: a tight bracket keeps full relative precision for tiny loads
+    hi = min(1.0, 2.0 * d * rho)
+    if balance(hi) <= 0:
+        hi = 1.0
+    return optimize.brentq(balance, 0.0, hi, xtol=1e-300, rtol=1e-15)
 
 
 @register(Random, RIQ)
@@ -93,8 +97,11 @@ def analyze_riq(system: System) -> Prediction:
     be2 = _first_service_moment(model, d, b, 2)
     all_busy = idle_weights[0]
     immediate = sum(idle_weights[i] * model.fastest_moment(i, 1) for i in range(1, d + 1))
-    wait = mg1._efs_wait_mean(lam_b, be1, be2, b1, b2)
-    mean = immediate + all_busy * (wait + b1)
+    # lam_b > 0 in exact arithmetic (b > 0), even where it underflows: E[B^2] = inf means an
+    # infinite wait
+    wait = math.inf if math.isinf(b2) else mg1._efs_wait_mean(lam_b, be1, be2, b1, b2)
+    # b > 0, so an infinite wait makes the mean infinite even if b^d underflows to 0
+    mean = immediate + (math.inf if math.isinf(wait) else all_busy * (wait + b1))
     cost = sum(idle_weights[i] * i * model.fastest_moment(i, 1) for i in range(1, d + 1))
     cost += all_busy * b1
 

@@ -1,0 +1,707 @@
+"""Tests of queuetheory.distributions against scipy.stats, mpmath and closed forms.
+
+Every reference value is computed here independently of the code under test: scipy.stats for
+cdf/sf/pdf/ppf/moments, mpmath quadrature at 30 digits for Laplace-Stieltjes transforms (LSTs),
+exhaustive enumeration for discrete minima, and seeded samples with a stated false-failure rate
+(KS / chi-square p-value threshold 1e-3, or z = 3.3 confidence intervals).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+import queuetheory as qt
+
+# ------------------------------------------------------------------------------------------------
+# Reference catalogue: each queuetheory family beside an independent scipy.stats description and
+# its density written out for mpmath (continuous) or its atoms (discrete).
+# ------------------------------------------------------------------------------------------------
+
+
+class _Case:
+    """A family, its scipy reference (a list of (weight, frozen) pairs) and mpmath density."""
+
+    def __init__(self, name, make, scipy_mix, mp_pdf=None, breakpoints=None, atoms=None,
+                 moments=None):
+        self.moments = moments
+        self.name = name
+        self.make = make
+        self.scipy_mix = scipy_mix
+        self.mp_pdf = mp_pdf
+        self.breakpoints = breakpoints
+        self.atoms = atoms
+
+    def ref_cdf(self, x):
+        return sum(w * f.cdf(x) for w, f in self.scipy_mix)
+
+    def ref_sf(self, x):
+        return sum(w * f.sf(x) for w, f in self.scipy_mix)
+
+    def ref_pdf(self, x):
+        return sum(w * f.pdf(x) for w, f in self.scipy_mix)
+
+    def ref_moment(self, k):
+        if self.moments is not None:
+            return self.moments(k)
+        return sum(w * f.moment(k) for w, f in self.scipy_mix)
+
+    def ref_ppf(self, q):
+        if len(self.scipy_mix) == 1:
+            return self.scipy_mix[0][1].ppf(q)
+        # a mixture: solve sf(x) = 1 - q (exact in floating point for q >= 1/2) by Brent's method
+        return np.array([optimize.brentq(lambda x, v=v: self.ref_sf(x) - (1 - v), 0, 1e6,
+                                         xtol=1e-300, rtol=1e-15) for v in np.atleast_1d(q)])
+
+    def mp_lst(self, s):
+        """30-digit reference LST: mpmath quadrature of exp(-s x) f(x), or a sum over atoms."""
+        s = mpmath.mpmathify(s)
+        if self.atoms is not None:
+            return mpmath.fsum(mpmath.mpf(p) * mpmath.exp(-s * v) for v, p in self.atoms)
+        return mpmath.quad(lambda x: mpmath.exp(-s * x) * self.mp_pdf(x), self.breakpoints)
+
+
+def _mpf(v):
+    # the double the library receives, exactly (a decimal 0.3 would be a different law)
+    return mpmath.mpf(float(v))
+
+
+CONTINUOUS = [
+    _Case("exponential", lambda: qt.Exponential(rate=2.0), [(1.0, stats.expon(scale=0.5))],
+          lambda x: 2 * mpmath.exp(-2 * x), [0, 1, mpmath.inf]),
+    _Case("erlang", lambda: qt.Erlang(3, 1.5), [(1.0, stats.gamma(3, scale=1 / 1.5))],
+          lambda x: _mpf(1.5) ** 3 * x**2 * mpmath.exp(-_mpf(1.5) * x) / 2, [0, 2, mpmath.inf]),
+    _Case("hyperexponential", lambda: qt.HyperExponential([0.3, 0.7], [0.5, 4.0]),
+          [(0.3, stats.expon(scale=2.0)), (0.7, stats.expon(scale=0.25))],
+          lambda x: _mpf(0.3) * _mpf(0.5) * mpmath.exp(-x / 2) + _mpf(0.7) * 4 * mpmath.exp(-4 * x),
+          [0, 1, mpmath.inf]),
+    _Case("shifted-exponential", lambda: qt.ShiftedExponential(0.5, 2.0),
+          [(1.0, stats.expon(loc=0.5, scale=0.5))],
+          lambda x: 2 * mpmath.exp(-2 * (x - _mpf(0.5))), [_mpf(0.5), 2, mpmath.inf]),
+    _Case("uniform", lambda: qt.Uniform(1.0, 3.0), [(1.0, stats.uniform(1.0, 2.0))],
+          lambda x: mpmath.mpf(1) / 2, [1, 3]),
+    _Case("uniform-from-0", lambda: qt.Uniform(0.0, 2.0), [(1.0, stats.uniform(0.0, 2.0))],
+          lambda x: mpmath.mpf(1) / 2, [0, 2]),
+    _Case("pareto", lambda: qt.Pareto(alpha=2.5, scale=1.5), [(1.0, stats.pareto(2.5, scale=1.5))],
+          lambda x: _mpf(2.5) * _mpf(1.5) ** _mpf(2.5) / x ** _mpf(3.5),
+          [_mpf(1.5), 10, 100, mpmath.inf],
+          # closed form alpha c^k / (alpha - k): scipy's pareto.moment(2) is off by 1e-11
+          moments=lambda k: 2.5 * 1.5**k / (2.5 - k) if k < 2.5 else math.inf),
+    _Case("bounded-pareto", lambda: qt.BoundedPareto(1.5, 1.0, 100.0),
+          [(1.0, stats.truncpareto(1.5, 100.0, scale=1.0))],
+          lambda x: _mpf(1.5) / x ** _mpf(2.5) / (1 - mpmath.mpf(100) ** _mpf(-1.5)),
+          [1, 10, 100]),
+]
+
+_DISCRETE_VALUES = [0.5, 1.0, 2.0, 4.0]
+_DISCRETE_PROBS = [0.1, 0.4, 0.25, 0.25]
+DISCRETE = [
+    _Case("discrete", lambda: qt.Discrete(_DISCRETE_VALUES, _DISCRETE_PROBS),
+          [(1.0, stats.rv_discrete(values=(_DISCRETE_VALUES, _DISCRETE_PROBS)))],
+          atoms=list(zip(_DISCRETE_VALUES, _DISCRETE_PROBS))),
+    _Case("deterministic", lambda: qt.Deterministic(2.0),
+          [(1.0, stats.rv_discrete(values=([2.0], [1.0])))], atoms=[(2.0, 1.0)]),
+]
+ALL = CONTINUOUS + DISCRETE
+
+X_GRID = np.array([0.0, 0.3, 0.5, 0.999, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 7.0, 30.0, 1e3, np.inf])
+Q_GRID = np.array([1e-10, 1e-3, 0.05, 0.3, 0.5, 0.77, 0.95, 0.999, 1 - 1e-9])
+S_REAL = [0.0, 1e-9, 0.1, 1.0, 7.5]
+S_COMPLEX = [0.3 + 0.4j, 1.0 - 2.0j, 3.0 + 2.0j]
+
+
+def _ids(cases):
+    return [c.name for c in cases]
+
+
+# ------------------------------------------------------------------------------- cdf, sf, pdf
+
+
+@pytest.mark.parametrize("case", ALL, ids=_ids(ALL))
+def test_cdf_sf_match_scipy(case):
+    dist = case.make()
+    np.testing.assert_allclose(dist.cdf(X_GRID), case.ref_cdf(X_GRID), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(dist.sf(X_GRID), case.ref_sf(X_GRID), rtol=1e-12, atol=1e-15)
+    # scalar in, float out
+    assert isinstance(dist.cdf(1.0), float) and isinstance(dist.sf(1.0), float)
+    assert dist.cdf(-1.0) == 0.0 and dist.sf(-1.0) == 1.0
+
+
+@pytest.mark.parametrize("case", CONTINUOUS, ids=_ids(CONTINUOUS))
+def test_pdf_matches_scipy(case):
+    dist = case.make()
+    # away from support end points, where a density has no single value
+    x = np.array([0.2, 0.7, 1.2, 1.7, 2.2, 2.9, 5.0, 20.0, 90.0])
+    np.testing.assert_allclose(dist.pdf(x), case.ref_pdf(x), rtol=1e-12, atol=1e-15)
+    assert dist.pdf(-1.0) == 0.0
+
+
+def test_discrete_pmf_and_no_pdf():
+    D = qt.Discrete(_DISCRETE_VALUES, _DISCRETE_PROBS)
+    np.testing.assert_allclose(D.pmf([0.5, 1.0, 1.5, 4.0, 5.0]), [0.1, 0.4, 0.0, 0.25, 0.0])
+    with pytest.raises(ValueError, match="pmf"):
+        D.pdf(1.0)
+    assert qt.Deterministic(2.0).pmf(2.0) == 1.0
+
+
+# ------------------------------------------------------------------------------------- ppf
+
+
+@pytest.mark.parametrize("case", ALL, ids=_ids(ALL))
+def test_ppf_matches_scipy(case):
+    dist = case.make()
+    ref = case.ref_ppf(Q_GRID)
+    got = dist.ppf(Q_GRID)
+    if dist.discrete:
+        np.testing.assert_array_equal(got, ref)
+    else:
+        # a quantile found from the cdf is only determined to |dq| / f(x), dq ~ 2 ulp(1): the
+        # tolerance is 1e-9 relative plus that conditioning limit
+        cond = 4.4e-16 / case.ref_pdf(ref)
+        assert np.all(np.abs(got - ref) <= 1e-9 * ref + cond), (got, ref)
+    assert dist.ppf(0.0) >= 0.0
+
+
+@pytest.mark.parametrize("case", CONTINUOUS, ids=_ids(CONTINUOUS))
+def test_ppf_inverts_cdf(case):
+    dist = case.make()
+    q = np.array([0.01, 0.25, 0.5, 0.75, 0.99])
+    np.testing.assert_allclose(case.ref_cdf(dist.ppf(q)), q, rtol=1e-10)
+
+
+def test_ppf_rejects_levels_outside_unit_interval():
+    X = qt.Exponential(1.0)
+    for q in (-0.1, 1.5, np.nan):
+        with pytest.raises(ValueError, match=r"q must lie in \[0, 1\]"):
+            X.ppf(q)
+    assert X.ppf(1.0) == math.inf
+
+
+# ------------------------------------------------------------------------------------ moments
+
+
+@pytest.mark.parametrize("case", ALL, ids=_ids(ALL))
+def test_moments_match_scipy(case):
+    dist = case.make()
+    for k in (1, 2):
+        assert dist.moment(k) == pytest.approx(case.ref_moment(k), rel=1e-12)
+    # Pareto(2.5) has no third moment; the others do
+    finite_third = case.name != "pareto"
+    if finite_third:
+        assert dist.moment(3) == pytest.approx(case.ref_moment(3), rel=1e-12)
+    else:
+        assert dist.moment(3) == math.inf
+    ref_var = case.ref_moment(2) - case.ref_moment(1) ** 2
+    assert dist.mean() == pytest.approx(case.ref_moment(1), rel=1e-12)
+    assert dist.var() == pytest.approx(ref_var, rel=1e-10, abs=1e-15)
+
+
+def test_pareto_infinite_moments():
+    # E[X^k] = inf exactly for k >= alpha
+    heavy = qt.Pareto(alpha=1.5, scale=1.0)
+    assert heavy.mean() == pytest.approx(3.0)  # alpha scale / (alpha - 1)
+    assert heavy.moment(2) == math.inf and heavy.var() == math.inf
+    assert qt.Pareto(alpha=1.0, scale=2.0).mean() == math.inf
+    assert qt.Pareto(alpha=0.7, scale=2.0).mean() == math.inf
+    assert qt.Pareto(alpha=2.0, scale=1.0).moment(2) == math.inf
+
+
+def test_bounded_pareto_moment_at_k_equal_alpha():
+    # k == alpha: E[X^k] = alpha lo^alpha ln(hi/lo) / (1 - (lo/hi)^alpha)
+    bp = qt.BoundedPareto(2.0, 1.0, 10.0)
+    assert bp.moment(2) == pytest.approx(2 * math.log(10) / (1 - 0.01), rel=1e-12)
+    ref = stats.truncpareto(2.0, 10.0).moment(2)
+    assert bp.moment(2) == pytest.approx(ref, rel=1e-10)
+
+
+def test_moment_order_validated():
+    for k in (0, -1, 1.5, "2"):
+        with pytest.raises(ValueError, match="k must be an integer >= 1"):
+            qt.Exponential(1.0).moment(k)
+
+
+# ----------------------------------------------------------------------------------------- LST
+
+
+@pytest.mark.parametrize("case", ALL, ids=_ids(ALL))
+def test_lst_real_and_complex_against_mpmath(case, mp30):
+    dist = case.make()
+    for s in S_REAL + S_COMPLEX:
+        ref = complex(case.mp_lst(s))
+        got = dist.lst(s)
+        assert abs(complex(got) - ref) < 1e-12, (s, got, ref)
+    # real s gives a real result; arrays keep their shape
+    assert np.isrealobj(dist.lst(np.array([0.5, 1.0])))
+    arr = dist.lst(np.array([[0.1, 1.0], [2.0 + 1j, 0.0]]))
+    assert arr.shape == (2, 2) and np.iscomplexobj(arr)
+    assert abs(arr[1, 1] - 1.0) < 1e-14  # LST(0) = 1
+
+
+@pytest.mark.parametrize("case", ALL, ids=_ids(ALL))
+def test_lst_mpmath_argument_is_high_precision(case, mp30):
+    """Named families have closed forms, so the mpmath path must agree to ~30 digits."""
+    dist = case.make()
+    for s in (mpmath.mpf("0.37"), mpmath.mpf(2), mpmath.mpc("0.5", "1.5"), mpmath.mpc(3, -2)):
+        ref = case.mp_lst(s)
+        got = dist.lst(s)
+        assert isinstance(got, mpmath.mpf | mpmath.mpc)
+        assert abs(got - ref) < mpmath.mpf("1e-25"), (s, got, ref)
+
+
+def test_pareto_lst_mp_integer_alpha(mp30):
+    # alpha = 2 (Gamma(-2, z) at a pole of Gamma): reference by mpmath quadrature
+    s = mpmath.mpf("0.5")
+    ref = mpmath.quad(lambda x: mpmath.exp(-s * x) * 2 / x**3, [1, 10, mpmath.inf])
+    assert abs(qt.Pareto(2.0, 1.0).lst(s) - ref) < mpmath.mpf("1e-25")
+    assert qt.Pareto(2.0, 1.0).lst(mpmath.mpf(0)) == 1
+
+
+def test_pareto_lst_on_imaginary_axis_mp(mp30):
+    # P(e^{-i w X}) for Pareto needs an oscillatory quadrature as reference (quadosc)
+    alpha, c = mpmath.mpf("1.5"), mpmath.mpf(2)
+    s = mpmath.mpc(0, 2)
+    ref = mpmath.quadosc(lambda x: mpmath.exp(-s * x) * alpha * c**alpha / x ** (alpha + 1),
+                         [c, mpmath.inf], omega=2)
+    assert abs(qt.Pareto(1.5, 2.0).lst(s) - ref) < mpmath.mpf("1e-20")
+
+
+def _pareto_lst_ref(alpha, c, s):
+    """alpha (s c)^alpha Gamma(-alpha, s c): checked against quadosc in the test above."""
+    alpha, c, s = mpmath.mpf(alpha), mpmath.mpf(c), mpmath.mpmathify(s)
+    return alpha * (s * c) ** alpha * mpmath.gammainc(-alpha, s * c)
+
+
+@pytest.mark.parametrize("alpha", [0.6, 1.5, 2.0, 3.0, 10.0])
+def test_heavy_tail_lst_double_precision_far_from_real_axis(alpha, mp30):
+    """s on Euler-inversion contours (Re s = 26 / (4 t), Im s = pi k / (2 t)), where a
+    quadrature in probability space misses the oscillations of exp(-s X) in the tail."""
+    P = qt.Pareto(alpha=alpha, scale=1.0)
+    B = qt.BoundedPareto(alpha, 1.0, 200.0)
+    mass = 1 - mpmath.mpf(200) ** -mpmath.mpf(alpha)
+    for t in (0.5, 10.0, 200.0):
+        s = 26 / (4 * t) + 1j * math.pi * np.array([0, 1, 5, 20, 60]) / (2 * t)
+        got_p, got_b = P.lst(s), B.lst(s)
+        for j, sj in enumerate(s):
+            sm = mpmath.mpc(sj)
+            assert abs(got_p[j] - complex(_pareto_lst_ref(alpha, 1, sm))) < 1e-12
+            # bounded: alpha lo^alpha s^alpha (Gamma(-alpha, s lo) - Gamma(-alpha, s hi)) / mass
+            ref_b = (alpha * sm**alpha * mpmath.gammainc(-alpha, sm, 200 * sm) / mass)
+            assert abs(got_b[j] - complex(ref_b)) < 1e-12
+    assert abs(complex(P.lst(2j)) - complex(_pareto_lst_ref(alpha, 1, 2j))) < 1e-12
+    assert abs(complex(P.lst(0j)) - 1) < 1e-12
+
+
+def test_uniform_lst_continuous_at_zero():
+    U = qt.Uniform(0.0, 2.0)
+    # (1 - e^{-2 s}) / (2 s) = 1 - s + 2 s^2 / 3 - ...
+    for s in (1e-12, 1e-9, 1e-7):
+        assert U.lst(s) == pytest.approx(1 - s + 2 * s * s / 3, rel=1e-15)
+    assert U.lst(0.0) == 1.0 and U.lst(mpmath.mpf(0)) == 1
+
+
+def test_lst_rejects_non_numbers():
+    with pytest.raises(ValueError, match="s must be a number"):
+        qt.Exponential(1.0).lst("abc")
+
+
+# ------------------------------------------------------------------------------------- sampling
+
+
+@pytest.mark.parametrize("case", CONTINUOUS, ids=_ids(CONTINUOUS))
+def test_sample_ks(case):
+    """Kolmogorov-Smirnov against the scipy cdf; false-failure probability 1e-3 (seeded)."""
+    draws = case.make().sample(20_000, rng=12345)
+    assert draws.shape == (20_000,) and np.all(draws >= 0)
+    assert stats.kstest(draws, case.ref_cdf).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("case", ALL, ids=_ids(ALL))
+def test_sample_mean_within_ci(case):
+    """Sample mean within z = 3.3 standard errors (two-sided 1e-3) of the scipy mean."""
+    n = 100_000
+    draws = case.make().sample(n, rng=np.random.default_rng(2024))
+    mean, var = case.ref_moment(1), case.ref_moment(2) - case.ref_moment(1) ** 2
+    assert abs(draws.mean() - mean) <= 3.3 * math.sqrt(var / n) + 1e-12
+
+
+def test_discrete_sample_chi_square():
+    D = qt.Discrete(_DISCRETE_VALUES, _DISCRETE_PROBS)
+    draws = D.sample(50_000, rng=7)
+    counts = np.array([(draws == v).sum() for v in _DISCRETE_VALUES])
+    assert counts.sum() == 50_000
+    assert stats.chisquare(counts, 50_000 * np.array(_DISCRETE_PROBS)).pvalue > 1e-3
+
+
+def test_sample_shapes_and_seeding():
+    X = qt.Erlang(2, 1.0)
+    assert isinstance(X.sample(rng=1), float | np.floating)
+    assert X.sample((3, 4), rng=1).shape == (3, 4)
+    np.testing.assert_array_equal(X.sample(10, rng=5), X.sample(10, rng=5))
+    mix = qt.Mixture([qt.Exponential(1.0), qt.Deterministic(3.0)], [0.5, 0.5])
+    assert mix.sample((2, 5), rng=3).shape == (2, 5)
+    assert qt.Uniform(0, 1).minimum(3).sample((4, 2), rng=0).shape == (4, 2)
+
+
+# -------------------------------------------------------------------------------------- minimum
+
+MIN_CASES = [c for c in CONTINUOUS]
+
+
+@pytest.mark.parametrize("case", MIN_CASES, ids=_ids(MIN_CASES))
+@pytest.mark.parametrize("i", [2, 5])
+def test_minimum_sf_is_power_of_sf(case, i):
+    m = case.make().minimum(i)
+    x = np.array([0.1, 0.6, 1.2, 1.7, 2.5, 4.0, 10.0])
+    np.testing.assert_allclose(m.sf(x), case.ref_sf(x) ** i, rtol=1e-11, atol=1e-300)
+    np.testing.assert_allclose(m.cdf(x), 1 - case.ref_sf(x) ** i, rtol=1e-11, atol=1e-15)
+    # mean of the minimum: integral of sf^i (scipy quad, independent of the library)
+    from scipy import integrate
+
+    lo = float(case.scipy_mix[0][1].support()[0]) if len(case.scipy_mix) == 1 else 0.0
+    ref_mean = lo + integrate.quad(lambda t: case.ref_sf(lo + t) ** i, 0, np.inf,
+                                   epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+    assert m.mean() == pytest.approx(ref_mean, rel=1e-8)
+    # median: sf(x)^i = 1/2
+    np.testing.assert_allclose(case.ref_sf(m.ppf(0.5)) ** i, 0.5, rtol=1e-9)
+
+
+@pytest.mark.parametrize("case", MIN_CASES, ids=_ids(MIN_CASES))
+def test_minimum_lst_against_mpmath(case, mp30):
+    i = 3
+    dist = case.make()
+
+    # density of the minimum: i f(x) sf(x)^(i-1), with sf from the scipy reference in mp
+    def pdf_min(x):
+        return i * case.mp_pdf(x) * mpmath.mpf(float(case.ref_sf(float(x)))) ** (i - 1)
+
+    for s in (0.5, 2.0 + 1.0j):
+        ref = mpmath.quad(lambda x, s=s: mpmath.exp(-s * x) * pdf_min(x), case.breakpoints)
+        assert abs(complex(dist.minimum(i).lst(s)) - complex(ref)) < 1e-10
+
+
+def test_minimum_closed_forms():
+    assert repr(qt.Exponential(1.5).minimum(4)) == "Exponential(rate=6.0)"
+    assert repr(qt.Pareto(1.5, 2.0).minimum(3)) == "Pareto(alpha=4.5, scale=2.0)"
+    shifted = qt.ShiftedExponential(1.0, 2.0).minimum(2)
+    assert repr(shifted) == "ShiftedExponential(shift=1.0, rate=4.0)"
+    D = qt.Deterministic(3.0)
+    assert D.minimum(7) is D
+    X = qt.Erlang(2, 1.0)
+    assert X.minimum(1) is X
+    for bad in (0, -2, 1.5):
+        with pytest.raises(ValueError, match="i must be an integer >= 1"):
+            X.minimum(bad)
+
+
+def test_discrete_minimum_by_enumeration():
+    """pmf of min(S_1..S_i) by summing over all i-tuples of atoms."""
+    vals, probs = _DISCRETE_VALUES, _DISCRETE_PROBS
+    for i in (2, 3, 4):
+        ref = dict.fromkeys(vals, 0.0)
+        for combo in itertools.product(range(len(vals)), repeat=i):
+            ref[min(vals[j] for j in combo)] += math.prod(probs[j] for j in combo)
+        got = qt.Discrete(vals, probs).minimum(i)
+        np.testing.assert_allclose(got.pmf(vals), [ref[v] for v in vals], rtol=1e-12, atol=1e-17)
+
+
+def test_minimum_by_sampling():
+    """Seeded: min of 4 Uniform(1, 3) draws vs the library's minimum law (KS, p > 1e-3)."""
+    rng = np.random.default_rng(99)
+    draws = rng.uniform(1.0, 3.0, size=(4, 20_000)).min(axis=0)
+    law = qt.Uniform(1.0, 3.0).minimum(4)
+    assert stats.kstest(draws, law.cdf).pvalue > 1e-3
+
+
+# --------------------------------------------------------------------------------------- scaled
+
+
+@pytest.mark.parametrize("case", ALL, ids=_ids(ALL))
+def test_scaled(case, mp30):
+    c = 2.5
+    dist = case.make()
+    scaled = dist.scaled(c)
+    x = np.array([0.2, 1.0, 2.6, 5.0, 9.0, 40.0])
+    np.testing.assert_allclose(scaled.cdf(x), case.ref_cdf(x / c), rtol=1e-12, atol=1e-15)
+    for k in (1, 2):
+        assert scaled.moment(k) == pytest.approx(c**k * case.ref_moment(k), rel=1e-12)
+    for s in (0.4, 1.0 + 2.0j):
+        assert abs(complex(scaled.lst(s)) - complex(case.mp_lst(c * s))) < 1e-12
+    assert (c * dist).mean() == pytest.approx(scaled.mean(), rel=1e-15)
+    assert (dist * c).mean() == pytest.approx(scaled.mean(), rel=1e-15)
+    assert dist.scaled(1.0) is dist
+    for bad in (0.0, -1.0, math.inf):
+        with pytest.raises(ValueError, match="c must be a finite number > 0"):
+            dist.scaled(bad)
+
+
+def test_scaled_minimum_and_scipy_fallbacks():
+    G = qt.from_scipy(stats.gamma(2.0, scale=0.5))
+    G3 = G.scaled(3.0)
+    ref = stats.gamma(2.0, scale=1.5)
+    x = np.array([0.5, 1.0, 4.0])
+    np.testing.assert_allclose(G3.cdf(x), ref.cdf(x), rtol=1e-12)
+    np.testing.assert_allclose(G3.ppf([0.1, 0.9]), ref.ppf([0.1, 0.9]), rtol=1e-12)
+    assert G3.lst(0.7) == pytest.approx((1 + 1.5 * 0.7) ** -2, rel=1e-12)
+    m = qt.Uniform(0.0, 1.0).minimum(2).scaled(4.0)  # min of 2 U(0, 4): mean 4/3
+    assert m.mean() == pytest.approx(4.0 / 3.0, rel=1e-9)
+
+
+# -------------------------------------------------------------------------------------- product
+
+
+def test_product_with_discrete_multiplier_is_exact(mp30):
+    X = qt.Erlang(2, 3.0)
+    M = qt.Discrete([1.0, 2.0, 5.0], [0.5, 0.3, 0.2])
+    XM = qt.product(X, M)
+    ref_X = stats.gamma(2, scale=1 / 3.0)
+    x = np.array([0.1, 0.5, 1.0, 3.0, 8.0])
+    ref_cdf = sum(p * ref_X.cdf(x / m) for m, p in zip([1, 2, 5], [0.5, 0.3, 0.2]))
+    np.testing.assert_allclose(XM.cdf(x), ref_cdf, rtol=1e-12)
+    for k in (1, 2, 3):
+        ref = ref_X.moment(k) * (0.5 + 0.3 * 2**k + 0.2 * 5**k)
+        assert XM.moment(k) == pytest.approx(ref, rel=1e-12)
+    for s in (0.3, 2.0 - 1.0j, mpmath.mpc(1, 1)):
+        ref = mpmath.fsum(mpmath.mpf(p) * (3 / (3 + m * mpmath.mpmathify(s))) ** 2
+                          for m, p in zip([1, 2, 5], [0.5, 0.3, 0.2]))
+        assert abs(complex(XM.lst(s)) - complex(ref)) < 1e-14
+    # pdf: mixture of scaled densities
+    ref_pdf = sum(p * ref_X.pdf(x / m) / m for m, p in zip([1, 2, 5], [0.5, 0.3, 0.2]))
+    np.testing.assert_allclose(XM.pdf(x), ref_pdf, rtol=1e-12)
+
+
+@pytest.mark.parametrize("M, mp_pdf_M, breaks", [
+    (qt.Uniform(1.0, 3.0), lambda m: mpmath.mpf(1) / 2, [1, 3]),
+    (qt.Pareto(3.0, 1.0), lambda m: 3 / m**4, [1, 10, mpmath.inf]),
+], ids=["uniform-M", "pareto-M"])
+def test_product_with_continuous_multiplier(M, mp_pdf_M, breaks, mp30):
+    X = qt.Exponential(2.0)
+    XM = qt.product(X, M)
+    for k in (1, 2):
+        assert XM.moment(k) == pytest.approx(X.moment(k) * M.moment(k), rel=1e-14)
+    for s in (0.5, 3.0, 1.0 + 1.0j):
+        # double integral int int exp(-s x m) f_X(x) f_M(m) dx dm, the x integral done by mpmath
+        # int int exp(-s x m) f_X(x) f_M(m) dx dm, the inner (x) integral in closed form
+        # 2 / (2 + s m), the outer by mpmath at 30 digits
+        ref = mpmath.quad(lambda m, s=s: 2 / (2 + s * m) * mp_pdf_M(m), breaks)
+        assert abs(complex(XM.lst(s)) - complex(ref)) < 1e-9
+    # cdf: P(X M <= t) = int F_X(t / m) f_M(m) dm
+    for t in (0.5, 2.0):
+        ref = mpmath.quad(lambda m, t=t: (1 - mpmath.exp(-2 * t / m)) * mp_pdf_M(m), breaks)
+        assert XM.cdf(t) == pytest.approx(float(ref), abs=1e-9)
+
+
+def test_product_sampling_and_validation():
+    XM = qt.product(qt.Exponential(1.0), qt.Discrete([1.0, 3.0], [0.5, 0.5]))
+    draws = XM.sample(100_000, rng=11)
+    # E = 2, Var = E[X^2] E[M^2] - 4 = 2 * 5 - 4 = 6; z = 3.3
+    assert abs(draws.mean() - 2.0) < 3.3 * math.sqrt(6 / 100_000)
+    with pytest.raises(ValueError, match="M must be > 0"):
+        qt.product(qt.Exponential(1.0), qt.Discrete([0.0, 1.0], [0.5, 0.5]))
+    assert repr(qt.product(qt.Exponential(1.0), qt.Deterministic(2.0))) == "Exponential(rate=0.5)"
+
+
+# ------------------------------------------------------------------------------------ from_scipy
+
+
+def test_from_scipy_gamma(mp30):
+    G = qt.from_scipy(stats.gamma(2.5, scale=0.7))
+    ref = stats.gamma(2.5, scale=0.7)
+    x = np.array([0.1, 1.0, 3.0])
+    np.testing.assert_allclose(G.cdf(x), ref.cdf(x), rtol=1e-14)
+    np.testing.assert_allclose(G.pdf(x), ref.pdf(x), rtol=1e-14)
+    assert G.mean() == pytest.approx(1.75) and G.moment(2) == pytest.approx(2.5 * 3.5 * 0.49)
+    for s in (0.0, 0.1, 2.0, 3.0 + 2.0j, 0.5 - 4.0j):
+        # closed form (1 + theta s)^(-k), principal branch
+        ref_lst = complex((1 + mpmath.mpf("0.7") * mpmath.mpmathify(s)) ** mpmath.mpf("-2.5"))
+        assert abs(complex(G.lst(s)) - ref_lst) < 1e-12
+    assert abs(complex(G.lst(mpmath.mpf(1))) - float((1 + mpmath.mpf("0.7")) ** -2.5)) < 1e-12
+
+
+def test_from_scipy_lognormal(mp30):
+    L = qt.from_scipy(stats.lognorm(0.8, scale=1.3))
+    assert L.mean() == pytest.approx(1.3 * math.exp(0.32), rel=1e-12)
+    for s in (0.2, 1.0, 2.0 + 1.0j):
+        ref = mpmath.quad(lambda x, s=s: mpmath.exp(-s * x) * mpmath.npdf(
+            mpmath.log(x / mpmath.mpf("1.3")), 0, mpmath.mpf("0.8")) / x, [0, 1, 5, mpmath.inf])
+        assert abs(complex(L.lst(s)) - complex(ref)) < 1e-12
+    draws = L.sample(20_000, rng=3)
+    assert stats.kstest(draws, stats.lognorm(0.8, scale=1.3).cdf).pvalue > 1e-3
+
+
+def test_from_scipy_discrete():
+    B = qt.from_scipy(stats.binom(6, 0.3, loc=1))
+    ref = stats.binom(6, 0.3, loc=1)
+    assert B.discrete
+    ks = np.arange(1, 8)
+    np.testing.assert_allclose(B.pmf(ks), ref.pmf(ks), rtol=1e-14)
+    np.testing.assert_allclose(B.cdf(ks + 0.5), ref.cdf(ks + 0.5), rtol=1e-14)
+    assert B.mean() == pytest.approx(2.8) and B.var() == pytest.approx(6 * 0.3 * 0.7)
+    for s in (0.1, 1.0, 0.5 + 2.0j):
+        exact = np.sum(ref.pmf(ks) * np.exp(-s * ks))
+        assert abs(complex(B.lst(s)) - exact) < 1e-12
+
+
+def test_from_scipy_discrete_unbounded_and_sample_points(mp30):
+    P = qt.from_scipy(stats.poisson(3.0))
+    for s in (0.2, 1.0 + 1.0j):
+        # E[exp(-s N)] = exp(lam (e^{-s} - 1))
+        assert abs(complex(P.lst(s)) - np.exp(3.0 * (np.exp(-s) - 1))) < 1e-12
+    V = qt.from_scipy(stats.rv_discrete(values=([0.5, 1.0, 2.5], [0.2, 0.3, 0.5])).freeze())
+    assert abs(V.lst(0.4) - (0.2 * math.exp(-0.2) + 0.3 * math.exp(-0.4) + 0.5 * math.exp(-1.0))
+               ) < 1e-14
+
+
+def test_from_scipy_discrete_slowdown_in_sx():
+    """A scipy randint slowdown: min of 2 of U{1,2,3} has pmf (5, 3, 1) / 9, mean 14/9."""
+    S = qt.from_scipy(stats.randint(1, 4))
+    np.testing.assert_allclose(S.minimum(2).pmf([1, 2, 3]), np.array([5, 3, 1]) / 9, rtol=1e-12)
+    model = qt.SX(qt.Exponential(2.0), S)
+    assert model.fastest(2).mean() == pytest.approx(0.5 * 14 / 9, rel=1e-12)
+    s = 0.7 + 0.3j
+    ref = sum(p * 2 / (2 + m * s) for m, p in zip([1, 2, 3], np.array([5, 3, 1]) / 9))
+    assert abs(complex(model.fastest(2).lst(s)) - ref) < 1e-14
+
+
+def test_from_scipy_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"supported on \[0, inf\)"):
+        qt.from_scipy(stats.norm(0, 1))
+    with pytest.raises(ValueError, match="frozen scipy.stats"):
+        qt.from_scipy(stats.gamma)
+    with pytest.raises(ValueError, match="frozen scipy.stats"):
+        qt.as_distribution(3.0)
+    X = qt.Exponential(1.0)
+    assert qt.as_distribution(X) is X
+    assert qt.as_distribution(stats.expon()).mean() == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------------------------- from_samples
+
+
+def test_from_samples_sequence():
+    D = qt.Discrete.from_samples([3, 1, 1, 2, 1, 3])
+    np.testing.assert_array_equal(D.values, [1, 2, 3])
+    np.testing.assert_allclose(D.probs, [0.5, 1 / 6, 1 / 3])
+    assert D.mean() == pytest.approx(11 / 6)
+    table = np.array([[1.0, 2.0], [2.0, 2.0]])
+    assert qt.Discrete.from_samples(table).mean() == pytest.approx(1.75)
+
+
+def test_from_samples_csv_one_column(tmp_path):
+    path = tmp_path / "trace.csv"
+    path.write_text("1.5\n2.5\n\n1.5\n4\n")
+    for arg in (path, str(path)):
+        D = qt.Discrete.from_samples(arg)
+        np.testing.assert_array_equal(D.values, [1.5, 2.5, 4.0])
+        np.testing.assert_allclose(D.probs, [0.5, 0.25, 0.25])
+
+
+def test_from_samples_csv_header_and_columns(tmp_path):
+    path = tmp_path / "trace.csv"
+    path.write_text("slowdown_a,slowdown_b\n1,2\n3,1\n1,1\n")
+    D = qt.Discrete.from_samples(path)  # every number in the file is a sample
+    np.testing.assert_array_equal(D.values, [1, 2, 3])
+    np.testing.assert_allclose(D.probs, [4 / 6, 1 / 6, 1 / 6])
+
+
+def test_from_samples_csv_errors(tmp_path):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    with pytest.raises(ValueError, match="no numeric samples"):
+        qt.Discrete.from_samples(empty)
+    header_only = tmp_path / "header.csv"
+    header_only.write_text("runtime\n")
+    with pytest.raises(ValueError, match="no numeric samples"):
+        qt.Discrete.from_samples(header_only)
+    junk = tmp_path / "junk.csv"
+    junk.write_text("runtime\n1.0\nabc\n")
+    with pytest.raises(ValueError, match="line 3 is not numeric"):
+        qt.Discrete.from_samples(junk)
+    negative = tmp_path / "negative.csv"
+    negative.write_text("1.0\n-2.0\n")
+    with pytest.raises(ValueError, match=">= 0"):
+        qt.Discrete.from_samples(negative)
+    with pytest.raises(ValueError, match="at least one sample"):
+        qt.Discrete.from_samples([])
+    with pytest.raises(ValueError, match="numeric"):
+        qt.Discrete.from_samples(["a", "b"])
+    with pytest.raises(FileNotFoundError):
+        qt.Discrete.from_samples(tmp_path / "missing.csv")
+
+
+# ------------------------------------------------------------------------------------- mixture
+
+
+def test_mixture(mp30):
+    mix = qt.Mixture([qt.Exponential(1.0), qt.Deterministic(2.0)], [0.25, 0.75])
+    assert mix.mean() == pytest.approx(0.25 + 1.5)
+    assert mix.moment(2) == pytest.approx(0.25 * 2 + 0.75 * 4)
+    assert mix.cdf(1.0) == pytest.approx(0.25 * (1 - math.exp(-1)))
+    assert mix.cdf(2.0) == pytest.approx(0.25 * (1 - math.exp(-2)) + 0.75)
+    s = mpmath.mpc(1, 2)
+    ref = mpmath.mpf("0.25") / (1 + s) + mpmath.mpf("0.75") * mpmath.exp(-2 * s)
+    assert abs(mix.lst(s) - ref) < mpmath.mpf("1e-25")
+    with pytest.raises(ValueError, match="same length"):
+        qt.Mixture([qt.Exponential(1.0)], [0.5, 0.5])
+
+
+# ----------------------------------------------------------------------------------- bad input
+
+BAD_INPUT = [
+    (lambda: qt.Exponential(0.0), "rate must be a finite number > 0"),
+    (lambda: qt.Exponential(-1.0), "rate must be a finite number > 0"),
+    (lambda: qt.Exponential(math.inf), "rate must be a finite number > 0"),
+    (lambda: qt.Exponential(math.nan), "rate must be a finite number > 0"),
+    (lambda: qt.Exponential("fast"), "rate must be a number"),
+    (lambda: qt.Exponential(True), "rate must be a number"),
+    (lambda: qt.Deterministic(0.0), "value must be a finite number > 0"),
+    (lambda: qt.Erlang(0, 1.0), "k must be an integer >= 1"),
+    (lambda: qt.Erlang(2.5, 1.0), "k must be an integer >= 1"),
+    (lambda: qt.Erlang(2, -1.0), "rate must be a finite number > 0"),
+    (lambda: qt.HyperExponential([0.5, 0.5], [1.0, 0.0]),
+     r"rates\[1\] must be a finite number > 0"),
+    (lambda: qt.HyperExponential([0.5, 0.6], [1.0, 2.0]), "probs must sum to 1"),
+    (lambda: qt.HyperExponential([1.5, -0.5], [1.0, 2.0]), "probs must be finite and >= 0"),
+    (lambda: qt.HyperExponential([1.0], [1.0, 2.0]), "same length"),
+    (lambda: qt.ShiftedExponential(-0.1, 1.0), "shift must be a finite number >= 0"),
+    (lambda: qt.ShiftedExponential(1.0, 0.0), "rate must be a finite number > 0"),
+    (lambda: qt.Uniform(-1.0, 1.0), "low must be a finite number >= 0"),
+    (lambda: qt.Uniform(2.0, 1.0), "high must be > low"),
+    (lambda: qt.Uniform(1.0, 1.0), "high must be > low"),
+    (lambda: qt.Pareto(0.0, 1.0), "alpha must be a finite number > 0"),
+    (lambda: qt.Pareto(1.5, -1.0), "scale must be a finite number > 0"),
+    (lambda: qt.BoundedPareto(1.5, 0.0, 2.0), "low must be a finite number > 0"),
+    (lambda: qt.BoundedPareto(1.5, 3.0, 2.0), "high must be > low"),
+    (lambda: qt.Discrete([1, 2], [0.5, 0.6]), "probs must sum to 1"),
+    (lambda: qt.Discrete([1, 2], [-0.5, 1.5]), "probs must be finite and >= 0"),
+    (lambda: qt.Discrete([1, 2], []), "probs must be a non-empty"),
+    (lambda: qt.Discrete([1, 2, 3], [0.5, 0.5]), "same length"),
+    (lambda: qt.Discrete([-1, 2], [0.5, 0.5]), "values must be finite and >= 0"),
+    (lambda: qt.Mixture([qt.Exponential(1.0)], [0.9]), "weights must sum to 1"),
+]
+
+
+@pytest.mark.parametrize("make, message", BAD_INPUT, ids=[m for _, m in BAD_INPUT])
+def test_bad_input_raises_value_error_naming_parameter(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_public_outputs_never_nan_or_negative():
+    dists = [c.make() for c in ALL] + [qt.Pareto(0.6, 1.0), qt.Pareto(1.0, 1.0).minimum(3)]
+    x = np.array([0.0, 1e-300, 0.5, 1.0, 3.0, 1e10, 1e300, np.inf])
+    for D in dists:
+        for values in (D.cdf(x), D.sf(x), D.ppf(np.linspace(0, 1, 11))):
+            assert not np.any(np.isnan(values)) and np.all(values >= 0)
+        for k in (1, 2, 3):
+            m = D.moment(k)
+            assert m >= 0 and not math.isnan(m)
+        assert not math.isnan(D.var()) and D.var() >= 0
+        lst = D.lst(np.array([0.0, 0.5, 2.0, 1e6]))
+        assert not np.any(np.isnan(lst)) and np.all((lst >= 0) & (lst <= 1 + 1e-14))
+    with pytest.raises(ValueError, match="NaN"):
+        qt.Exponential(1.0).cdf(np.nan)

@@ -1,0 +1,347 @@
+"""Tests of the Random / RIQ analysis (queuetheory.analysis.riq) in the k -> infinity limit.
+
+Reference values and how each is obtained:
+* d = 1: the Pollaczek-Khinchine mean (closed form written out here);
+* REFERENCE section 3 (published, simulation-checked): Facebook S, exponential X with
+  E[X] E[S] = 1, lam = 0.7, d = 3: b = 0.732885, E[T] = 1.777675, T_95 = 6.4559, T_99 = 10.6456;
+* the fixed point and mean re-derived in this file from the REFERENCE formulas by exact
+  enumeration over the slowdown table and plain bisection (no library code);
+* work conservation: b = lam * cost (a different derivation of the busy fraction);
+* IR exponential: a mean-field continuous-time Markov chain (one server's queue length and
+  replica-group size, the other servers entering through b), solved numerically with numpy;
+* a seeded finite-k simulation (the exact FCFS state update of REFERENCE section 2) with a
+  batch-means confidence interval and a stated finite-k allowance.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import optimize
+from test_mg1 import _ctmc_busy_response, _efs_ctmc
+
+import queuetheory as qt
+
+FB_MEAN = sum(v * p for v, p in zip(FACEBOOK_VALUES, FACEBOOK_PROBS))  # 4.691
+
+
+def _riq(d, runtime, lam):
+    return qt.analyze(qt.System(qt.RIQ(d), runtime, arrival_rate=lam))
+
+
+# ------------------------------------------------------------------------ d = 1 is M/G/1 P-K
+
+
+def _pk(lam, m1, m2):
+    return m1 + lam * m2 / (2 * (1 - lam * m1))
+
+
+@pytest.mark.parametrize("policy", [qt.Random(), qt.RIQ(1)], ids=["Random", "RIQ(1)"])
+@pytest.mark.parametrize("runtime, m1, m2", [
+    (qt.IR(qt.Exponential(1.0)), 1.0, 2.0),
+    (qt.IR(qt.Erlang(3, 2.0)), 1.5, 3.0),
+    (qt.IR(qt.Pareto(2.5, 0.6)), 1.0, 2.5 * 0.36 / 0.5),
+    (qt.SX(qt.Exponential(FB_MEAN), qt.slowdowns.facebook()), 1.0, 2 / FB_MEAN**2 * 31.555),
+], ids=["exp", "erlang", "pareto", "facebook-sx"])
+def test_d1_is_pollaczek_khinchine(policy, runtime, m1, m2):
+    for lam in (0.05, 0.5, 0.9):
+        p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam / m1))
+        assert p.mean == pytest.approx(_pk(lam / m1, m1, m2), rel=1e-12)
+        assert p.mean == pytest.approx(qt.mg1.pk_mean(lam / m1, runtime.replica()), rel=1e-12)
+        assert p.busy_fraction == pytest.approx(lam, rel=1e-12)
+        assert p.cost == pytest.approx(m1, rel=1e-12)
+        assert p.stable and p.exact
+
+
+def test_d1_quantile_mm1():
+    # M/M/1 response time ~ Exp(mu - lam): q-quantile -ln(1 - q) / (mu - lam)
+    p = qt.analyze(qt.System(qt.RIQ(1), qt.IR(qt.Exponential(1.0)), arrival_rate=0.6))
+    for q in (0.5, 0.95, 0.999):
+        assert p.quantile(q) == pytest.approx(-math.log1p(-q) / 0.4, rel=1e-8)
+
+
+# ------------------------------------------------------------------- REFERENCE published values
+
+
+def test_reference_facebook_values(facebook_sx):
+    p = _riq(3, facebook_sx, 0.7)
+    assert p.busy_fraction == pytest.approx(0.732885, abs=5e-7)
+    assert p.mean == pytest.approx(1.777675, abs=5e-7)
+    assert p.load == pytest.approx(0.7)
+    assert "RIQ" in p.method and p.exact
+
+
+def test_reference_facebook_quantiles(facebook_sx):
+    p = _riq(3, facebook_sx, 0.7)
+    # REFERENCE section 3 (4 decimals): T_95 = 6.4559, T_99 = 10.6456
+    assert p.quantile(0.95) == pytest.approx(6.4559, abs=5e-5)
+    assert p.quantile(0.99) == pytest.approx(10.6456, abs=5e-5)
+    T = p.response_time
+    assert T.cdf(p.quantile(0.95)) == pytest.approx(0.95, abs=1e-9)
+    assert T.lst(0.0) == pytest.approx(1.0, abs=1e-14)
+
+
+# ------------------------------------------------------- the formulas re-derived in this file
+
+
+def _facebook_min_mean(i):
+    """E[min of i Facebook slowdowns] = sum_s P(S >= s)^i (integer support starting at 1)."""
+    return sum(sum(FACEBOOK_PROBS[j:]) ** i for j in range(12))
+
+
+def _facebook_min_second(i):
+    return sum((2 * s - 1) * sum(FACEBOOK_PROBS[s - 1:]) ** i for s in FACEBOOK_VALUES)
+
+
+def _riq_reference_sx_facebook(lam, d):
+    """RIQ(d), S&X with X ~ Exp(E[S]) and the Facebook S, from REFERENCE section 3 by hand."""
+    ex1, ex2 = 1 / FB_MEAN, 2 / FB_MEAN**2
+    fm = [None] + [ex1 * _facebook_min_mean(i) for i in range(1, d + 1)]
+    fm2 = [None] + [ex2 * _facebook_min_second(i) for i in range(1, d + 1)]
+
+    def first(b, moments):
+        return sum(math.comb(d - 1, j) * (1 - b) ** j * b ** (d - 1 - j) * moments[j + 1]
+                   for j in range(d))
+
+    def balance(b):  # b / (1 - b) = lam d E[Be] / (1 - rho_B)
+        return b * (1 - lam * b ** (d - 1) * fm[1]) - (1 - b) * lam * d * first(b, fm)
+
+    lo, hi = 0.0, 1.0
+    for _ in range(200):  # plain bisection
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if balance(mid) < 0 else (lo, mid)
+    b = 0.5 * (lo + hi)
+    lam_b = lam * b ** (d - 1)
+    immediate = sum(math.comb(d, i) * (1 - b) ** i * b ** (d - i) * fm[i] for i in range(1, d + 1))
+    wait = first(b, fm2) / (2 * first(b, fm)) + lam_b * fm2[1] / (2 * (1 - lam_b * fm[1]))
+    return b, immediate + b**d * (wait + fm[1])
+
+
+@pytest.mark.parametrize("lam, d", [(0.7, 3), (0.3, 2), (0.9, 5), (0.5, 10), (0.95, 20)])
+def test_riq_facebook_against_hand_derivation(facebook_sx, lam, d):
+    b, mean = _riq_reference_sx_facebook(lam, d)
+    p = _riq(d, facebook_sx, lam)
+    assert p.busy_fraction == pytest.approx(b, rel=1e-11)
+    assert p.mean == pytest.approx(mean, rel=1e-11)
+
+
+@pytest.mark.parametrize("runtime", [
+    qt.SX(qt.Exponential(FB_MEAN), qt.slowdowns.facebook()),
+    qt.SX(qt.Erlang(2, 1.0), qt.Uniform(1.0, 3.0)),
+    qt.IR(qt.Exponential(1.0)),
+    qt.IR(qt.ShiftedExponential(0.3, 2.0)),
+    qt.IR(qt.Pareto(1.5, 0.5)),
+], ids=["facebook-sx", "uniform-sx", "ir-exp", "ir-shifted", "ir-pareto"])
+@pytest.mark.parametrize("d", [2, 3, 8])
+def test_work_conservation(runtime, d):
+    """b = lam * cost: the busy fraction is the server time consumed per unit time per server."""
+    for rho in (0.2, 0.6, 0.9):
+        lam = rho / runtime.mean_runtime()
+        p = _riq(d, runtime, lam)
+        assert p.busy_fraction == pytest.approx(lam * p.cost, rel=1e-10)
+        assert 0 < p.busy_fraction < 1
+        # never more than d replicas' work per job
+        assert p.cost <= d * runtime.mean_runtime()
+
+
+# --------------------------------------------------------- IR exponential: mean-field CTMC check
+
+
+def _riq_ir_exponential_ctmc(lam, d, mu=1.0):
+    """Mean-field RIQ(d), IR Exp(mu): one server's CTMC (queue length, size of the replica group
+    of its first service), the rest of the farm entering through the busy fraction b, which is
+    the solution of b = 1 - pi0(b). A replica group of i idle servers runs at rate i mu."""
+    def chain(b):
+        probs = [math.comb(d - 1, j) * (1 - b) ** j * b ** (d - 1 - j) for j in range(d)]
+        return _efs_ctmc(lam * d, lam * b ** (d - 1), [(j + 1) * mu for j in range(d)], probs, mu)
+
+    b = optimize.brentq(lambda b: 1 - chain(b)[0] - b, 1e-9, 1 - 1e-9, xtol=1e-15, rtol=1e-15)
+    _, pi, rates = chain(b)
+    immediate = sum(math.comb(d, i) * (1 - b) ** i * b ** (d - i) / (i * mu)
+                    for i in range(1, d + 1))
+    return b, immediate + b**d * _ctmc_busy_response(pi, rates, mu), (pi, rates)
+
+
+@pytest.mark.parametrize("lam, d", [(0.7, 2), (0.5, 3), (0.85, 4)])
+def test_ir_exponential_against_ctmc(lam, d):
+    b, mean, (pi, rates) = _riq_ir_exponential_ctmc(lam, d)
+    p = _riq(d, qt.IR(qt.Exponential(1.0)), lam)
+    assert p.busy_fraction == pytest.approx(b, rel=1e-9)
+    assert p.mean == pytest.approx(mean, rel=1e-9)
+    # the response-time transform: immediate groups Exp(i mu), else the CTMC's busy transform
+    for s in (0.4, 1.0 + 2.0j):
+        ref = sum(math.comb(d, i) * (1 - b) ** i * b ** (d - i) * i / (i + s)
+                  for i in range(1, d + 1))
+        ref += b**d * _ctmc_busy_response(pi, rates, 1.0, s)
+        assert abs(complex(p.response_time.lst(s)) - ref) < 1e-9
+
+
+# ----------------------------------------------------------------- finite-k simulation cross-check
+
+
+def _simulate_riq(k, lam, d, n_jobs, model, seed):
+    """RIQ(d) on k FCFS servers with cancel-on-complete, by the exact state update of REFERENCE
+    section 2: V_j is the time server j's work runs out. Returns (response times, busy time)."""
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(1.0 / (lam * k), n_jobs)).tolist()
+    runtimes = model.sample_runtimes(n_jobs, d, rng).tolist()
+    picks = rng.integers(0, k, size=(n_jobs, d))
+    for j in range(1, d):  # redraw duplicates: d distinct servers, uniformly
+        while True:
+            dup = np.any(picks[:, :j] == picks[:, j:j + 1], axis=1)
+            if not dup.any():
+                break
+            picks[dup, j] = rng.integers(0, k, size=int(dup.sum()))
+    picks = picks.tolist()
+    choice = rng.integers(0, d, size=n_jobs).tolist()
+    V = [0.0] * k
+    T = [0.0] * n_jobs
+    work = [0.0] * n_jobs  # server time this job consumes, cancelled replicas included
+    for n in range(n_jobs):
+        t, P, r = arrivals[n], picks[n], runtimes[n]
+        idle = [j for j in range(d) if V[P[j]] <= t]
+        if idle:
+            c = t + min(r[j] for j in idle)
+            for j in idle:
+                V[P[j]] = c
+            work[n] = len(idle) * (c - t)
+        else:
+            j = choice[n]
+            c = V[P[j]] + r[j]
+            V[P[j]] = c
+            work[n] = r[j]
+        T[n] = c - t
+    return np.array(T), np.array(work)
+
+
+def _batch_ci(values, n_batches=20):
+    """Mean and half-width of a two-sided 1e-3 batch-means interval (t quantile, 19 df)."""
+    usable = values[: len(values) // n_batches * n_batches].reshape(n_batches, -1).mean(axis=1)
+    return usable.mean(), 3.883 * usable.std(ddof=1) / math.sqrt(n_batches)
+
+
+@pytest.mark.parametrize("runtime, lam, d", [
+    (qt.SX(qt.Exponential(FB_MEAN), qt.slowdowns.facebook()), 0.7, 3),
+    (qt.IR(qt.Exponential(1.0)), 0.8, 2),
+], ids=["facebook-sx", "ir-exp"])
+def test_simulation_cross_check(runtime, lam, d):
+    """k = 1000 servers, 1.2 million jobs, the first 20% discarded as warm-up.
+
+    Tolerance: the 1e-3 batch-means interval plus a finite-k allowance of 0.5% of the mean
+    (the k -> infinity limit has an O(1/k) bias; at k = 100 the REFERENCE example is already
+    within 0.2% of the limit, so 0.5% at k = 1000 is generous)."""
+    k, n = 1000, 1_200_000
+    T, work = _simulate_riq(k, lam, d, n, runtime, seed=20240611)
+    p = _riq(d, runtime, lam)
+    mean, half = _batch_ci(T[n // 5:])
+    assert abs(mean - p.mean) <= half + 0.005 * p.mean, (mean, half, p.mean)
+    # busy fraction: work per job * arrival rate per server (lam jobs per server per unit time)
+    cost, half_c = _batch_ci(work[n // 5:])
+    assert abs(cost - p.cost) <= half_c + 0.005 * p.cost, (cost, half_c, p.cost)
+
+
+# ---------------------------------------------------------------------- unstable and heavy tails
+
+
+@pytest.mark.parametrize("rho", [1.0, 1.3, 50.0])
+@pytest.mark.parametrize("d", [1, 3])
+def test_unstable_is_a_result(facebook_sx, rho, d):
+    p = _riq(d, facebook_sx, rho)
+    assert not p.stable and p.mean == math.inf and p.load == pytest.approx(rho)
+    assert p.busy_fraction == 1.0
+    assert p.quantile(0.5) == math.inf and p.quantile(0.99) == math.inf
+    assert not any(isinstance(v, float) and math.isnan(v) for v in p.to_dict().values())
+    assert "unstable" in p.describe()
+
+
+def test_infinite_second_moment_gives_infinite_mean_while_stable():
+    for d in (1, 2, 5, 20):
+        for runtime in (qt.IR(qt.Pareto(1.5, 0.1)),
+                        qt.SX(qt.Pareto(1.8, 0.1), qt.slowdowns.facebook())):
+            p = _riq(d, runtime, 0.5 / runtime.mean_runtime())
+            assert p.stable and p.mean == math.inf
+            assert 0 < p.busy_fraction < 1 and math.isfinite(p.cost)
+    # a mean runtime of inf: load inf, unstable
+    p = _riq(3, qt.IR(qt.Pareto(0.9, 1.0)), 0.1)
+    assert not p.stable and p.load == math.inf and p.mean == math.inf
+
+
+def test_tiny_arrival_rate_no_nan():
+    """b^d underflows to 0 for tiny lam and large d; an infinite wait must not give NaN."""
+    p = _riq(20, qt.IR(qt.Pareto(1.5, 1.0)), 1e-30)
+    assert p.mean == math.inf and p.stable
+    p = _riq(20, qt.IR(qt.Exponential(1.0)), 1e-30)
+    # the mean tends to E[min of d runtimes] = 1 / d; b to lam * d * E[min of d]
+    assert p.mean == pytest.approx(1 / 20, rel=1e-12)
+    assert p.busy_fraction == pytest.approx(1e-30, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------ caching, inputs
+
+
+def test_analyze_twice_is_identical(facebook_s, facebook_sx):
+    a = _riq(4, facebook_sx, 0.6)
+    b = _riq(4, facebook_sx, 0.6)
+    fresh = qt.SX(qt.Exponential(facebook_s.mean()), qt.slowdowns.facebook())  # empty caches
+    c = _riq(4, fresh, 0.6)
+    for p in (b, c):
+        assert (p.mean, p.busy_fraction, p.cost, p.load) == (a.mean, a.busy_fraction, a.cost,
+                                                             a.load)
+    assert a.quantile(0.9) == b.quantile(0.9) == c.quantile(0.9)
+    # a different arrival rate on the warm cache is unaffected by the earlier call
+    assert _riq(4, facebook_sx, 0.3).mean == _riq(
+        4, qt.SX(qt.Exponential(facebook_s.mean()), qt.slowdowns.facebook()), 0.3).mean
+
+
+def test_bad_input(facebook_sx):
+    p = _riq(3, facebook_sx, 0.7)
+    for q in (0.0, 1.0, -0.5, 2.0):
+        with pytest.raises(ValueError, match=r"q must lie in the open interval \(0, 1\)"):
+            p.quantile(q)
+    with pytest.raises(ValueError, match="system must be a qt.System"):
+        qt.analyze(qt.RIQ(3))
+    with pytest.raises(ValueError, match="d must be an integer >= 1"):
+        qt.RIQ(0)
+
+
+# -------------------------------------------------------------------------- property-based tests
+
+_runtimes = st.one_of(
+    st.builds(lambda r: qt.IR(qt.Exponential(r)), st.floats(0.01, 100)),
+    st.builds(lambda a, c: qt.IR(qt.Pareto(a, c)), st.floats(0.5, 5), st.floats(0.01, 10)),
+    st.builds(lambda sh, r: qt.IR(qt.ShiftedExponential(sh, r)), st.floats(0, 5),
+              st.floats(0.05, 20)),
+    st.builds(lambda k, r: qt.IR(qt.Erlang(k, r)), st.integers(1, 8), st.floats(0.05, 20)),
+    st.builds(lambda r: qt.SX(qt.Exponential(r), qt.slowdowns.facebook()), st.floats(0.01, 100)),
+    st.builds(lambda a, c: qt.SX(qt.Pareto(a, c), qt.Uniform(1.0, 3.0)), st.floats(0.5, 5),
+              st.floats(0.01, 10)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runtime=_runtimes, d=st.integers(1, 20),
+       rho=st.one_of(st.floats(1e-6, 1.5), st.sampled_from([1e-12, 0.999999, 1.0, 1.000001])))
+def test_properties(runtime, d, rho):
+    mean_r = runtime.mean_runtime()
+    lam = rho / mean_r if math.isfinite(mean_r) else rho
+    p = _riq(d, runtime, lam)
+    for value in (p.mean, p.busy_fraction, p.cost, p.load):
+        assert not math.isnan(value) and value >= 0
+    assert p.stable == (p.load < 1)
+    if not p.stable:
+        assert p.mean == math.inf
+    else:
+        # b < 1, except that a load within rounding of 1 may give b = 1.0
+        assert 0 < p.busy_fraction < 1 or (p.busy_fraction == 1.0 and p.load > 1 - 1e-12)
+        assert p.busy_fraction == pytest.approx(lam * p.cost, rel=1e-8, abs=1e-300)
+        assert p.mean >= runtime.fastest(d).mean() * (1 - 1e-12)  # never faster than d replicas
+        x = runtime.X if isinstance(runtime, qt.SX) else runtime.R
+        if isinstance(x, qt.Pareto) and x.alpha <= 2:
+            assert p.mean == math.inf
+        elif not isinstance(x, qt.Pareto):
+            assert math.isfinite(p.mean)
