@@ -182,6 +182,19 @@ def test_frontier_facebook_matches_simulated_instability():
     assert qt.stability_frontier(model, 20) < 0.5
 
 
+def test_solve_based_stability_decision_agrees_with_frontier():
+    # analyze decides stability from the existence of the mean-field solution (computing the
+    # frontier only when 1 - busy fraction < 0.01 or no solution is found); reference: the
+    # frontier 0.49433 of the busy-fraction continuation at d = 20 (stated error 2e-4), and the
+    # simulation of REFERENCE.md section 5 (lam = 0.5 unstable at d = 20)
+    model = _facebook_model()
+    stable = qt.analyze(qt.System(qt.RedundancyD(20), model, 0.48))
+    assert stable.stable and stable.busy_fraction < 0.99
+    assert "below the stability frontier" not in stable.method
+    unstable = qt.analyze(qt.System(qt.RedundancyD(20), model, 0.5))
+    assert not unstable.stable and "frontier 0.4943" in unstable.method
+
+
 # ----------------------------------------------------------------------- simulation checks
 def test_mean_field_against_simulation_k250_fast():
     # lam = 0.6, d = 3 at k = 250; finite-k allowance 1% (the measured finite-k bias at

@@ -108,9 +108,9 @@ class _Discretisation:
     omega: np.ndarray          # (Q, n + 1) quadrature weights over X
     c: np.ndarray              # (Q, n + 1) P(x S > w_i)
     tau: np.ndarray            # (n + 1,) P(X > w_i / min S): there a = 1 exactly
-    sparse_map: sparse.csr_matrix | None = None   # (Q (n + 1), n + 1)
+    sparse_map: sparse.csr_matrix | None = None   # (2 Q (n + 1), n + 1): left; right
     toeplitz: tuple | None = None                 # (g, first column): (Q, n + 1) each
-    _flat: tuple | None = None                    # COO pieces of sparse_map, for weighted_map
+    flat: tuple | None = None     # (row of sparse_map, i (n + 1) + column, value) per entry
 
     @property
     def grid(self) -> np.ndarray:
@@ -118,7 +118,8 @@ class _Discretisation:
 
     def apply(self, H: np.ndarray) -> np.ndarray:
         if self.sparse_map is not None:
-            lin = (self.sparse_map @ H).reshape(self.c.shape)
+            both = self.sparse_map @ H
+            lin = (both[:both.size // 2] + both[both.size // 2:]).reshape(self.c.shape)
         else:
             g, first = self.toeplitz
             lin = signal.fftconvolve(g, H[None, :], axes=1)[:, :self.n + 1]
@@ -126,13 +127,9 @@ class _Discretisation:
         return self.c + lin
 
     def weighted_map(self, coef: np.ndarray) -> np.ndarray:
-        """``sum_q diag(coef[q]) A_q`` as a dense (n + 1, n + 1) matrix."""
+        """``sum_q diag(coef[q]) A_q`` as a dense lower-triangular (n + 1, n + 1) matrix."""
         if self.sparse_map is not None:
-            if self._flat is None:
-                coo = self.sparse_map.tocoo()
-                target = (coo.row % (self.n + 1)) * (self.n + 1) + coo.col
-                self._flat = (coo.row, target, coo.data)
-            row, target, data = self._flat
+            row, target, data = self.flat
             out = np.bincount(target, weights=data * coef.ravel()[row],
                               minlength=(self.n + 1) ** 2)
             return out.reshape(self.n + 1, self.n + 1)
@@ -169,17 +166,27 @@ def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
     inside = y >= 0
     c = np.where(inside, 0.0, p).sum(axis=2)
     pos = np.where(inside, y / h, 0.0)
-    idx = np.minimum(np.floor(pos).astype(np.int64), n)
-    frac = pos - idx
-    row = np.broadcast_to(np.arange(q * (n + 1)).reshape(q, n + 1, 1), y.shape)
-    pw = np.broadcast_to(p, y.shape) * inside * (omega[:, :, None] > 0)
-    right = np.minimum(idx + 1, n)
-    data = np.concatenate([(pw * (1.0 - frac)).ravel(), (pw * frac).ravel()])
-    rows = np.concatenate([row.ravel(), row.ravel()])
-    cols = np.concatenate([idx.ravel(), right.ravel()])
-    keep = data != 0
-    A = sparse.csr_matrix((data[keep], (rows[keep], cols[keep])), shape=(q * (n + 1), n + 1))
-    return _Discretisation(h, n, omega, c, tau, sparse_map=A)
+    left = np.minimum(pos.astype(np.int64), n)                          # pos >= 0: floor
+    frac = pos - left
+    pw = np.where(inside & (omega[:, :, None] > 0), p, 0.0)
+    # each (x node, w_i, s) puts weight on H at the nodes left and right of w_i - x s. The
+    # map is stored as two stacked CSR blocks (left weights, right weights), whose rows
+    # q (n + 1) + i follow the C order of the arrays, so no sorting is needed
+    keep = pw != 0
+    rows = q * (n + 1)
+    counts = keep.reshape(rows, -1).sum(axis=1)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    nnz = int(indptr[-1])
+    pw = pw[keep]
+    frac = frac[keep]
+    left = left[keep]
+    data = np.concatenate([pw * (1.0 - frac), pw * frac])
+    cols = np.concatenate([left, np.minimum(left + 1, n)])
+    A = sparse.csr_matrix((data, cols, np.concatenate([indptr, indptr[1:] + nnz])),
+                          shape=(2 * rows, n + 1))
+    row = np.tile(np.repeat(np.arange(rows), counts), 2)
+    target = (row % (n + 1)) * (n + 1) + cols
+    return _Discretisation(h, n, omega, c, tau, sparse_map=A, flat=(row, target, data))
 
 
 def _discretise_continuous_s(X, S, w, h, n) -> _Discretisation:
@@ -263,6 +270,27 @@ def _jacobian_phi(disc, H, d, a, ad1):
     return J
 
 
+def _solve_hessenberg(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Solve ``J x = rhs`` for a lower Hessenberg ``J`` (``J[i, j] = 0`` for ``j > i + 1``).
+
+    Gaussian elimination with partial pivoting between adjacent rows of the reversed (upper
+    Hessenberg) matrix, then one triangular solve: ``O(n^2)`` operations, and no multithreaded
+    BLAS factorisation (which is slow on a loaded machine for these sizes).
+    """
+    A = J[::-1, ::-1].copy()
+    b = np.array(rhs[::-1], dtype=float)
+    for k in range(A.shape[0] - 1):
+        upper, lower = A[k, k:], A[k + 1, k:]
+        if abs(lower[0]) > abs(upper[0]):
+            upper_row, b_k = upper.copy(), b[k].copy()
+            upper[:], b[k] = lower, b[k + 1]
+            lower[:], b[k + 1] = upper_row, b_k
+        m = lower[0] / upper[0]
+        lower -= m * upper
+        b[k + 1] -= m * b[k]
+    return linalg.solve_triangular(A, b, check_finite=False)[::-1]
+
+
 def _newton(disc: _Discretisation, d: int, H: np.ndarray, lam: float,
             pin: tuple[float, float] | None = None, max_iter: int = 60):
     """Solve the trapezoidal system for ``H`` (``H_n = 0``) at rate ``lam``, or, if
@@ -288,10 +316,14 @@ def _newton(disc: _Discretisation, d: int, H: np.ndarray, lam: float,
         J = -0.5 * h * lam * d * (Jphi[:n, :n] + Jphi[1:, :n])
         J[np.arange(n), np.arange(n)] += 1.0
         J[np.arange(n - 1), np.arange(1, n)] -= 1.0
-        if pin is not None:
+        if pin is None:
+            step = _solve_hessenberg(J, -r)
+        else:
+            # bordered system [[J, col], [e_where, 0]]: block elimination
             col = -0.5 * h * d * (phi[:n] + phi[1:])
-            J = np.block([[J, col[:, None]], [np.eye(1, n, where), np.zeros((1, 1))]])
-        step = linalg.solve(J, -r, check_finite=False)
+            y = _solve_hessenberg(J, np.column_stack([-r[:n], col]))
+            dlam = (y[where, 0] + r[n]) / y[where, 1]
+            step = np.append(y[:, 0] - dlam * y[:, 1], dlam)
         t = 1.0
         while True:
             H_new = H.copy()
@@ -341,11 +373,16 @@ def _regridded(H: np.ndarray, h_old: float, grid: np.ndarray, shift: float = 0.0
     return np.interp(grid - shift, old, H, left=1.0, right=0.0)
 
 
-def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None):
-    """Newton solve on ``n`` intervals of a grid whose length is found first: it is doubled,
-    on a coarse grid of at most 128 intervals, until the tails at 0.75 W are below 1e-8.
+def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False):
+    """Newton solve on ``n`` intervals of a grid whose length is found first (unless
+    ``fitted``: ``length`` is known to hold the tails): it is doubled, on a coarse grid of at
+    most 128 intervals, until the tails at 0.75 W are below 1e-8.
     ``H0`` on a grid of step ``h0`` seeds Newton. Returns (discretisation, H, lam, iterations).
     """
+    if fitted:
+        disc = _discretise(model, length / n, n)
+        H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
+        return disc, H, lam, iters
     coarse = min(n, _PROBE_POINTS)
     for _ in range(12):
         disc = _discretise(model, length / coarse, coarse)
@@ -422,7 +459,7 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
     coarse = solve(model, d, arrival_rate, points=points, length=length)
     disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
                                     2 * (coarse.grid.size - 1), H0=coarse.workload_sf,
-                                    h0=float(coarse.grid[1]))
+                                    h0=float(coarse.grid[1]), fitted=True)
     fine = _solution(disc, H, lam, d, iters)
     return fine, (4.0 * fine.mean - coarse.mean) / 3.0, abs(fine.mean - coarse.mean) / 3.0
 

@@ -47,6 +47,7 @@ _REFERENCES = (
     "T. Hellemans, B. Van Houdt, 'Performance of redundancy(d) with identical/independent "
     "replicas', ACM TOMPECS 4(2), 2019 (mean-field workload equation)",
 )
+_NEAR_FRONTIER = 0.01   # 1 - busy fraction below which the frontier is computed to decide
 _ASSUMPTIONS = ("Poisson arrivals", "FCFS at every server",
                 "replicas cancelled when the first finishes")
 
@@ -368,26 +369,46 @@ def _mean_field(system: System) -> Prediction:
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.d
     points = 400
-    frontier = stability_frontier(model, d, points=points)
     where = ("k -> infinity" if system.servers is None
              else f"k -> infinity limit used as an approximation for k = {system.servers}")
     assumptions = _ASSUMPTIONS + (f"{model.name} runtimes",
                                   "k -> infinity (asymptotic independence of servers)")
-    if lam >= frontier:
-        method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
-                  f"approximation, {where}: unstable, the arrival rate is at or above the "
-                  f"stability frontier {frontier:.6g} (no stationary workload law)")
-        return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
-                          busy_fraction=1.0, assumptions=assumptions, references=_REFERENCES)
-    fine, mean, error = meanfield.solve_extrapolated(model, d, lam, points=points)
+    # Stability is decided by the solve itself: lam(b) increases with the busy fraction b
+    # towards the frontier, so a stationary solution at lam (b < 1, decaying tails) means
+    # lam < lam*. The frontier is computed (cached) only when no solution is found or b is
+    # within _NEAR_FRONTIER of 1, where the grid's own frontier may differ from the
+    # extrapolated one by its discretisation error.
+    try:
+        fine, mean, error = meanfield.solve_extrapolated(model, d, lam, points=points)
+    except meanfield.MeanFieldError:
+        fine = None
+    frontier = None
+    if fine is None or 1.0 - fine.busy_fraction < _NEAR_FRONTIER:
+        frontier = stability_frontier(model, d, points=points)
+        if lam >= frontier:
+            method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
+                      f"approximation, {where}: unstable, the arrival rate is at or above the "
+                      f"stability frontier {frontier:.6g} (no stationary workload law)")
+            return Prediction(system, method=method, exact=False, stable=False,
+                              mean=math.inf, busy_fraction=1.0, assumptions=assumptions,
+                              references=_REFERENCES)
+        if fine is None:
+            raise meanfield.MeanFieldError(
+                f"no mean-field solution found at arrival rate {lam} although it is below "
+                f"the stability frontier {frontier:.6g}: too close to the frontier")
     n, h = fine.grid.size - 1, float(fine.grid[1])
+    stability = (f"stable: arrival rate below the stability frontier {frontier:.6g}"
+                 if frontier is not None else
+                 "stable: a stationary workload law exists at this arrival rate (busy "
+                 f"fraction {fine.busy_fraction:.4g} < 1; the arrival rate increases with the "
+                 "busy fraction up to the frontier)")
     method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) approximation, "
               f"{where}, grid of N = {n} points, step h = {h:.4g} on [0, {fine.grid[-1]:.4g}] "
               f"(trapezoidal rule, linear interpolation of the workload tail, Gauss-Legendre "
               f"over X between the breakpoints), Newton's method; mean Richardson-extrapolated "
               f"from N/2 and N points (discretisation error of the N-point mean "
               f"{error:.2g}); distribution interpolated from the tail P(T > t) on the grid, "
-              f"quantiles by bisection; stability frontier {frontier:.6g}")
+              f"quantiles by bisection; {stability}")
     busy = fine.busy_fraction
 
     def response_time():
