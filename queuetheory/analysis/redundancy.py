@@ -393,6 +393,14 @@ def _mean_field(system: System) -> Prediction:
                               mean=math.inf, busy_fraction=1.0, assumptions=assumptions,
                               references=_REFERENCES)
         if fine is None:
+            # Between the N-point grid's own frontier and the extrapolated one: a finer grid
+            # moves its frontier towards the extrapolated value.
+            try:
+                fine, mean, error = meanfield.solve_extrapolated(model, d, lam,
+                                                                 points=4 * points)
+            except meanfield.MeanFieldError:
+                fine = None
+        if fine is None:
             raise meanfield.MeanFieldError(
                 f"no mean-field solution found at arrival rate {lam} although it is below "
                 f"the stability frontier {frontier:.6g}: too close to the frontier")
