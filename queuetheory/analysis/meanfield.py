@@ -60,7 +60,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, signal, sparse
+from scipy import fft, linalg, sparse
 
 from ..distributions import Discrete, Distribution, _tanh_sinh_probabilities
 from ..runtime import IR, SX, RuntimeModel
@@ -122,7 +122,7 @@ class _Discretisation:
             lin = (both[:both.size // 2] + both[both.size // 2:]).reshape(self.c.shape)
         else:
             g, first = self.toeplitz
-            lin = signal.fftconvolve(g, H[None, :], axes=1)[:, :self.n + 1]
+            lin = _causal_convolve(g, H)
             lin += (first - g) * H[0]
         return self.c + lin
 
@@ -526,3 +526,10 @@ def frontier(model: RuntimeModel, d: int, *, points: int = 400) -> float:
     the M/G/1 queue: ``1 / E[R]``.
     """
     return frontier_extrapolated(model, d, points=points)[0]
+
+
+def _causal_convolve(g: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """The first ``H.size`` terms of the convolution of every row of ``g`` with ``H`` (FFT)."""
+    size = fft.next_fast_len(g.shape[1] + H.size - 1, real=True)
+    spectrum = fft.rfft(g, size, axis=1) * fft.rfft(H, size)
+    return fft.irfft(spectrum, size, axis=1)[:, :H.size]

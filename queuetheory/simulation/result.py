@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as _stats
+from scipy import special
 
 from .. import _checks
 from ..policies import RIQ, Random
@@ -208,7 +208,7 @@ class SimulationResult:
         spread = float(np.std(values, ddof=1))
         if not math.isfinite(spread):
             return math.inf
-        return float(_stats.t.ppf(0.5 + level / 2, n - 1)) * spread / math.sqrt(n)
+        return float(special.stdtrit(n - 1, 0.5 + level / 2)) * spread / math.sqrt(n)
 
     def _interval(self, values: np.ndarray, level: float | None = None):
         center = float(np.mean(values))
@@ -256,7 +256,7 @@ class SimulationResult:
         else:
             t_value = math.inf if mean_slope > 0 else 0.0
         rise = mean_slope * (x[-1] - x[0]) / overall if overall > 0 else 0.0
-        critical = float(_stats.t.isf(TREND_LEVEL, slopes.size - 1))
+        critical = float(-special.stdtrit(slopes.size - 1, TREND_LEVEL))
         if t_value > critical and rise > TREND_RISE:
             return False, (f"the {self.statistic} trends upward through the run: the fitted "
                            f"rise over the measured window is {100 * rise:.3g}% of its mean "
