@@ -58,13 +58,9 @@ def _simulate(policy, runtime, lam, *, k=1000, batches=12_000, warmup=3_000, lan
         servers = _distinct_servers(rng, k, (size, lanes), tasks)
         if isinstance(runtime, qt.IR):
             run = runtime.R.sample((size, lanes, tasks), rng)
-        elif is_mds:  # coded jobs of a batch share the batch's size
+        else:  # all tasks (coded jobs or copies) of a batch share the batch's size
             run = runtime.X.sample((size, lanes, 1), rng) * runtime.S.sample((size, lanes, tasks),
                                                                              rng)
-        else:  # copies of a job share that job's size
-            run = (runtime.X.sample((size, lanes, n, 1), rng)
-                   * runtime.S.sample((size, lanes, n, policy.d), rng)).reshape(size, lanes,
-                                                                                tasks)
         for i in range(size):
             t = times[c0 + i][:, None]
             srv = servers[i]
@@ -174,17 +170,14 @@ def _sx_unit_slowdown_mean(policy, mu, lam):
         def given(h):
             if isinstance(policy, qt.MDS):
                 return mpmath.betainc(policy.m + 1, n, 0, h, regularized=True)
-            return h**policy.d
+            return 1 - (1 - h**policy.d) ** n
 
         def expectation_over_x(t):
             inner = mpmath.quad(lambda x: mu * mpmath.exp(-mu * x)
                                 * given(rho * mpmath.exp(-a * (t - x))), [0, t])
             return inner + mpmath.exp(-mu * t)  # x >= t: unfinished for sure
 
-        if isinstance(policy, qt.MDS):
-            return float(mpmath.quad(expectation_over_x, [0, 1, 5, 20, mpmath.inf]))
-        return float(mpmath.quad(lambda t: 1 - (1 - expectation_over_x(t)) ** n,
-                                 [0, 1, 5, 20, mpmath.inf]))
+        return float(mpmath.quad(expectation_over_x, [0, 1, 5, 20, mpmath.inf]))
 
 
 @pytest.mark.parametrize("policy,lam", [(qt.MDS(5, 2, remove=False), 0.5),
@@ -252,9 +245,9 @@ def _sx_exact_wait_reference(policy, lam, t_points):
         y = t - x[..., None] * s
         wait = np.exp(-np.multiply.outer(np.maximum(y, 0.0), poles)) @ coef
         h = np.clip(np.where(y < 0, 1.0, wait) @ p, 0.0, 1.0)
-        given = special.betainc(policy.m + 1, policy.n, h) if is_mds else h ** policy.d
-        inner = (given * weight).sum() + math.exp(-mu * t / s[0])  # x > t / s_min: unfinished
-        return inner if is_mds else 1.0 - (1.0 - inner) ** policy.n
+        given = (special.betainc(policy.m + 1, policy.n, h) if is_mds
+                 else -np.expm1(policy.n * np.log1p(-h ** policy.d)))
+        return (given * weight).sum() + math.exp(-mu * t / s[0])  # x > t / s_min: unfinished
 
     t_edges = np.concatenate([[0.0], 2.0 ** np.arange(-6.0, 12.0)])
     lo, hi = t_edges[:-1, None], t_edges[1:, None]

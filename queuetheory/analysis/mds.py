@@ -17,12 +17,13 @@ independent stationary waits ``W_j`` (asymptotic independence; PASTA):
   batch time is the ``n``-th smallest of ``n + m`` of them (MDS), or the maximum over ``n`` jobs
   of the minimum over ``d`` copies (replication):
   ``P(T_b > t) = I_{H(t)}(m + 1, n)``, resp. ``1 - (1 - H(t)^d)^n``, ``H = P(T_j > t)``.
-* S&X: the ``n + m`` coded jobs of an MDS batch share one job size ``X`` (equal-sized pieces
-  of one computation), and the ``d`` copies of a replicated job share that job's size ``X_i``
-  (the jobs of a batch have independent sizes), so task sojourns ``W_j + X S_j`` are *not*
-  independent. Given ``X = x`` they are, with ``H(t | x) = P(W + x S > t)``; hence exactly (in
-  the limit) ``P(T_b > t) = E_X[ I_{H(t|X)}(m + 1, n) ]`` (MDS) and
-  ``1 - (1 - E_X[H(t|X)^d])^n`` (replication).
+* S&X: a batch is one computation cut into ``n`` equal-sized jobs (the premise of MDS coding),
+  so all its tasks -- the ``n + m`` coded jobs, or the ``n d`` copies under replication --
+  share one job size ``X``, as in :func:`queuetheory.simulate`; task sojourns ``W_j + X S_j``
+  are therefore *not* independent. Given ``X = x`` they are, with
+  ``H(t | x) = P(W + x S > t)``; hence exactly (in the limit)
+  ``P(T_b > t) = E_X[ I_{H(t|X)}(m + 1, n) ]`` (MDS) and
+  ``E_X[ 1 - (1 - H(t|X)^d)^n ]`` (replication).
   ``H(t | x) = sum_s p_s P(W > t - x s)`` (discrete ``S``; ``P(W > y) = 1`` for ``y < 0``).
   The wait's tail is inverted from the P-K transform once, on Chebyshev nodes of pieces
   uniform in ``log(1 + y / c)``, and tabulated (cubic Hermite; a dense monotone table where
@@ -405,20 +406,13 @@ class _WaitSF:
 
 # ------------------------------------------------------------------------ batch laws
 def _given_size(policy, H):
-    """Given the job size: P(batch not done) (MDS) or P(job not done) (replication), from
-    ``H`` = P(a task is not done), tasks conditionally i.i.d."""
+    """P(batch not done) given the batch's job size, from ``H`` = P(a task is not done), tasks
+    conditionally i.i.d.: the ``(m + 1)``-th largest of ``n + m`` (MDS), or any of ``n`` jobs
+    whose ``d`` copies are all unfinished (replication)."""
     H = np.clip(H, 0.0, 1.0)
     if isinstance(policy, MDS):
         return special.betainc(policy.m + 1, policy.n, H)
-    return H**policy.d
-
-
-def _over_jobs(policy, J):
-    """P(batch not done) from ``J`` (the average of :func:`_given_size` over the job size):
-    MDS shares one size per batch (identity), replication has i.i.d. jobs (the maximum)."""
-    if isinstance(policy, MDS):
-        return J
-    return -np.expm1(policy.n * np.log1p(-np.clip(J, 0.0, 1.0)))
+    return -np.expm1(policy.n * np.log1p(-H**policy.d))
 
 
 def _support_nodes(dist: Distribution):
@@ -434,7 +428,7 @@ def _support_nodes(dist: Distribution):
 
 def _sx_batch_sf(policy, runtime: SX, lam_task: float):
     """``t -> P(T_b > t)`` under S&X without removal: ``E_X[I_{H(t|X)}(m + 1, n)]`` (MDS) or
-    ``1 - (1 - E_X[H(t|X)^d])^n`` (replication, one size per job), and the times splitting
+    ``E_X[1 - (1 - H(t|X)^d)^n]`` (replication), and the times splitting
     ``t`` into pieces on which it is smooth (jumps ``t = x s`` for atoms ``x`` of ``X`` and
     ``s`` of ``S``, kinks at the ends ``x`` of a bounded support; geometric otherwise) up to
     where it is negligible.
@@ -474,7 +468,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
         def sf(t):
             tt = np.repeat(t[:, None], x_atoms.size, axis=1)
             xx = np.broadcast_to(x_atoms, tt.shape)
-            return _over_jobs(policy, _given_size(policy, H(tt, xx)) @ x_probs)
+            return _given_size(policy, H(tt, xx)) @ x_probs
 
         jumps = np.outer(x_atoms, s_values).ravel() if atoms else np.array([])
     else:
@@ -501,7 +495,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
             tt = np.broadcast_to(t[rows, None], u.shape)
             pieces = (_given_size(policy, H(tt, x)) * w).sum(axis=1)
             inner = np.bincount(rows, weights=pieces, minlength=t.size)
-            return _over_jobs(policy, inner + (1.0 - top))
+            return inner + (1.0 - top)
 
         with np.errstate(divide="ignore"):  # kinks of P(T_b > t)
             ends = np.asarray(X._ppf(np.array([0.0, 1.0])), dtype=float)
@@ -597,9 +591,8 @@ def analyze_batch(system: System) -> Prediction:
                    "k -> infinity (asymptotic independence of the servers a batch uses)",
                    "no removal: every task runs to completion")
     if isinstance(runtime, SX):
-        assumptions += ("S&X: MDS coded jobs of a batch share one job size X; replication copies "
-                        "share their job's size, jobs of a batch have i.i.d. sizes; slowdowns "
-                        "i.i.d. per task",)
+        assumptions += ("S&X: a batch is n equal-sized jobs, so all its tasks (coded jobs or "
+                        "copies) share one job size X; slowdowns i.i.d. per task",)
     cost = tasks / policy.n * B.mean()
     if not stable:
         return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
@@ -705,8 +698,8 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     d : int
         Copies per job under replication, >= 1.
     runtime : RuntimeModel
-        :class:`~queuetheory.SX` (MDS: coded jobs share the batch's size; replication: copies
-        share their job's size) or :class:`~queuetheory.IR`.
+        :class:`~queuetheory.SX` (all tasks of a batch share its job size) or
+        :class:`~queuetheory.IR`.
     arrival_rate : float
         Original jobs per unit time per server, > 0.
     remove : bool, optional
@@ -778,8 +771,8 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
                    ("removal of redundant tasks (MDS: at batch completion; replication: at job "
                     "completion)") if remove else "no removal: every task runs to completion")
     if isinstance(runtime, SX):
-        assumptions += ("S&X: MDS coded jobs of a batch share one job size X; replication copies "
-                        "share their job's size (jobs of a batch i.i.d.)",)
+        assumptions += ("S&X: a batch is n equal-sized jobs, so all its tasks (coded jobs or "
+                        "copies) share one job size X",)
     if method == "analysis":
         assumptions += ("k -> infinity limit (exact analysis)",)
     else:
