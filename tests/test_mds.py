@@ -272,25 +272,13 @@ def test_sx_facebook_against_exact_wait(policy, lam):
 
 
 # ----------------------------------------------------------------------------- simulation, k=1000
-def test_ir_mds_against_simulation():
-    policy, lam = qt.MDS(10, 2, remove=False), 0.5
-    means, quantiles = _simulate(policy, _ir_exp(), lam, seed=11)
-    p = qt.analyze(qt.System(policy, _ir_exp(), lam))
-    _assert_within(means, p.mean)
-    _assert_within(quantiles, p.quantile(0.99))
-
-
-def test_sx_mds_against_simulation():
-    model, policy, lam = _facebook_sx(), qt.MDS(10, 2, remove=False), 0.5
-    means, quantiles = _simulate(policy, model, lam, seed=12)
-    p = qt.analyze(qt.System(policy, model, lam))
-    _assert_within(means, p.mean)
-    _assert_within(quantiles, p.quantile(0.99))
-
-
-def test_sx_replication_against_simulation():
-    model, policy, lam = _facebook_sx(), qt.Replication(10, 2, remove=False), 0.4
-    means, quantiles = _simulate(policy, model, lam, seed=13)
+@pytest.mark.parametrize("model,policy,lam,seed", [
+    (_ir_exp(), qt.MDS(10, 2, remove=False), 0.5, 11),
+    (_facebook_sx(), qt.MDS(10, 2, remove=False), 0.5, 12),
+    (_facebook_sx(), qt.Replication(10, 2, remove=False), 0.4, 13),
+])
+def test_batch_analysis_against_simulation(model, policy, lam, seed):
+    means, quantiles = _simulate(policy, model, lam, seed=seed)
     p = qt.analyze(qt.System(policy, model, lam))
     _assert_within(means, p.mean)
     _assert_within(quantiles, p.quantile(0.99))
