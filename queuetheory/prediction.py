@@ -36,6 +36,10 @@ class Prediction:
         Expected server time consumed per job, including cancelled replicas.
     assumptions : tuple of str
         The assumptions behind the numbers.
+    limit : bool
+        ``True`` when the numbers are the ``k -> infinity`` limit, ``False`` when they hold
+        exactly for the system's own number of servers (e.g. Random, or an exact finite-k
+        formula).
 
     Examples
     --------
@@ -48,7 +52,8 @@ class Prediction:
     def __init__(self, system: System, *, method: str, exact: bool, stable: bool, mean: float,
                  response_time: Callable[[], ResponseTime] | None = None,
                  busy_fraction: float | None = None, cost: float | None = None,
-                 assumptions: tuple[str, ...] = (), references: tuple[str, ...] = ()):
+                 assumptions: tuple[str, ...] = (), references: tuple[str, ...] = (),
+                 limit: bool = True):
         self.system = system
         self.method = method
         self.exact = exact
@@ -59,6 +64,7 @@ class Prediction:
         self.cost = cost
         self.assumptions = tuple(assumptions)
         self.references = tuple(references)
+        self.limit = bool(limit)
         self._response_factory = response_time
 
     @cached_property
@@ -99,7 +105,7 @@ class Prediction:
                 "arrival_rate": self.system.arrival_rate, "servers": self.system.servers,
                 "stable": self.stable, "load": self.load, "mean": self.mean,
                 "busy_fraction": self.busy_fraction, "cost": self.cost, "method": self.method,
-                "exact": self.exact}
+                "exact": self.exact, "limit": self.limit}
 
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "

@@ -155,8 +155,7 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     Facebook S&X runtimes (``k`` = 10 to 300): the relative gap between simulation and limit
     was about ``1/k`` at load 0.7 (d = 3) and up to ``3.4/k`` at load 0.9 (d = 5, 99th
     percentile), i.e. about ``0.3 / (k (1 - rho))``; the default is three times that. When the
-    analysis is exact for the finite ``k`` (its method does not mention ``k -> infinity``)
-    the allowance is 0.
+    analysis is exact for the finite ``k`` (``Prediction.limit`` is False) the allowance is 0.
 
     Parameters
     ----------
@@ -223,7 +222,7 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
         caveat = "nothing to compare: the figures are the simulation's alone."
         return ValidationReport(system, None, simulation, rows, 0.0, False, caveat, note,
                                 level)
-    limit = "infinity" in prediction.method.lower()
+    limit = prediction.limit
     if allowance is None:
         rho = min(max(system.load, simulation.busy_fraction), _LOAD_CAP)
         allowance = 1.0 / (servers * (1.0 - rho)) if limit else 0.0

@@ -345,3 +345,10 @@ def test_properties(runtime, d, rho):
             assert p.mean == math.inf
         elif not isinstance(x, qt.Pareto):
             assert math.isfinite(p.mean)
+
+
+def test_limit_flag(facebook_sx):
+    # Random routing makes every server an exact M/G/1 queue for any k; RIQ(d >= 2) is the
+    # k -> infinity limit. validate() widens its intervals by a finite-k allowance only then.
+    assert not qt.analyze(qt.System(qt.Random(), facebook_sx, arrival_rate=0.5)).limit
+    assert qt.analyze(qt.System(qt.RIQ(2), facebook_sx, arrival_rate=0.5)).limit

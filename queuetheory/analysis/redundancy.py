@@ -252,7 +252,7 @@ def _ir_exponential(system: System) -> Prediction:
         return Prediction(system, method=method, exact=True, stable=stable,
                           mean=ir_exponential_finite_mean(lam, mu, d, k),
                           busy_fraction=min(rho, 1.0), cost=1.0 / mu,
-                          assumptions=assumptions, references=_REFERENCES[:1])
+                          assumptions=assumptions, references=_REFERENCES[:1], limit=False)
     method = (f"Redundancy-d (d={d}), IR exponential runtimes: closed form in the k -> infinity "
               f"limit, P(T > t) = (rho + (1 - rho) exp((d-1) mu t))^(-d/(d-1)) (Gardner et "
               f"al. 2017); cost 1/mu by memorylessness")
@@ -362,7 +362,8 @@ def _relabel(prediction: Prediction, prefix: str) -> Prediction:
                       exact=prediction.exact, stable=prediction.stable, mean=prediction.mean,
                       response_time=prediction._response_factory,
                       busy_fraction=prediction.busy_fraction, cost=prediction.cost,
-                      assumptions=prediction.assumptions, references=prediction.references)
+                      assumptions=prediction.assumptions, references=prediction.references,
+                      limit=prediction.limit)
 
 
 def _mean_field(system: System) -> Prediction:

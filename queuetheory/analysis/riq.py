@@ -76,19 +76,22 @@ def analyze_riq(system: System) -> Prediction:
     """Random (d = 1) and RIQ(d) in the k -> infinity limit; see the module docstring."""
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.polled
-    kind = "Random (M/G/1 Pollaczek-Khinchine)" if d == 1 else "RIQ"
-    method = (f"{kind}, {model.name} runtimes: k -> infinity limit, each server an M/G/1 queue"
-              + ("" if d == 1 else " with exceptional first service (two arrival rates), "
-                                   "busy fraction from the renewal-reward fixed point"))
-    assumptions = ("Poisson arrivals", "FCFS at every server",
-                   "k -> infinity (asymptotic independence of servers)")
+    if d == 1:
+        method = (f"Random, {model.name} runtimes: M/G/1 Pollaczek-Khinchine, exact for any "
+                  f"number of servers (random routing makes each server an M/G/1 queue)")
+    else:
+        method = (f"RIQ, {model.name} runtimes: k -> infinity limit, each server an M/G/1 queue "
+                  f"with exceptional first service (two arrival rates), busy fraction from the "
+                  f"renewal-reward fixed point")
+    assumptions = ("Poisson arrivals", "FCFS at every server")
     if d > 1:
-        assumptions += ("replicas started together are cancelled when the first finishes",)
+        assumptions += ("k -> infinity (asymptotic independence of servers)",
+                        "replicas started together are cancelled when the first finishes")
     stable = system.load < 1
     if not stable:
         return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
                           busy_fraction=1.0, cost=model.mean_runtime(), assumptions=assumptions,
-                          references=_REFERENCES)
+                          references=_REFERENCES, limit=d > 1)
     b = busy_fraction(system)
     idle_weights = _binomial_weights(d, 1.0 - b)  # P(i of the d polled servers are idle)
     lam_b = lam * b ** (d - 1)
@@ -119,4 +122,4 @@ def analyze_riq(system: System) -> Prediction:
 
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=b, cost=cost,
-                      assumptions=assumptions, references=_REFERENCES)
+                      assumptions=assumptions, references=_REFERENCES, limit=d > 1)
