@@ -153,6 +153,20 @@ def _sum_by_blocks(integrand, z: np.ndarray, x: np.ndarray, weights: np.ndarray,
     return out
 
 
+def _key(s: np.ndarray) -> tuple:
+    """A hashable fingerprint of the array ``s`` (shape, type and contents)."""
+    return (s.shape, s.dtype.str, s.tobytes())
+
+
+def _memo(owner, slot: str, key: tuple, compute):
+    """``compute()``, remembered on ``owner`` for the last ``key`` only: composite transforms
+    (queue models) ask for one law several times at the same points."""
+    memo = owner.__dict__.get(slot)
+    if memo is None or memo[0] != key:
+        memo = owner.__dict__[slot] = (key, compute())
+    return memo[1]
+
+
 def _weighted(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``sum_j values[..., j] * weights[j]`` (einsum: faster than complex ``@`` with OpenBLAS)."""
     return np.einsum("...j,j->...", values, weights)
@@ -380,13 +394,11 @@ class Distribution:
         return estimate.reshape(s.shape)
 
     def _lst(self, s):
-        # composite transforms (queue models) ask for one law several times at the same points
-        key = (s.shape, s.dtype.str, s.tobytes())
-        memo = self.__dict__.get("_lst_memo")
-        if memo is None or memo[0] != key:
+        def compute():
             out = self._expect(_exp_neg_product, s, decay=s.real)
-            memo = self.__dict__["_lst_memo"] = (key, out if np.iscomplexobj(s) else out.real)
-        return memo[1].copy()
+            return out if np.iscomplexobj(s) else out.real
+
+        return _memo(self, "_lst_memo", _key(s), compute).copy()
 
     def _lst_mp(self, s):
         return mpmath.mpmathify(complex(self._lst(np.asarray(complex(s)))))
@@ -1013,7 +1025,10 @@ class _Product(Mixture):
 
     def _lst(self, s):
         if self._exact:
-            return _weighted(self.X._lst(s[..., None] * self._scales), self.weights)
+            # RIQ's transform takes several products of one X over the same slowdown values
+            values = _memo(self.X, "_scaled_lst_memo", _key(s) + (self._scales.tobytes(),),
+                           lambda: self.X._lst(s[..., None] * self._scales))
+            return _weighted(values, self.weights)
         # E[lst_X(s M)] by the adaptive rule over M's quantiles: the mixture weights above are
         # only its first level
         out = self.M._expect(lambda z, m: self.X._lst(z * m), s)
