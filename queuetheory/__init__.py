@@ -4,7 +4,7 @@ Describe a farm once as a :class:`System` (policy, runtime model, arrival rate) 
 response time from the formulas with :func:`analyze`.
 """
 
-from . import distributions, export, mg1, orderstats, slowdowns, transforms
+from . import distributions, export, mg1, orderstats, plot, slowdowns, transforms
 from .analysis import analyze
 from .analysis.mds import smallest_matching_code
 from .analysis.redundancy import smallest_unstable_d, stability_frontier
@@ -39,6 +39,7 @@ __all__ = [
     "compare",
     "Comparison",
     "export",
+    "plot",
     "smallest_unstable_d",
     "stability_frontier",
     "analyze",
