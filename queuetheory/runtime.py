@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _checks
 from .distributions import Discrete, Distribution, Mixture, as_distribution, product
 
 __all__ = ["RuntimeModel", "SX", "IR"]
@@ -27,9 +28,7 @@ class RuntimeModel:
 
     def fastest(self, i: int) -> Distribution:
         """Law of the fastest of ``i`` replicas started together (``i >= 1``)."""
-        if isinstance(i, bool) or not isinstance(i, int | np.integer) or i < 1:
-            raise ValueError(f"i must be an integer >= 1, got {i!r}")
-        i = int(i)
+        i = _checks.positive_int("i", i)
         if i not in self._fastest:
             self._fastest[i] = self._fastest_law(i)
         return self._fastest[i]

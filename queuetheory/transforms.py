@@ -58,6 +58,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import optimize, special
 
+from . import _checks
+
 __all__ = [
     "invert_cdf",
     "invert_sf",
@@ -105,20 +107,6 @@ def _times(name: str, t: ArrayLike) -> np.ndarray:
     return arr
 
 
-def _levels(name: str, q: ArrayLike) -> np.ndarray:
-    """Return ``q`` as a float array, or raise unless every entry is in the open interval (0, 1)."""
-    arr = np.asarray(q, dtype=float)
-    if arr.size == 0 or not np.all((arr > 0) & (arr < 1)):
-        raise ValueError(f"{name} must lie in the open interval (0, 1), got {q!r}")
-    return arr
-
-
-def _positive_int(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _positive_float(name: str, value: float, upper: float = math.inf) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number in (0, {upper}), got {value!r}")
@@ -129,14 +117,7 @@ def _positive_float(name: str, value: float, upper: float = math.inf) -> float:
 
 
 def _mean_hint(mean: float | None) -> float:
-    if mean is None:
-        return 1.0
-    if isinstance(mean, bool) or not isinstance(mean, numbers.Real):
-        raise ValueError(f"mean must be a finite number > 0 or None, got {mean!r}")
-    v = float(mean)
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"mean must be a finite number > 0 or None, got {mean!r}")
-    return v
+    return 1.0 if mean is None else _checks.positive("mean", mean)
 
 
 def _method(method: str) -> str:
@@ -183,8 +164,8 @@ def _euler_rule(damping: float, n_terms: int, n_euler: int) -> tuple[np.ndarray,
 def _tuning(damping: float, n_terms: int, n_euler: int) -> tuple[float, int, int]:
     return (
         _positive_float("damping", damping, 700.0),
-        _positive_int("n_terms", n_terms, 1),
-        _positive_int("n_euler", n_euler, 1),
+        _checks.positive_int("n_terms", n_terms, 1),
+        _checks.positive_int("n_euler", n_euler, 1),
     )
 
 
@@ -529,7 +510,7 @@ def invert_quantile(lst: LST, q: ArrayLike, *, mean: float | None = None, rtol: 
     >>> invert_quantile(lambda s: 2.0 / (2.0 + s), [0.5, 0.9]).round(9)
     array([0.34657359, 1.15129255])
     """
-    arr = _levels("q", q)
+    arr = _checks.probability_level("q", q)
     scale = _mean_hint(mean)
     rtol = _positive_float("rtol", rtol, 1.0)
     rule = _euler_rule(*_tuning(damping, n_terms, n_euler))
@@ -545,7 +526,7 @@ def invert_quantile(lst: LST, q: ArrayLike, *, mean: float | None = None, rtol: 
 
 
 def _precision(precision: int) -> int:
-    return _positive_int("precision", precision, _MIN_PRECISION)
+    return _checks.positive_int("precision", precision, _MIN_PRECISION)
 
 
 def _invert_mp_one(lst: LST, t: float, complement: bool, method: str) -> mpmath.mpf:
@@ -764,7 +745,7 @@ def invert_quantile_mp(lst: LST, q: ArrayLike, precision: int = 30, *,
     >>> print(f"{x:.12f} {-math.log(0.01) / 2:.12f}")
     2.302585092994 2.302585092994
     """
-    arr = _levels("q", q)
+    arr = _checks.probability_level("q", q)
     precision = _precision(precision)
     method = _method(method)
     start = _mean_hint(mean)

@@ -56,10 +56,6 @@ def _is_ir_exponential(model: RuntimeModel) -> bool:
     return isinstance(model, IR) and isinstance(model.R, Exponential)
 
 
-def _check_d(d) -> int:
-    return _checks.positive_int("d", d)
-
-
 def ir_exponential_mean(arrival_rate: float, rate: float, d: int) -> float:
     """Mean response time of Redundancy-d, IR exponential(``rate``) runtimes, k -> infinity.
 
@@ -93,7 +89,7 @@ def ir_exponential_mean(arrival_rate: float, rate: float, d: int) -> float:
     """
     lam = _checks.positive("arrival_rate", arrival_rate)
     mu = _checks.positive("rate", rate)
-    d = _check_d(d)
+    d = _checks.positive_int("d", d)
     rho = lam / mu
     if rho >= 1:
         return math.inf
@@ -117,7 +113,7 @@ def ir_exponential_sf(t, arrival_rate: float, rate: float, d: int):
     """
     lam = _checks.positive("arrival_rate", arrival_rate)
     mu = _checks.positive("rate", rate)
-    d = _check_d(d)
+    d = _checks.positive_int("d", d)
     rho = lam / mu
     t = np.maximum(np.asarray(t, dtype=float), 0.0)
     if rho >= 1:
@@ -157,7 +153,7 @@ def ir_exponential_finite_mean(arrival_rate: float, rate: float, d: int, servers
     """
     lam = _checks.positive("arrival_rate", arrival_rate)
     mu = _checks.positive("rate", rate)
-    d = _check_d(d)
+    d = _checks.positive_int("d", d)
     k = _checks.positive_int("servers", servers, minimum=d)
     if lam >= mu:
         return math.inf
@@ -312,7 +308,7 @@ def stability_frontier(runtime: RuntimeModel, d: int, *, points: int = 400) -> f
     """
     if not isinstance(runtime, RuntimeModel):
         raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
-    d = _check_d(d)
+    d = _checks.positive_int("d", d)
     points = _checks.positive_int("points", points, minimum=50)
     if _is_ir_exponential(runtime):
         return float(runtime.R.rate)
