@@ -176,9 +176,8 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     _check_runtimes(system)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)
-    elif isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
-    seed = int(seed)
+    else:
+        seed = _checks.positive_int("seed", seed, minimum=0)
     if tasks is None:
         if workers is not None:
             tasks = workers
