@@ -360,3 +360,21 @@ def test_removal_claim_mds_n_plus_d_vs_replication(runtime):
     gap = mds_means.mean() - rep_means.mean()
     print(f"{runtime!r}: MDS - replication = {gap:.4f} +- {half:.4f}")
     assert math.isfinite(gap)
+
+
+@pytest.mark.slow
+def test_heavy_tailed_ir_runtimes_diverge_by_the_tail_rule():
+    # IR Pareto(1.5) runtimes: E[R^2] = inf, so the M/G/1 wait has P(W > t) ~ c t^(-1/2)
+    # (Cohen's regular-variation result, index alpha - 1). The batch of MDS(n, m) is late only if
+    # m + 1 tasks are, P(T_b > t) ~ C t^(-(m + 1)/2): E[T_b] = inf for m = 1, finite for m = 2.
+    runtime = qt.IR(qt.Pareto(1.5, 0.2))
+    one = qt.analyze(qt.System(qt.MDS(4, 1, remove=False), runtime, 0.3))
+    two = qt.analyze(qt.System(qt.MDS(4, 2, remove=False), runtime, 0.3))
+    assert one.stable and one.mean == math.inf
+    assert two.stable and math.isfinite(two.mean) and two.mean > 0
+
+
+def test_heavy_tailed_sx_batch_points_to_simulation():
+    model = qt.SX(qt.Pareto(1.5, 0.02), qt.slowdowns.facebook())
+    with pytest.raises(NotImplementedError, match="qt.simulate"):
+        qt.analyze(qt.System(qt.MDS(4, 1, remove=False), model, 0.3))

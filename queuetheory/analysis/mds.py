@@ -70,7 +70,7 @@ from ..distributions import Deterministic, Discrete, Distribution, Exponential
 from ..orderstats import OrderStatistic, _adaptive_gauss_legendre
 from ..policies import MDS, Replication
 from ..prediction import Prediction
-from ..response import ResponseTime
+from ..response import ResponseTime, _tail_moment
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
 from . import analyze, register
@@ -173,15 +173,20 @@ class BatchCompletionTime(Distribution):
     adaptive : bool, optional
         With ``edges``: ``sf`` may have further kinks inside the pieces, so moments use
         adaptive (bisecting) Gauss-Legendre from these pieces instead of a fixed rule.
+    heavy : bool, optional
+        The tasks' runtimes have an infinite second moment, so the tail may decay like a power
+        and moments may diverge: they come from the tail with power-law extrapolation and a
+        divergence check, as for :class:`~queuetheory.ResponseTime`.
     """
 
     def __init__(self, sf, scale: float, law: Distribution | None = None, *,
-                 edges=None, adaptive: bool = False):
+                 edges=None, adaptive: bool = False, heavy: bool = False):
         self._sf_function = sf
         self._scale = float(scale)
         self._law = law
         self._edges = None if edges is None else np.asarray(edges, dtype=float)
         self._adaptive = bool(adaptive)
+        self._heavy = bool(heavy)
 
     def __repr__(self):
         return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
@@ -242,6 +247,8 @@ class BatchCompletionTime(Distribution):
         return self._scale
 
     def _moment(self, k):
+        if self._heavy:
+            return _tail_moment(self._sf, k, self._scale)
         if isinstance(self._law, OrderStatistic) and self._law._renyi is not None:
             return self._law.moment(k)
         if self._edges is not None and self._adaptive:
@@ -502,7 +509,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
         ends = ends[np.isfinite(ends) & (ends > 0)]
         jumps = np.outer(ends, s_values).ravel() if atoms else np.array([])
 
-    scale = mg1.pk_mean(lam_task, B)
+    scale = _sojourn_scale(lam_task, B)
     geometric = scale * 2.0 ** np.arange(-8.0, 61.0)
     bound = _tail_bound(policy, wait_sf, X, s_values, s_weights, geometric)
     last = np.argmax(bound < _SF_NEGLIGIBLE) if (bound < _SF_NEGLIGIBLE).any() else -1
@@ -527,6 +534,12 @@ def _tail_bound(policy, wait_sf, X, s_values, s_weights, t):
     half = 0.5 * t
     task = wait_sf(half) + X._sf(np.divide.outer(half, s_values)) @ s_weights
     return _tasks(policy) * task
+
+
+def _sojourn_scale(lam_task: float, B: Distribution) -> float:
+    """A finite typical task sojourn: the P-K mean, or ``E[B]`` when that mean is infinite."""
+    mean = mg1.pk_mean(lam_task, B)
+    return mean if math.isfinite(mean) else B.mean()
 
 
 def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
@@ -598,14 +611,20 @@ def analyze_batch(system: System) -> Prediction:
         return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
                           busy_fraction=1.0, cost=cost, assumptions=assumptions,
                           references=_REFERENCES)
+    heavy = math.isinf(B.moment(2))
     if isinstance(runtime, SX):
+        if heavy:
+            raise NotImplementedError(
+                "the S&X batch analysis needs E[runtime^2] < inf (its wait table extrapolates "
+                "an exponential tail); use qt.simulate for heavy-tailed runtimes")
         sf, edges = _sx_batch_sf(policy, runtime, lam_task)
         # atoms of X: lattice-like service times put kinks of the wait inside the pieces
-        law = BatchCompletionTime(sf, mg1.pk_mean(lam_task, B), edges=edges,
+        law = BatchCompletionTime(sf, _sojourn_scale(lam_task, B), edges=edges,
                                   adaptive=isinstance(runtime.X, Discrete | Deterministic))
     else:
         inner = _ir_batch_law(policy, runtime, lam_task)
-        law = BatchCompletionTime(inner._sf, inner.components[0].mean(), law=inner)
+        law = BatchCompletionTime(inner._sf, _sojourn_scale(lam_task, B), law=inner,
+                                  heavy=heavy)
     mean = law.mean()
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=lambda: law, busy_fraction=load_task, cost=cost,
