@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _checks
 from ..system import System
-from . import engine
+from . import engine as _engine
 from .result import SimulationResult
 
 __all__ = ["simulate"]
@@ -28,7 +28,7 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
              replications: int = 32, seed: int | None = None, *, warmup: int | None = None,
              workers: int | None = None, executor: Executor | None = None,
              tasks: int | None = None, progress: bool | None = None, samples: bool = False,
-             confidence: float = 0.95) -> SimulationResult:
+             confidence: float = 0.95, engine: str = "auto") -> SimulationResult:
     """Simulate ``system`` exactly: ``k`` FCFS servers with cancel-on-complete.
 
     Every policy of the package is simulated event by event with the exact state of
@@ -95,6 +95,13 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
         without it, memory does not).
     confidence : float
         Level of the confidence intervals, in (0, 1); default 0.95.
+    engine : {"auto", "numpy", "numba"}
+        Which kernels apply the update rules: ``"numpy"`` (portable, replications in
+        lock-step), ``"numba"`` (compiled, ``pip install 'queuetheory[fast]'``; about ten
+        times faster for one replication, see ``benchmarks/bench_simulation.py``) or
+        ``"auto"`` (numba when it can be imported, in every worker process). Both engines
+        consume the same random draws with the same arithmetic: the results are
+        bit-identical, so the choice changes the speed only.
 
     Returns
     -------
@@ -104,7 +111,8 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
 
     Notes
     -----
-    *Speed.* The replications of a task advance in lock-step, as the rows of numpy arrays:
+    *Speed.* With the numba engine every replication runs as a compiled loop; with numpy, the
+    replications of a task advance in lock-step, as the rows of numpy arrays:
     one Python step moves every replication by one arrival, touching only the polled servers;
     random numbers are drawn in blocks of 4096 arrivals. More replications per task means
     more jobs per second. Random routing is solved in closed form block by block.
@@ -173,6 +181,7 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
         workers = _checks.positive_int("workers", workers)
     if executor is not None and not isinstance(executor, Executor):
         raise ValueError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
+    _engine.resolve_engine(engine)  # the name, and numba if it is asked for
     _check_runtimes(system)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy)
@@ -188,7 +197,7 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     tasks = min(_checks.positive_int("tasks", tasks), replications)
 
     batch = system.policy.batch
-    spec = engine.Spec(system, -(-warmup // batch), -(-jobs // batch), samples)
+    spec = _engine.Spec(system, -(-warmup // batch), -(-jobs // batch), samples, engine)
     groups = [list(map(int, g)) for g in np.array_split(np.arange(replications), tasks)]
     total = replications * (spec.warm_arrivals + spec.measured_arrivals) * batch
     show = (progress if progress is not None
@@ -197,12 +206,11 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     begin = time.perf_counter()
     try:
         if workers is None and executor is None:
-            parts = [engine.run_lanes(spec, seed, g, bar and bar.advance) for g in groups]
+            parts = [_engine.run_lanes(spec, seed, g, bar and bar.advance) for g in groups]
         elif executor is not None:
             parts = _fan_out(executor, spec, seed, groups, bar)
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                parts = _fan_out(pool, spec, seed, groups, bar)
+            parts = _in_processes(workers, spec, seed, groups, bar)
     finally:
         if bar is not None:
             bar.close()
@@ -223,11 +231,46 @@ def _check_runtimes(system: System) -> None:
 
 
 def _fan_out(executor: Executor, spec, seed: int, groups, bar) -> list[dict]:
-    futures = {executor.submit(engine.run_lanes, spec, seed, g): len(g) for g in groups}
-    for future in as_completed(futures):
-        if bar is not None:
-            bar.advance(futures[future] * (spec.warm_arrivals + spec.measured_arrivals))
-    return [future.result() for future in futures]
+    """Run the groups as tasks of ``executor``; on any exception or interrupt (e.g. Ctrl-C or
+    a Jupyter "interrupt kernel") the tasks not yet started are cancelled."""
+    futures = {executor.submit(_engine.run_lanes, spec, seed, g): len(g) for g in groups}
+    try:
+        for future in as_completed(futures):
+            if bar is not None:
+                bar.advance(futures[future] * (spec.warm_arrivals + spec.measured_arrivals))
+        return [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+
+
+def _in_processes(workers: int, spec, seed: int, groups, bar) -> list[dict]:
+    """Run the groups in a pool of ``workers`` local processes. If the parent is interrupted
+    while they run (only the parent receives the interrupt in Jupyter), the workers are
+    terminated at once instead of finishing their tasks."""
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        parts = _fan_out(pool, spec, seed, groups, bar)
+    except BaseException:
+        _terminate(pool)
+        raise
+    pool.shutdown()
+    return parts
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool now: cancel its queue and kill its workers."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join()
 
 
 def _merge(parts: list[dict]) -> dict:

@@ -11,10 +11,15 @@ Independent replications run in lock-step: each is a row ("lane") of the numpy a
 Python-level step advances every replication by one arrival. Random numbers are drawn per lane
 from that lane's own generator in blocks of :data:`BLOCK` arrivals, so a lane's numbers do not
 depend on which other lanes share its process.
+
+Two engines apply the update rules: the numpy kernels below (the portable reference) and, when
+numba is installed, their compiled twins in :mod:`.compiled`, which consume the same draws and
+perform the same floating-point operations, so the results are bit-identical.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import numpy as np
@@ -33,13 +38,37 @@ BINS_PER_DECADE = 1000
 LOW_DECADE, HIGH_DECADE = -6, 8
 #: Finite stand-in for "no replica" (so that 0 * _NEVER stays 0, never NaN).
 _NEVER = 1e300
+#: Accepted values of ``simulate(engine=...)``.
+ENGINES = ("auto", "numpy", "numba")
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def resolve_engine(name: str) -> str:
+    """``"numpy"`` or ``"numba"`` for ``simulate(engine=name)``; ``"auto"`` takes numba when
+    it is installed. Raises ValueError for an unknown name or ``"numba"`` without numba."""
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {name!r}")
+    if name == "numba" and not numba_available():
+        raise ValueError("engine='numba' needs numba, which is not installed: "
+                         "pip install 'queuetheory[fast]' (or numba>=0.58), or use "
+                         "engine='numpy' (same results, slower)")
+    if name == "auto":
+        return "numba" if numba_available() else "numpy"
+    return name
 
 
 class Spec:
     """Everything a worker needs to simulate some lanes (picklable)."""
 
-    def __init__(self, system, warm_arrivals: int, measured_arrivals: int, keep_samples: bool):
+    def __init__(self, system, warm_arrivals: int, measured_arrivals: int, keep_samples: bool,
+                 engine: str = "numpy"):
         self.system = system
+        #: "auto" is resolved by each process that runs lanes (results do not depend on it).
+        self.engine = engine
         self.servers = int(system.servers)
         self.warm_arrivals = int(warm_arrivals)
         self.measured_arrivals = int(measured_arrivals)
@@ -69,7 +98,7 @@ def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> dict
     rngs = [np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(i,)))
             for i in lanes]
     width = len(lanes)
-    kernel = _kernel(spec, width)
+    kernel = _kernel(spec, width, resolve_engine(spec.engine))
     stats = _Statistics(spec, width)
     clock = np.zeros(width)
     done = 0
@@ -120,30 +149,38 @@ def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
     out = rng.integers(0, k, (rows, size))
     check = np.arange(rows)
     while check.size:
-        part = out[check]
+        part = out[check].T.copy()
         clash = np.zeros(check.size, dtype=bool)
         for a in range(1, size):
-            clash |= (part[:, a:] == part[:, :-a]).any(axis=1)
+            for b in range(a):
+                clash |= part[a] == part[b]
         check = check[clash]
         out[check] = rng.integers(0, k, (check.size, size))
     return out
 
 
-def _kernel(spec: Spec, width: int):
-    """The update rule of the policy, holding the server states of ``width`` lanes."""
+def _kernel(spec: Spec, width: int, engine: str = "numpy"):
+    """The update rule of the policy, holding the server states of ``width`` lanes, from the
+    numpy kernels of this module or (``engine="numba"``) their compiled twins."""
+    if engine == "numba":
+        from . import compiled as kernels
+        lindley, riq, threshold, redundant = (kernels.Lindley, kernels.RIQ, kernels.Threshold,
+                                              kernels.Redundant)
+    else:
+        lindley, riq, threshold, redundant = _Lindley, _RIQ, _Threshold, _Redundant
     policy, k = spec.system.policy, spec.servers
     if spec.polled == 1:
-        return _Lindley(width * k)
+        return lindley(width * k)
     if isinstance(policy, RIQ) or (isinstance(policy, Threshold) and policy.n == 0):
-        return _RIQ(width * k)
+        return riq(width * k)
     if isinstance(policy, Threshold):
-        return _Threshold(width * k, policy.n)
+        return threshold(width * k, policy.n)
     if isinstance(policy, RedundancyD):
-        return _Redundant(width * k, needed=1, groups=1, remove=True)
+        return redundant(width * k, needed=1, groups=1, remove=True)
     if isinstance(policy, MDS):
-        return _Redundant(width * k, needed=policy.n, groups=1, remove=policy.remove)
+        return redundant(width * k, needed=policy.n, groups=1, remove=policy.remove)
     if isinstance(policy, Replication):
-        return _Redundant(width * k, needed=1, groups=policy.n, remove=policy.remove)
+        return redundant(width * k, needed=1, groups=policy.n, remove=policy.remove)
     raise NotImplementedError(f"no simulation rule for {policy.label()}")
 
 
@@ -219,6 +256,7 @@ class _Threshold:
 
     def __call__(self, times, flat, runtimes, response, cost):
         free, n, inf = self.free, self.n, np.inf
+        used = np.empty(runtimes.shape)
         for i in range(times.shape[0]):
             t, servers, r = times[i], flat[i], runtimes[i]
             tc = t[:, None]
@@ -243,7 +281,8 @@ class _Threshold:
             free[servers] = new
             self.leave[servers[assigned], slot[assigned]] = leave[assigned]
             response[i] = np.where(any_eligible, done, finish[:, 0]) - t
-            cost[i] = (new - start).sum(axis=1)
+            np.subtract(new, start, out=used[i])
+        used.sum(axis=2, out=cost)  # one summation order for both engines
 
     def _grow(self):
         size, slots = self.leave.shape
@@ -266,6 +305,7 @@ class _Redundant:
     def __call__(self, times, flat, runtimes, response, cost):
         free, needed, groups, remove = self.free, self.needed, self.groups, self.remove
         done = np.empty(times.shape)
+        used = np.empty(runtimes.shape)
         arrivals = times[:, :, None]
         for i in range(times.shape[0]):
             servers = flat[i]
@@ -283,8 +323,17 @@ class _Redundant:
                 cancel = done[i][:, None]
             new = np.maximum(start, np.minimum(finish, cancel)) if remove else finish
             free[servers] = new
-            (new - start).sum(axis=1, out=cost[i])
+            np.subtract(new, start, out=used[i])
         np.subtract(done, times, out=response)
+        used.sum(axis=2, out=cost)  # one summation order for both engines
+
+
+def segment_counts(arrivals: int) -> np.ndarray:
+    """Measured arrivals in each trend segment: arrival ``i`` (0-based) is in segment
+    ``i * SEGMENTS // arrivals``, so segment ``s`` holds ``i`` from ``ceil(s n / SEGMENTS)`` up
+    to ``ceil((s + 1) n / SEGMENTS)`` (integers, no array of the arrivals)."""
+    edges = -(-np.arange(SEGMENTS + 1, dtype=np.int64) * arrivals // SEGMENTS)
+    return np.diff(edges)
 
 
 def _unfinished(clock: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -344,8 +393,7 @@ class _Statistics:
 
     def finish(self, lanes: list[int]) -> dict:
         spec = self.spec
-        counts = np.bincount(np.arange(spec.measured_arrivals) * SEGMENTS
-                             // spec.measured_arrivals, minlength=SEGMENTS)
+        counts = segment_counts(spec.measured_arrivals)
         return {
             "lanes": list(lanes),
             "hist_low": spec.hist_low,
