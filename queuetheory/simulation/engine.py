@@ -124,19 +124,22 @@ def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> dict
 def _draw(spec: Spec, rngs, rows: int, clock: np.ndarray):
     """Arrival times (rows, lanes), flat server indices and runtimes (rows, lanes, polled)."""
     width, k, polled = len(rngs), spec.servers, spec.polled
-    gaps = np.empty((rows, width))
-    flat = np.empty((rows, width, polled), dtype=np.intp)
-    runtimes = np.empty((rows, width, polled))
     model, shape = spec.system.runtime, spec.system.interarrival
+    gaps, flat, runtimes = [], [], []
     for lane, rng in enumerate(rngs):
         if shape is None:
-            gaps[:, lane] = rng.exponential(spec.mean_gap, rows)
+            gaps.append(rng.exponential(spec.mean_gap, rows))
         else:
-            gaps[:, lane] = spec.gap_scale * np.asarray(shape.sample(rows, rng), dtype=float)
-        flat[:, lane, :] = _distinct(rng, rows, polled, k) + lane * k
-        runtimes[:, lane, :] = model.sample_runtimes(rows, polled, rng)
+            gaps.append(spec.gap_scale * np.asarray(shape.sample(rows, rng), dtype=float))
+        flat.append(_distinct(rng, rows, polled, k) + lane * k)
+        runtimes.append(np.asarray(model.sample_runtimes(rows, polled, rng), dtype=float))
+    if width == 1:  # views, no copies
+        gaps, flat, runtimes = gaps[0][:, None], flat[0][:, None, :], runtimes[0][:, None, :]
+    else:
+        gaps, flat, runtimes = np.stack(gaps, axis=1), np.stack(flat, axis=1), np.stack(
+            runtimes, axis=1)
     times = clock + np.cumsum(gaps, axis=0)
-    return times, flat, runtimes
+    return times, np.ascontiguousarray(flat, dtype=np.intp), np.ascontiguousarray(runtimes)
 
 
 def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
@@ -149,7 +152,7 @@ def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
     out = rng.integers(0, k, (rows, size))
     check = np.arange(rows)
     while check.size:
-        part = out[check].T.copy()
+        part = out.T if check.size == rows else out[check].T
         clash = np.zeros(check.size, dtype=bool)
         for a in range(1, size):
             for b in range(a):
@@ -353,6 +356,9 @@ class _Statistics:
         self.sum = np.zeros(width)
         self.cost = np.zeros(width)
         self.segments = np.zeros((width, SEGMENTS))
+        #: Arrival ``i`` is in segment ``s`` for ``edges[s] <= i < edges[s + 1]``.
+        self.edges = [int(e) for e in np.cumsum(np.append(0, segment_counts(
+            spec.measured_arrivals)))]
         self.hist = np.zeros(width * spec.hist_bins, dtype=np.int64)
         self.low = np.full(width, np.inf)
         self.high = np.zeros(width)
@@ -379,14 +385,18 @@ class _Statistics:
         self.cost += np.ascontiguousarray(cost.T).sum(axis=1)
         np.minimum(self.low, values.min(axis=1), out=self.low)
         np.maximum(self.high, values.max(axis=1), out=self.high)
-        index = first + np.arange(values.shape[1])
-        segment = index * SEGMENTS // spec.measured_arrivals
-        for s in np.unique(segment):
-            self.segments[:, s] += values[:, segment == s].sum(axis=1)
+        rows, edges = values.shape[1], self.edges
+        for s in range(first * SEGMENTS // spec.measured_arrivals,
+                       (first + rows - 1) * SEGMENTS // spec.measured_arrivals + 1):
+            part = values[:, max(edges[s] - first, 0):min(edges[s + 1] - first, rows)]
+            self.segments[:, s] += part.sum(axis=1)
         with np.errstate(divide="ignore"):
             logs = np.log(values)
-        bins = np.clip((logs - spec.hist_low) / spec.hist_step, 0, spec.hist_bins - 1)
-        bins = bins.astype(np.intp) + (np.arange(self.width) * spec.hist_bins)[:, None]
+        logs -= spec.hist_low
+        logs /= spec.hist_step
+        bins = np.clip(logs, 0, spec.hist_bins - 1, out=logs).astype(np.intp)
+        if self.width > 1:
+            bins += (np.arange(self.width) * spec.hist_bins)[:, None]
         self.hist += np.bincount(bins.ravel(), minlength=self.hist.size)
         if spec.keep_samples:
             self.samples.append(values)
