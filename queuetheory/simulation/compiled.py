@@ -11,12 +11,16 @@ processes load the machine code.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from . import engine
 
-_jit = numba.njit(cache=True, nogil=True)
+try:
+    import numba
+except ImportError:  # importable anyway (e.g. by doctest collection); the kernels then stay
+    numba = None     # plain Python, and simulate(engine="numba") refuses to run
+
+_jit = (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True)
 
 
 @_jit
