@@ -215,7 +215,7 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
         if bar is not None:
             bar.close()
     elapsed = time.perf_counter() - begin
-    raw = _merge(parts)
+    raw = _engine.LaneStatistics.merge(parts)
     return SimulationResult(system, raw, jobs=spec.measured_arrivals * batch,
                             warmup=spec.warm_arrivals * batch, seed=seed, confidence=level,
                             elapsed=elapsed)
@@ -230,7 +230,8 @@ def _check_runtimes(system: System) -> None:
             raise ValueError(f"interarrival must have a finite mean > 0, got mean {mean!r}")
 
 
-def _fan_out(executor: Executor, spec, seed: int, groups, bar) -> list[dict]:
+def _fan_out(executor: Executor, spec, seed: int, groups,
+             bar) -> list[_engine.LaneStatistics]:
     """Run the groups as tasks of ``executor``; on any exception or interrupt (e.g. Ctrl-C or
     a Jupyter "interrupt kernel") the tasks not yet started are cancelled."""
     futures = {executor.submit(_engine.run_lanes, spec, seed, g): len(g) for g in groups}
@@ -245,7 +246,8 @@ def _fan_out(executor: Executor, spec, seed: int, groups, bar) -> list[dict]:
         raise
 
 
-def _in_processes(workers: int, spec, seed: int, groups, bar) -> list[dict]:
+def _in_processes(workers: int, spec, seed: int, groups,
+                  bar) -> list[_engine.LaneStatistics]:
     """Run the groups in a pool of ``workers`` local processes. If the parent is interrupted
     while they run (only the parent receives the interrupt in Jupyter), the workers are
     terminated at once instead of finishing their tasks."""
@@ -271,19 +273,6 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
         process.terminate()
     for process in processes:
         process.join()
-
-
-def _merge(parts: list[dict]) -> dict:
-    """Stack the per-lane statistics of all tasks in replication order."""
-    parts = sorted(parts, key=lambda p: p["lanes"][0])
-    raw = {key: np.concatenate([p[key] for p in parts])
-           for key in ("sum", "cost", "segments", "hist", "low", "high", "duration",
-                       "busy_time")}
-    raw["segment_counts"] = parts[0]["segment_counts"]
-    raw["hist_low"] = parts[0]["hist_low"]
-    raw["samples"] = (None if parts[0]["samples"] is None
-                      else np.concatenate([p["samples"] for p in parts]))
-    return raw
 
 
 class _Progress:

@@ -19,6 +19,7 @@ perform the same floating-point operations, so the results are bit-identical.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 
@@ -88,7 +89,51 @@ class Spec:
         self.hist_bins = (HIGH_DECADE - LOW_DECADE) * BINS_PER_DECADE
 
 
-def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> dict:
+@dataclasses.dataclass
+class LaneStatistics:
+    """The raw statistics of some replications ("lanes"), one row per lane: what a task
+    returns (a few small arrays per lane, whatever the run length) and what
+    :class:`~queuetheory.simulation.SimulationResult` is computed from."""
+
+    #: Replication numbers of the rows (ascending).
+    lanes: list[int]
+    #: Log of the lower edge of the histogram's first bin (the same for every lane).
+    hist_low: float
+    #: Sum of the measured response times, and of the server time they used (cost).
+    sum: np.ndarray
+    cost: np.ndarray
+    #: Mean response time in each of the ``SEGMENTS`` parts of the measured window, and the
+    #: number of measured arrivals in each part (the same for every lane).
+    segments: np.ndarray
+    segment_counts: np.ndarray
+    #: Histogram (lanes, bins) of the log response times, and the smallest and largest one.
+    hist: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    #: Length of the measured window, and the server time used in it.
+    duration: np.ndarray
+    busy_time: np.ndarray
+    #: Every measured response time (lanes, arrivals), if asked for; else None.
+    samples: np.ndarray | None
+
+    @classmethod
+    def merge(cls, parts: list[LaneStatistics]) -> LaneStatistics:
+        """Stack the rows of several tasks in replication order."""
+        parts = sorted(parts, key=lambda part: part.lanes[0])
+        first = parts[0]
+
+        def stack(name):
+            return np.concatenate([getattr(part, name) for part in parts])
+
+        return cls(lanes=[lane for part in parts for lane in part.lanes],
+                   hist_low=first.hist_low, sum=stack("sum"), cost=stack("cost"),
+                   segments=stack("segments"), segment_counts=first.segment_counts,
+                   hist=stack("hist"), low=stack("low"), high=stack("high"),
+                   duration=stack("duration"), busy_time=stack("busy_time"),
+                   samples=None if first.samples is None else stack("samples"))
+
+
+def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> LaneStatistics:
     """Simulate the replications ``lanes`` in lock-step; return their raw statistics.
 
     ``progress``, if given, is called with the number of arrivals simulated after each block.
@@ -401,21 +446,12 @@ class _Statistics:
         if spec.keep_samples:
             self.samples.append(values)
 
-    def finish(self, lanes: list[int]) -> dict:
+    def finish(self, lanes: list[int]) -> LaneStatistics:
         spec = self.spec
         counts = segment_counts(spec.measured_arrivals)
-        return {
-            "lanes": list(lanes),
-            "hist_low": spec.hist_low,
-            "sum": self.sum,
-            "cost": self.cost,
-            "segments": self.segments / np.maximum(counts, 1),
-            "segment_counts": counts,
-            "hist": self.hist.reshape(self.width, spec.hist_bins),
-            "low": self.low,
-            "high": self.high,
-            "duration": self.end_time - self.start,
-            "busy_time": self.cost + self.backlog,
-            "samples": (np.concatenate(self.samples, axis=1) if spec.keep_samples
-                        else None),
-        }
+        return LaneStatistics(
+            lanes=list(lanes), hist_low=spec.hist_low, sum=self.sum, cost=self.cost,
+            segments=self.segments / np.maximum(counts, 1), segment_counts=counts,
+            hist=self.hist.reshape(self.width, spec.hist_bins), low=self.low, high=self.high,
+            duration=self.end_time - self.start, busy_time=self.cost + self.backlog,
+            samples=np.concatenate(self.samples, axis=1) if spec.keep_samples else None)
