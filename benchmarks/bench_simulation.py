@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -57,9 +58,10 @@ def _riq_run(jobs: int, replications: int, **kw):
                                                 progress=False, **kw))
     total = replications * (sim.jobs + sim.warmup)
     low, high = sim.mean_ci
+    per_cpu = "(in workers)" if "workers" in kw else f"{total / cpu:>12,.0f}"
     print(f"    {kw.get('engine', 'auto'):>5} {replications:>4} replications, "
           f"tasks={kw.get('tasks', 1)}, workers={kw.get('workers', 1)}: {total:>11,} jobs "
-          f"{total / cpu:>12,.0f} jobs/CPU s {total / wall:>12,.0f} jobs/wall s   "
+          f"{per_cpu} jobs/CPU s {total / wall:>12,.0f} jobs/wall s   "
           f"(mean {sim.mean:.4f} [{low:.4f}, {high:.4f}])")
     return total / cpu, total / wall, sim
 
@@ -110,17 +112,24 @@ def bench_riq(jobs: int) -> None:
             _riq_run(jobs, replications, engine="numpy")
         return
     print(f"    first numba simulation in a fresh process: {_first_call()}")
+    qt.simulate(_riq_system(), jobs=100, replications=2, warmup=0, seed=1, engine="numba")
     one_numpy = _riq_run(jobs // 10, 2, engine="numpy", tasks=2)[0]
     lockstep = max(_riq_run(jobs, replications, engine="numpy")[0]
                    for replications in (32, 128))
     one_numba = _riq_run(10 * jobs, 2, engine="numba", tasks=2)[0]
-    serial = _riq_run(10 * jobs, 4, engine="numba", tasks=2)[1]
-    parallel = _riq_run(10 * jobs, 4, engine="numba", tasks=2, workers=2)[1]
+    serial_cpu, serial, _ = _riq_run(10 * jobs, 4, engine="numba", tasks=2)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _, parallel, sim = _riq_run(10 * jobs, 4, engine="numba", tasks=2, workers=2)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    worker_cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+    worker_rate = 4 * (sim.jobs + sim.warmup) / worker_cpu
     print(f"    numba, one replication per task: {one_numba / one_numpy:.1f}x the numpy "
           f"engine's one-replication rate, {one_numba / lockstep:.1f}x its best lock-step "
           f"rate (per CPU second)")
-    print(f"    workers=2: {parallel / serial:.2f}x one process (per wall second, process "
-          f"start-up included)")
+    print(f"    workers=2: {parallel / serial:.2f}x one process per wall second (process "
+          f"start-up included; meaningful only on otherwise idle cores); the workers used "
+          f"{serial_cpu / worker_rate:.2f}x the CPU time per job of one process "
+          f"(load average now {os.getloadavg()[0]:.2f})")
     small, large = 10 * jobs, 100 * jobs
     print(f"    traced peak memory, numba: {_peak_memory(small):.2f} MB at {small:,} jobs, "
           f"{_peak_memory(large):.2f} MB at {large:,} jobs per replication")

@@ -32,7 +32,7 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     """Simulate ``system`` exactly: ``k`` FCFS servers with cancel-on-complete.
 
     Every policy of the package is simulated event by event with the exact state of
-    FCFS + cancel-on-complete (REFERENCE section 2): a job's completion time is fixed at its
+    FCFS + cancel-on-complete (as in [1]): a job's completion time is fixed at its
     arrival, so a server is described by the time its assigned work runs out (and, for
     THRESHOLD-n, the leaving times of the jobs it holds). Under S&X a job's size ``X`` is drawn
     once and shared by its replicas, and the slowdown ``S`` once per replica; for the batch
