@@ -197,7 +197,7 @@ def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
     out = rng.integers(0, k, (rows, size))
     check = np.arange(rows)
     while check.size:
-        part = out.T if check.size == rows else out[check].T
+        part = np.ascontiguousarray((out if check.size == rows else out[check]).T)
         clash = np.zeros(check.size, dtype=bool)
         for a in range(1, size):
             for b in range(a):
