@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import optimize
 
 import queuetheory as qt
@@ -351,6 +353,35 @@ def test_engines_are_bit_identical(policy, model):
         np.testing.assert_array_equal(values, numba_run.per_replication[key])
     assert numpy_run.quantile(0.99) == numba_run.quantile(0.99)
     assert numpy_run.stability == numba_run.stability
+
+
+_POLICIES = st.one_of(
+    st.just(qt.Random()), st.builds(qt.RIQ, st.integers(1, 4)),
+    st.builds(qt.RedundancyD, st.integers(1, 4)),
+    st.builds(qt.Threshold, st.integers(1, 4), st.integers(0, 3)),
+    st.builds(qt.MDS, st.integers(1, 3), st.integers(0, 2), remove=st.booleans()),
+    st.builds(qt.Replication, st.integers(1, 2), st.integers(1, 2), remove=st.booleans()))
+_LAWS = st.sampled_from([qt.Exponential(1.0), qt.Deterministic(1.0), qt.Pareto(1.5, 1.0),
+                         qt.Discrete([0.5, 1.0, 20.0], [0.5, 0.45, 0.05])])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=_POLICIES, law=_LAWS, sx=st.booleans(), extra=st.integers(0, 3),
+       rate=st.sampled_from([0.05, 0.5, 0.95, 1.3]), seed=st.integers(0, 2**32))
+def test_engines_are_bit_identical_on_random_systems(policy, law, sx, extra, rate, seed):
+    # Small farms (d close to k), atoms, heavy tails, loads near and above 1.
+    pytest.importorskip("numba")
+    model = qt.SX(X=qt.Exponential(1.0), S=law) if sx else qt.IR(law)
+    system = qt.System(policy, model, arrival_rate=rate)
+    kw = dict(servers=policy.polled + extra, jobs=600, warmup=100, replications=2, seed=seed,
+              samples=True)
+    numpy_run = qt.simulate(system, engine="numpy", **kw)
+    numba_run = qt.simulate(system, engine="numba", **kw)
+    np.testing.assert_array_equal(numpy_run.samples, numba_run.samples)
+    np.testing.assert_array_equal(numpy_run.per_replication["cost"],
+                                  numba_run.per_replication["cost"])
+    np.testing.assert_array_equal(numpy_run.per_replication["busy_fraction"],
+                                  numba_run.per_replication["busy_fraction"])
 
 
 def test_threshold_buffer_growth_is_bit_identical():
