@@ -845,3 +845,18 @@ def test_quantile_with_scipy_lognormal_fast_matches_mpmath_inversion():
     R = qt.from_scipy(stats.lognorm(1.5, scale=math.exp(-1.5**2 / 2)))
     pred = qt.analyze(qt.System(qt.RIQ(d=3), qt.IR(R), arrival_rate=0.5))
     assert pred.quantile(0.99) == pytest.approx(pred.quantile(0.99, precision=30), rel=1e-6)
+
+
+@pytest.mark.parametrize("law", [
+    qt.slowdowns.facebook(),
+    qt.Discrete([1.0, 2.0, 3.0], [0.5, 1e-6, 0.5 - 1e-6]),   # a cdf step on a table edge
+    qt.Discrete(np.arange(5000.0), np.full(5000, 1 / 5000)),  # cells holding several steps
+    qt.Deterministic(2.0),
+], ids=["facebook", "tiny-mass", "5000-values", "deterministic"])
+def test_discrete_sample_is_numpy_choice(law):
+    # Discrete sampling reads a table instead of numpy's binary search: the variates must be
+    # those of Generator.choice(values, p=probs) for the same generator state, draw by draw.
+    for seed, size in [(1, (4096, 5)), (2, 7), (3, (3, 0)), (4, 200_000), (5, None)]:
+        ours = law.sample(size, np.random.default_rng(seed))
+        numpy_choice = np.random.default_rng(seed).choice(law.values, size=size, p=law.probs)
+        np.testing.assert_array_equal(ours, numpy_choice)

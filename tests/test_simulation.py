@@ -11,10 +11,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import optimize
 
 import queuetheory as qt
@@ -143,7 +152,17 @@ def test_riq_k1000_reference_values_large():
     _riq_checks(sim)
 
 
-# -- exact sample paths worked by hand (REFERENCE section 2 rules) ---------------------------
+# -- exact sample paths worked by hand (FCFS + cancel-on-complete, as in Gardner et al. ToN 2017)
+@pytest.fixture(params=["numpy", "numba"])
+def kernels(request):
+    """The kernel classes of one engine: RIQ, Threshold, Redundant, Lindley."""
+    if request.param == "numba":
+        pytest.importorskip("numba")
+        from queuetheory.simulation import compiled
+        return compiled.RIQ, compiled.Threshold, compiled.Redundant, compiled.Lindley
+    return engine._RIQ, engine._Threshold, engine._Redundant, engine._Lindley
+
+
 def _run_kernel(kernel, times, servers, runtimes):
     times = np.asarray(times, dtype=float)[:, None]
     flat = np.asarray(servers, dtype=np.intp)[:, None, :]
@@ -153,16 +172,16 @@ def _run_kernel(kernel, times, servers, runtimes):
     return response[:, 0], cost[:, 0]
 
 
-def test_riq_sample_path():
+def test_riq_sample_path(kernels):
     # t=0 on (0,1), both idle: C = 2, cost 2+2. t=1 on (1,2): only 2 idle: response 1.
     # t=1.5 on (0,1): both busy -> alone on server 0 (free at 2): finishes 3.
-    response, cost = _run_kernel(engine._RIQ(3), [0, 1, 1.5], [(0, 1), (1, 2), (0, 1)],
+    response, cost = _run_kernel(kernels[0](3), [0, 1, 1.5], [(0, 1), (1, 2), (0, 1)],
                                  [(2, 3), (5, 1), (1, 1)])
     np.testing.assert_allclose(response, [2, 1, 1.5])
     np.testing.assert_allclose(cost, [4, 1, 1])
 
 
-def test_threshold_sample_path():
+def test_threshold_sample_path(kernels):
     # Threshold(d=2, n=1) on 3 servers; a job counts at a server until it leaves (served, or
     # cancelled while queued). Worked by hand:
     # 1. t=0 (0,1) r=(4,10): both hold 0 jobs -> C=4; V0=V1=4.                   T=4, cost 8
@@ -178,7 +197,7 @@ def test_threshold_sample_path():
     # 7. t=3.8 (0,1): same (server 0 now holds 4 jobs: the buffer grows), end 14.  T=10.2
     # 8. t=3.9 (0,2) r=(1,1): server 0 holds 4, server 2 holds 0 -> server 2.     T=1
     response, cost = _run_kernel(
-        engine._Threshold(3, 1), [0, 1, 1.5, 3, 3.5, 3.7, 3.8, 3.9],
+        kernels[1](3, 1), [0, 1, 1.5, 3, 3.5, 3.7, 3.8, 3.9],
         [(0, 1), (0, 2), (0, 1), (1, 0), (0, 1), (0, 1), (0, 1), (0, 2)],
         [(4, 10), (5, 1), (2, 2), (1, 7), (1, 1), (1, 1), (1, 1), (1, 1)])
     np.testing.assert_allclose(response, [4, 1, 4.5, 8, 8.5, 9.3, 10.2, 1])
@@ -186,38 +205,41 @@ def test_threshold_sample_path():
 
 
 @pytest.mark.parametrize("remove, expected_cost", [(True, [5, 2]), (False, [6, 3])])
-def test_mds_sample_path(remove, expected_cost):
+def test_mds_sample_path(kernels, remove, expected_cost):
     # MDS(n=2, m=1). Batch 1 at t=0 on (0,1,2), r=(1,2,3): finishes (1,2,3), C = 2nd = 2;
     # with removal V = (1,2,2), cost 1+2+2; without, V = (1,2,3), cost 6.
     # Batch 2 at t=0.5 on (2,3,0), r=(1,1,1): with removal starts (2,0.5,1) -> finishes
     # (3,1.5,2), C = 2 (response 1.5), cost 0+1+1; without, starts (3,0.5,1): C = 2, cost 3.
-    response, cost = _run_kernel(engine._Redundant(4, needed=2, groups=1, remove=remove),
+    response, cost = _run_kernel(kernels[2](4, needed=2, groups=1, remove=remove),
                                  [0, 0.5], [(0, 1, 2), (2, 3, 0)], [(1, 2, 3), (1, 1, 1)])
     np.testing.assert_allclose(response, [2, 1.5])
     np.testing.assert_allclose(cost, expected_cost)
 
 
-def test_replication_sample_path():
+def test_replication_sample_path(kernels):
     # Replication(n=2, d=2) with removal: batch 1 at t=0 on (0,1 | 2,3), r=(1,3 | 2,5): job 1
     # done at 1, job 2 at 2 -> batch 2; V = (1,1,2,2), cost 6. Batch 2 at t=0.5 on
     # (1,2 | 0,3), r=(1,1 | 4,4): starts (1,2 | 1,2), finishes (2,3 | 5,6): jobs done at 2, 5
     # -> response 4.5; cost (1 + 0) + (4 + 3) = 8.
-    response, cost = _run_kernel(engine._Redundant(4, needed=1, groups=2, remove=True),
+    response, cost = _run_kernel(kernels[2](4, needed=1, groups=2, remove=True),
                                  [0, 0.5], [(0, 1, 2, 3), (1, 2, 0, 3)],
                                  [(1, 3, 2, 5), (1, 1, 4, 4)])
     np.testing.assert_allclose(response, [2, 4.5])
     np.testing.assert_allclose(cost, [6, 8])
 
 
-def test_lindley_block_matches_plain_recursion():
+def test_lindley_block_matches_plain_recursion(kernels):
     rng = np.random.default_rng(5)
     rows, lanes, k = 300, 3, 4
     times = np.cumsum(rng.exponential(0.3, (rows, lanes)), axis=0)
     servers = rng.integers(0, k, (rows, lanes)) + np.arange(lanes) * k
     work = rng.exponential(1.0, (rows, lanes))
-    kernel = engine._Lindley(lanes * k)
+    kernel = kernels[3](lanes * k)
     response, cost = np.empty((rows, lanes)), np.empty((rows, lanes))
-    kernel(times, servers[:, :, None], work[:, :, None], response, cost)
+    half = rows // 2  # two blocks: the state carries over
+    for part in (slice(0, half), slice(half, rows)):
+        kernel(times[part], servers[part, :, None], work[part, :, None], response[part],
+               cost[part])
     free = np.zeros(lanes * k)  # D_n = max(D_{n-1}, a_n) + b_n, job by job
     for i in range(rows):
         for lane in range(lanes):
@@ -297,6 +319,174 @@ def test_progress_bar_on_request(capsys):
     system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
     qt.simulate(system, servers=3, jobs=500, replications=2, seed=1, progress=True)
     assert "100.0%" in capsys.readouterr().err
+
+
+# -- the two engines --------------------------------------------------------------------------
+_ENGINE_CASES = [  # every kernel and branch: ties (atoms), buffer growth, no removal
+    (qt.Random(), "sx"), (qt.Random(), qt.IR(qt.Deterministic(1.0))),
+    (qt.RIQ(3), "sx"), (qt.RIQ(1), qt.IR(qt.Exponential(1.0))),
+    (qt.Threshold(3, 0), "sx"), (qt.Threshold(3, 1), "sx"),
+    (qt.Threshold(2, 2), qt.IR(qt.Deterministic(1.0))),
+    (qt.RedundancyD(3), "sx"), (qt.RedundancyD(2), qt.IR(qt.Deterministic(1.0))),
+    (qt.MDS(3, 2), "sx"), (qt.MDS(3, 2, remove=False), "sx"),
+    (qt.MDS(2, 2), qt.IR(qt.Deterministic(1.0))),
+    (qt.Replication(2, 2), "sx"), (qt.Replication(3, 2, remove=False), "sx"),
+    (qt.Replication(2, 3), qt.IR(qt.Exponential(1.0))),
+]
+
+
+@pytest.mark.parametrize("policy, model", _ENGINE_CASES,
+                         ids=[f"{p.label()}-{m if m == 'sx' else m.name}"
+                              for p, m in _ENGINE_CASES])
+def test_engines_are_bit_identical(policy, model):
+    pytest.importorskip("numba")
+    if model == "sx":
+        S = qt.slowdowns.facebook()
+        model = qt.SX(X=qt.Exponential(rate=S.mean()), S=S)
+    system = qt.System(policy, model, arrival_rate=0.6)
+    kw = dict(servers=12, jobs=3000, warmup=500, replications=3, tasks=2, seed=17,
+              samples=True)
+    numpy_run = qt.simulate(system, engine="numpy", **kw)
+    numba_run = qt.simulate(system, engine="numba", **kw)
+    np.testing.assert_array_equal(numpy_run.samples, numba_run.samples)
+    for key, values in numpy_run.per_replication.items():
+        np.testing.assert_array_equal(values, numba_run.per_replication[key])
+    assert numpy_run.quantile(0.99) == numba_run.quantile(0.99)
+    assert numpy_run.stability == numba_run.stability
+
+
+_POLICIES = st.one_of(
+    st.just(qt.Random()), st.builds(qt.RIQ, st.integers(1, 4)),
+    st.builds(qt.RedundancyD, st.integers(1, 4)),
+    st.builds(qt.Threshold, st.integers(1, 4), st.integers(0, 3)),
+    st.builds(qt.MDS, st.integers(1, 3), st.integers(0, 2), remove=st.booleans()),
+    st.builds(qt.Replication, st.integers(1, 2), st.integers(1, 2), remove=st.booleans()))
+_LAWS = st.sampled_from([qt.Exponential(1.0), qt.Deterministic(1.0), qt.Pareto(1.5, 1.0),
+                         qt.Discrete([0.5, 1.0, 20.0], [0.5, 0.45, 0.05])])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=_POLICIES, law=_LAWS, sx=st.booleans(), extra=st.integers(0, 3),
+       rate=st.sampled_from([0.05, 0.5, 0.95, 1.3]), seed=st.integers(0, 2**32))
+def test_engines_are_bit_identical_on_random_systems(policy, law, sx, extra, rate, seed):
+    # Small farms (d close to k), atoms, heavy tails, loads near and above 1.
+    pytest.importorskip("numba")
+    model = qt.SX(X=qt.Exponential(1.0), S=law) if sx else qt.IR(law)
+    system = qt.System(policy, model, arrival_rate=rate)
+    kw = dict(servers=policy.polled + extra, jobs=600, warmup=100, replications=2, seed=seed,
+              samples=True)
+    numpy_run = qt.simulate(system, engine="numpy", **kw)
+    numba_run = qt.simulate(system, engine="numba", **kw)
+    np.testing.assert_array_equal(numpy_run.samples, numba_run.samples)
+    np.testing.assert_array_equal(numpy_run.per_replication["cost"],
+                                  numba_run.per_replication["cost"])
+    np.testing.assert_array_equal(numpy_run.per_replication["busy_fraction"],
+                                  numba_run.per_replication["busy_fraction"])
+
+
+def test_threshold_buffer_growth_is_bit_identical():
+    # Threshold(2, 6) at load 0.95 on 3 servers: queues beyond the 4 initial leaving-time
+    # slots per server, so both engines grow their buffers mid-block.
+    pytest.importorskip("numba")
+    system = qt.System(qt.Threshold(2, 6), qt.IR(qt.Exponential(1.0)), arrival_rate=0.95)
+    kw = dict(servers=3, jobs=4000, warmup=0, replications=2, seed=3, samples=True)
+    numpy_run = qt.simulate(system, engine="numpy", **kw)
+    numba_run = qt.simulate(system, engine="numba", **kw)
+    np.testing.assert_array_equal(numpy_run.samples, numba_run.samples)
+    np.testing.assert_array_equal(numpy_run.per_replication["cost"],
+                                  numba_run.per_replication["cost"])
+
+
+def test_engine_argument(monkeypatch):
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    kw = dict(servers=3, jobs=200, replications=2, seed=1)
+    with pytest.raises(ValueError, match="engine must be one of 'auto', 'numpy', 'numba'"):
+        qt.simulate(system, engine="fast", **kw)
+    auto = qt.simulate(system, **kw)  # numba when installed, numpy otherwise: same numbers
+    assert auto.mean == qt.simulate(system, engine="numpy", **kw).mean
+    monkeypatch.setattr(engine, "numba_available", lambda: False)
+    with pytest.raises(ValueError, match=r"engine='numba' needs numba.*queuetheory\[fast\]"):
+        qt.simulate(system, engine="numba", **kw)
+    assert qt.simulate(system, engine="auto", **kw).mean == auto.mean
+
+
+def _traced_peak(jobs, engine_name):
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    kw = dict(servers=4, warmup=0, replications=2, seed=1, engine=engine_name)
+    qt.simulate(system, jobs=100, **kw)  # imports (and numba's cache) outside the trace
+    tracemalloc.start()
+    try:
+        qt.simulate(system, jobs=jobs, **kw)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("engine_name", ["numpy", "numba"])
+def test_memory_does_not_grow_with_jobs(engine_name):
+    # Issue 9 item 13: the peak grew with the measured arrivals (an array of their indices);
+    # the statistics are streamed in blocks of 4096 arrivals, so 15 times more jobs may not
+    # need more than a few blocks' worth of extra memory (8 bytes x 4096 x 10 = 0.33 MB).
+    if engine_name == "numba":
+        pytest.importorskip("numba")
+    small, large = _traced_peak(20_000, engine_name), _traced_peak(300_000, engine_name)
+    assert large <= small + 8 * engine.BLOCK * 10, (small, large)
+
+
+_INTERRUPTED = textwrap.dedent("""
+    import queuetheory as qt
+    system = qt.System(qt.RIQ(3), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    print("running", flush=True)
+    try:  # hours of work for two worker processes
+        qt.simulate(system, servers=100, jobs=10**9, replications=2, workers=2, seed=1,
+                    engine="numpy", progress=False)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+""")
+
+
+def _busy_children(pid):
+    """Child processes of ``pid`` that have used at least 0.2 s of CPU (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = 0
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        try:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        busy += (int(fields[11]) + int(fields[12])) / tick >= 0.2  # utime + stime
+    return busy
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_interrupting_the_parent_stops_the_workers():
+    # Issue 9 item 13: an interrupt sent to the parent only (as Jupyter's "interrupt kernel"
+    # does) hung until the workers finished their tasks. The timeouts only keep a failure
+    # from hanging the suite.
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get(
+        "PYTHONPATH")])))
+    child = subprocess.Popen([sys.executable, "-c", _INTERRUPTED], stdout=subprocess.PIPE,
+                             text=True, env=env, start_new_session=True)
+    try:
+        assert child.stdout.readline().strip() == "running"
+        for _ in range(1200):  # until both workers run their tasks (at most 2 minutes)
+            if _busy_children(child.pid) == 2:
+                break
+            try:
+                child.wait(timeout=0.1)
+            except subprocess.TimeoutExpired:
+                pass
+        assert _busy_children(child.pid) == 2
+        os.kill(child.pid, signal.SIGINT)
+        out, _ = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    assert "interrupted" in out and child.returncode == 0
+    with pytest.raises(ProcessLookupError):  # no worker left behind
+        os.killpg(child.pid, 0)
 
 
 # -- instability and bad input ----------------------------------------------------------------

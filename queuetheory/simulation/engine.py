@@ -11,10 +11,16 @@ Independent replications run in lock-step: each is a row ("lane") of the numpy a
 Python-level step advances every replication by one arrival. Random numbers are drawn per lane
 from that lane's own generator in blocks of :data:`BLOCK` arrivals, so a lane's numbers do not
 depend on which other lanes share its process.
+
+Two engines apply the update rules: the numpy kernels below (the portable reference) and, when
+numba is installed, their compiled twins in :mod:`.compiled`, which consume the same draws and
+perform the same floating-point operations, so the results are bit-identical.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import math
 
 import numpy as np
@@ -33,13 +39,37 @@ BINS_PER_DECADE = 1000
 LOW_DECADE, HIGH_DECADE = -6, 8
 #: Finite stand-in for "no replica" (so that 0 * _NEVER stays 0, never NaN).
 _NEVER = 1e300
+#: Accepted values of ``simulate(engine=...)``.
+ENGINES = ("auto", "numpy", "numba")
+
+
+def numba_available() -> bool:
+    """Whether numba can be imported (without importing it)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def resolve_engine(name: str) -> str:
+    """``"numpy"`` or ``"numba"`` for ``simulate(engine=name)``; ``"auto"`` takes numba when
+    it is installed. Raises ValueError for an unknown name or ``"numba"`` without numba."""
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {name!r}")
+    if name == "numba" and not numba_available():
+        raise ValueError("engine='numba' needs numba, which is not installed: "
+                         "pip install 'queuetheory[fast]' (or numba>=0.58), or use "
+                         "engine='numpy' (same results, slower)")
+    if name == "auto":
+        return "numba" if numba_available() else "numpy"
+    return name
 
 
 class Spec:
     """Everything a worker needs to simulate some lanes (picklable)."""
 
-    def __init__(self, system, warm_arrivals: int, measured_arrivals: int, keep_samples: bool):
+    def __init__(self, system, warm_arrivals: int, measured_arrivals: int, keep_samples: bool,
+                 engine: str = "numpy"):
         self.system = system
+        #: "auto" is resolved by each process that runs lanes (results do not depend on it).
+        self.engine = engine
         self.servers = int(system.servers)
         self.warm_arrivals = int(warm_arrivals)
         self.measured_arrivals = int(measured_arrivals)
@@ -59,7 +89,51 @@ class Spec:
         self.hist_bins = (HIGH_DECADE - LOW_DECADE) * BINS_PER_DECADE
 
 
-def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> dict:
+@dataclasses.dataclass
+class LaneStatistics:
+    """The raw statistics of some replications ("lanes"), one row per lane: what a task
+    returns (a few small arrays per lane, whatever the run length) and what
+    :class:`~queuetheory.simulation.SimulationResult` is computed from."""
+
+    #: Replication numbers of the rows (ascending).
+    lanes: list[int]
+    #: Log of the lower edge of the histogram's first bin (the same for every lane).
+    hist_low: float
+    #: Sum of the measured response times, and of the server time they used (cost).
+    sum: np.ndarray
+    cost: np.ndarray
+    #: Mean response time in each of the ``SEGMENTS`` parts of the measured window, and the
+    #: number of measured arrivals in each part (the same for every lane).
+    segments: np.ndarray
+    segment_counts: np.ndarray
+    #: Histogram (lanes, bins) of the log response times, and the smallest and largest one.
+    hist: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    #: Length of the measured window, and the server time used in it.
+    duration: np.ndarray
+    busy_time: np.ndarray
+    #: Every measured response time (lanes, arrivals), if asked for; else None.
+    samples: np.ndarray | None
+
+    @classmethod
+    def merge(cls, parts: list[LaneStatistics]) -> LaneStatistics:
+        """Stack the rows of several tasks in replication order."""
+        parts = sorted(parts, key=lambda part: part.lanes[0])
+        first = parts[0]
+
+        def stack(name):
+            return np.concatenate([getattr(part, name) for part in parts])
+
+        return cls(lanes=[lane for part in parts for lane in part.lanes],
+                   hist_low=first.hist_low, sum=stack("sum"), cost=stack("cost"),
+                   segments=stack("segments"), segment_counts=first.segment_counts,
+                   hist=stack("hist"), low=stack("low"), high=stack("high"),
+                   duration=stack("duration"), busy_time=stack("busy_time"),
+                   samples=None if first.samples is None else stack("samples"))
+
+
+def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> LaneStatistics:
     """Simulate the replications ``lanes`` in lock-step; return their raw statistics.
 
     ``progress``, if given, is called with the number of arrivals simulated after each block.
@@ -69,7 +143,7 @@ def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> dict
     rngs = [np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(i,)))
             for i in lanes]
     width = len(lanes)
-    kernel = _kernel(spec, width)
+    kernel = _kernel(spec, width, resolve_engine(spec.engine))
     stats = _Statistics(spec, width)
     clock = np.zeros(width)
     done = 0
@@ -95,19 +169,22 @@ def run_lanes(spec: Spec, entropy: int, lanes: list[int], progress=None) -> dict
 def _draw(spec: Spec, rngs, rows: int, clock: np.ndarray):
     """Arrival times (rows, lanes), flat server indices and runtimes (rows, lanes, polled)."""
     width, k, polled = len(rngs), spec.servers, spec.polled
-    gaps = np.empty((rows, width))
-    flat = np.empty((rows, width, polled), dtype=np.intp)
-    runtimes = np.empty((rows, width, polled))
     model, shape = spec.system.runtime, spec.system.interarrival
+    gaps, flat, runtimes = [], [], []
     for lane, rng in enumerate(rngs):
         if shape is None:
-            gaps[:, lane] = rng.exponential(spec.mean_gap, rows)
+            gaps.append(rng.exponential(spec.mean_gap, rows))
         else:
-            gaps[:, lane] = spec.gap_scale * np.asarray(shape.sample(rows, rng), dtype=float)
-        flat[:, lane, :] = _distinct(rng, rows, polled, k) + lane * k
-        runtimes[:, lane, :] = model.sample_runtimes(rows, polled, rng)
+            gaps.append(spec.gap_scale * np.asarray(shape.sample(rows, rng), dtype=float))
+        flat.append(_distinct(rng, rows, polled, k) + lane * k)
+        runtimes.append(np.asarray(model.sample_runtimes(rows, polled, rng), dtype=float))
+    if width == 1:  # views, no copies
+        gaps, flat, runtimes = gaps[0][:, None], flat[0][:, None, :], runtimes[0][:, None, :]
+    else:
+        gaps, flat, runtimes = np.stack(gaps, axis=1), np.stack(flat, axis=1), np.stack(
+            runtimes, axis=1)
     times = clock + np.cumsum(gaps, axis=0)
-    return times, flat, runtimes
+    return times, np.ascontiguousarray(flat, dtype=np.intp), np.ascontiguousarray(runtimes)
 
 
 def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
@@ -120,30 +197,38 @@ def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
     out = rng.integers(0, k, (rows, size))
     check = np.arange(rows)
     while check.size:
-        part = out[check]
+        part = np.ascontiguousarray((out if check.size == rows else out[check]).T)
         clash = np.zeros(check.size, dtype=bool)
         for a in range(1, size):
-            clash |= (part[:, a:] == part[:, :-a]).any(axis=1)
+            for b in range(a):
+                clash |= part[a] == part[b]
         check = check[clash]
         out[check] = rng.integers(0, k, (check.size, size))
     return out
 
 
-def _kernel(spec: Spec, width: int):
-    """The update rule of the policy, holding the server states of ``width`` lanes."""
+def _kernel(spec: Spec, width: int, engine: str = "numpy"):
+    """The update rule of the policy, holding the server states of ``width`` lanes, from the
+    numpy kernels of this module or (``engine="numba"``) their compiled twins."""
+    if engine == "numba":
+        from . import compiled as kernels
+        lindley, riq, threshold, redundant = (kernels.Lindley, kernels.RIQ, kernels.Threshold,
+                                              kernels.Redundant)
+    else:
+        lindley, riq, threshold, redundant = _Lindley, _RIQ, _Threshold, _Redundant
     policy, k = spec.system.policy, spec.servers
     if spec.polled == 1:
-        return _Lindley(width * k)
+        return lindley(width * k)
     if isinstance(policy, RIQ) or (isinstance(policy, Threshold) and policy.n == 0):
-        return _RIQ(width * k)
+        return riq(width * k)
     if isinstance(policy, Threshold):
-        return _Threshold(width * k, policy.n)
+        return threshold(width * k, policy.n)
     if isinstance(policy, RedundancyD):
-        return _Redundant(width * k, needed=1, groups=1, remove=True)
+        return redundant(width * k, needed=1, groups=1, remove=True)
     if isinstance(policy, MDS):
-        return _Redundant(width * k, needed=policy.n, groups=1, remove=policy.remove)
+        return redundant(width * k, needed=policy.n, groups=1, remove=policy.remove)
     if isinstance(policy, Replication):
-        return _Redundant(width * k, needed=1, groups=policy.n, remove=policy.remove)
+        return redundant(width * k, needed=1, groups=policy.n, remove=policy.remove)
     raise NotImplementedError(f"no simulation rule for {policy.label()}")
 
 
@@ -219,6 +304,7 @@ class _Threshold:
 
     def __call__(self, times, flat, runtimes, response, cost):
         free, n, inf = self.free, self.n, np.inf
+        used = np.empty(runtimes.shape)
         for i in range(times.shape[0]):
             t, servers, r = times[i], flat[i], runtimes[i]
             tc = t[:, None]
@@ -243,7 +329,8 @@ class _Threshold:
             free[servers] = new
             self.leave[servers[assigned], slot[assigned]] = leave[assigned]
             response[i] = np.where(any_eligible, done, finish[:, 0]) - t
-            cost[i] = (new - start).sum(axis=1)
+            np.subtract(new, start, out=used[i])
+        used.sum(axis=2, out=cost)  # one summation order for both engines
 
     def _grow(self):
         size, slots = self.leave.shape
@@ -266,6 +353,7 @@ class _Redundant:
     def __call__(self, times, flat, runtimes, response, cost):
         free, needed, groups, remove = self.free, self.needed, self.groups, self.remove
         done = np.empty(times.shape)
+        used = np.empty(runtimes.shape)
         arrivals = times[:, :, None]
         for i in range(times.shape[0]):
             servers = flat[i]
@@ -283,8 +371,17 @@ class _Redundant:
                 cancel = done[i][:, None]
             new = np.maximum(start, np.minimum(finish, cancel)) if remove else finish
             free[servers] = new
-            (new - start).sum(axis=1, out=cost[i])
+            np.subtract(new, start, out=used[i])
         np.subtract(done, times, out=response)
+        used.sum(axis=2, out=cost)  # one summation order for both engines
+
+
+def segment_counts(arrivals: int) -> np.ndarray:
+    """Measured arrivals in each trend segment: arrival ``i`` (0-based) is in segment
+    ``i * SEGMENTS // arrivals``, so segment ``s`` holds ``i`` from ``ceil(s n / SEGMENTS)`` up
+    to ``ceil((s + 1) n / SEGMENTS)`` (integers, no array of the arrivals)."""
+    edges = -(-np.arange(SEGMENTS + 1, dtype=np.int64) * arrivals // SEGMENTS)
+    return np.diff(edges)
 
 
 def _unfinished(clock: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -304,6 +401,9 @@ class _Statistics:
         self.sum = np.zeros(width)
         self.cost = np.zeros(width)
         self.segments = np.zeros((width, SEGMENTS))
+        #: Arrival ``i`` is in segment ``s`` for ``edges[s] <= i < edges[s + 1]``.
+        self.edges = [int(e) for e in np.cumsum(np.append(0, segment_counts(
+            spec.measured_arrivals)))]
         self.hist = np.zeros(width * spec.hist_bins, dtype=np.int64)
         self.low = np.full(width, np.inf)
         self.high = np.zeros(width)
@@ -330,34 +430,28 @@ class _Statistics:
         self.cost += np.ascontiguousarray(cost.T).sum(axis=1)
         np.minimum(self.low, values.min(axis=1), out=self.low)
         np.maximum(self.high, values.max(axis=1), out=self.high)
-        index = first + np.arange(values.shape[1])
-        segment = index * SEGMENTS // spec.measured_arrivals
-        for s in np.unique(segment):
-            self.segments[:, s] += values[:, segment == s].sum(axis=1)
+        rows, edges = values.shape[1], self.edges
+        for s in range(first * SEGMENTS // spec.measured_arrivals,
+                       (first + rows - 1) * SEGMENTS // spec.measured_arrivals + 1):
+            part = values[:, max(edges[s] - first, 0):min(edges[s + 1] - first, rows)]
+            self.segments[:, s] += part.sum(axis=1)
         with np.errstate(divide="ignore"):
             logs = np.log(values)
-        bins = np.clip((logs - spec.hist_low) / spec.hist_step, 0, spec.hist_bins - 1)
-        bins = bins.astype(np.intp) + (np.arange(self.width) * spec.hist_bins)[:, None]
+        logs -= spec.hist_low
+        logs /= spec.hist_step
+        bins = np.clip(logs, 0, spec.hist_bins - 1, out=logs).astype(np.intp)
+        if self.width > 1:
+            bins += (np.arange(self.width) * spec.hist_bins)[:, None]
         self.hist += np.bincount(bins.ravel(), minlength=self.hist.size)
         if spec.keep_samples:
             self.samples.append(values)
 
-    def finish(self, lanes: list[int]) -> dict:
+    def finish(self, lanes: list[int]) -> LaneStatistics:
         spec = self.spec
-        counts = np.bincount(np.arange(spec.measured_arrivals) * SEGMENTS
-                             // spec.measured_arrivals, minlength=SEGMENTS)
-        return {
-            "lanes": list(lanes),
-            "hist_low": spec.hist_low,
-            "sum": self.sum,
-            "cost": self.cost,
-            "segments": self.segments / np.maximum(counts, 1),
-            "segment_counts": counts,
-            "hist": self.hist.reshape(self.width, spec.hist_bins),
-            "low": self.low,
-            "high": self.high,
-            "duration": self.end_time - self.start,
-            "busy_time": self.cost + self.backlog,
-            "samples": (np.concatenate(self.samples, axis=1) if spec.keep_samples
-                        else None),
-        }
+        counts = segment_counts(spec.measured_arrivals)
+        return LaneStatistics(
+            lanes=list(lanes), hist_low=spec.hist_low, sum=self.sum, cost=self.cost,
+            segments=self.segments / np.maximum(counts, 1), segment_counts=counts,
+            hist=self.hist.reshape(self.width, spec.hist_bins), low=self.low, high=self.high,
+            duration=self.end_time - self.start, busy_time=self.cost + self.backlog,
+            samples=np.concatenate(self.samples, axis=1) if spec.keep_samples else None)

@@ -77,8 +77,8 @@ class SimulationResult:
     True
     """
 
-    def __init__(self, system: System, raw: dict, *, jobs: int, warmup: int, seed: int,
-                 confidence: float, elapsed: float):
+    def __init__(self, system: System, raw: engine.LaneStatistics, *, jobs: int, warmup: int,
+                 seed: int, confidence: float, elapsed: float):
         self.system = system
         self.servers = int(system.servers)
         self.jobs = int(jobs)
@@ -89,16 +89,16 @@ class SimulationResult:
         policy = system.policy
         self.batch = policy.batch
         self.statistic = "batch completion time" if self.batch > 1 else "response time"
-        self.replications = int(raw["sum"].shape[0])
-        self._arrivals = int(raw["segment_counts"].sum())
-        self._hist, self._hist_low = raw["hist"], raw["hist_low"]
-        self._low, self._high = raw["low"], raw["high"]
-        self._segments, self._segment_counts = raw["segments"], raw["segment_counts"]
-        self.samples = raw["samples"]
-        self._per_mean = raw["sum"] / self._arrivals
-        self._per_cost = raw["cost"] / (self._arrivals * self.batch)
-        duration = raw["duration"]
-        self._per_busy = np.divide(raw["busy_time"], self.servers * duration,
+        self.replications = int(raw.sum.shape[0])
+        self._arrivals = int(raw.segment_counts.sum())
+        self._hist, self._hist_low = raw.hist, raw.hist_low
+        self._low, self._high = raw.low, raw.high
+        self._segments, self._segment_counts = raw.segments, raw.segment_counts
+        self.samples = raw.samples
+        self._per_mean = raw.sum / self._arrivals
+        self._per_cost = raw.cost / (self._arrivals * self.batch)
+        duration = raw.duration
+        self._per_busy = np.divide(raw.busy_time, self.servers * duration,
                                    out=np.ones_like(duration), where=duration > 0)
         self.per_replication = {"mean": self._per_mean, "cost": self._per_cost,
                                 "busy_fraction": self._per_busy}
