@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import sys
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from .. import _checks
+from .. import _checks, _progress
 from ..system import System
 from . import engine
 from .result import SimulationResult
@@ -20,8 +19,6 @@ __all__ = ["simulate"]
 WARMUP_PER_SERVER = 10
 #: ... with the load capped here (loads at or above it use the cap).
 WARMUP_LOAD_CAP = 0.95
-#: Total simulated jobs above which the progress bar shows by default on a terminal.
-PROGRESS_THRESHOLD = 5_000_000
 
 
 def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
@@ -88,8 +85,8 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
         ``_max_workers`` if it has one, else one task per replication). Replications of one
         task run in lock-step (faster per job); the numbers do not depend on the split.
     progress : bool, optional
-        Show a progress bar on stderr. Default: only on a terminal and for runs of more than
-        5 million jobs.
+        Show a progress bar (tqdm: jobs done, rate, ETA) on stderr. Default: only when stderr
+        is a terminal.
     samples : bool
         Keep every measured response time in ``result.samples`` (memory grows with ``jobs``;
         without it, memory does not).
@@ -191,9 +188,8 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     spec = engine.Spec(system, -(-warmup // batch), -(-jobs // batch), samples)
     groups = [list(map(int, g)) for g in np.array_split(np.arange(replications), tasks)]
     total = replications * (spec.warm_arrivals + spec.measured_arrivals) * batch
-    show = (progress if progress is not None
-            else sys.stderr.isatty() and total >= PROGRESS_THRESHOLD)
-    bar = _Progress(total, batch) if show else None
+    bar = (_progress.Bar(total, "simulating", scale=batch) if _progress.wanted(progress)
+           else None)
     begin = time.perf_counter()
     try:
         if workers is None and executor is None:
@@ -242,27 +238,3 @@ def _merge(parts: list[dict]) -> dict:
                       else np.concatenate([p["samples"] for p in parts]))
     return raw
 
-
-class _Progress:
-    """A minimal text progress bar on stderr (arrivals in, jobs shown)."""
-
-    def __init__(self, total_jobs: int, batch: int):
-        self.total, self.batch, self.done = total_jobs, batch, 0
-        self.begin = time.perf_counter()
-        self._draw()
-
-    def advance(self, arrivals: int) -> None:
-        self.done = min(self.done + arrivals * self.batch, self.total)
-        self._draw()
-
-    def _draw(self) -> None:
-        fraction = self.done / self.total if self.total else 1.0
-        filled = int(30 * fraction)
-        rate = self.done / max(time.perf_counter() - self.begin, 1e-9)
-        sys.stderr.write(f"\rsimulating [{'#' * filled}{'.' * (30 - filled)}] "
-                         f"{100 * fraction:5.1f}%  {rate:,.0f} jobs/s")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
