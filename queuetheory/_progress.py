@@ -29,8 +29,8 @@ class Bar:
     def __init__(self, total: int, desc: str, *, unit: str = "job", scale: int = 1,
                  show: bool = True):
         self.scale = scale
-        self._bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr,
-                         disable=not show, dynamic_ncols=True, leave=True)
+        self._bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit == "job",
+                         file=sys.stderr, disable=not show, dynamic_ncols=True, leave=True)
 
     def advance(self, n: int = 1) -> None:
         self._bar.update(n * self.scale)
