@@ -80,6 +80,16 @@ def _interval_text(interval, digits: int) -> str:
     return f"[{format_value(low, digits)}, {format_value(high, digits)}]"
 
 
+def _decimal_aligned(cells: list[str]) -> list[str]:
+    """Pad number cells so that their decimal points line up (cells without a point, such
+    as ``inf`` or integers, end where the points are)."""
+    split = [cell.split(".", 1) if "." in cell and "e" not in cell else [cell, None]
+             for cell in cells]
+    whole = max(len(w) for w, _ in split)
+    frac = max((len(f) + 1 for _, f in split if f is not None), default=0)
+    return [w.rjust(whole) + ("." + f if f is not None else "").ljust(frac) for w, f in split]
+
+
 def text_table(rows: Sequence[Mapping], columns: Sequence[str], digits: int = 4, *,
                headers: Sequence[str] | None = None,
                intervals: Mapping[str, str] | None = None) -> str:
@@ -116,6 +126,8 @@ def text_table(rows: Sequence[Mapping], columns: Sequence[str], digits: int = 4,
     aligned: list[bool] = []
     for c, is_number in zip(columns, numeric):
         values = [format_value(r.get(c), digits) for r in rows]
+        if is_number:
+            values = _decimal_aligned(values)
         cis = [_interval_of(r, intervals.get(c)) for r in rows]
         if any(cis):
             width = max(len(v) for v in values)

@@ -36,14 +36,16 @@ def test_format_value_keeps_trailing_zeros(value, text):
     assert format_value(value, digits=4) == text
 
 
-def test_text_table_right_aligns_numbers():
-    rows = [{"a": "x", "b": 1.0}, {"a": "longer", "b": math.inf}, {"a": "y", "b": 22.5}]
+def test_text_table_aligns_decimal_points():
+    rows = [{"a": "x", "b": 1.0}, {"a": "longer", "b": math.inf}, {"a": "y", "b": 22.5},
+            {"a": "z", "b": 0.09875}]
     lines = text_table(rows, ["a", "b"]).splitlines()
     assert lines[0].split() == ["a", "b"]
     assert lines[3].split() == ["longer", "inf"]
-    # every number ends in the same column
-    assert len({len(line) for line in lines[2:]}) == 1
-    assert lines[2].endswith("1.000") and lines[4].endswith("22.50")
+    points = {line.index(".") for line in (lines[2], lines[4], lines[5])}
+    assert len(points) == 1
+    assert lines[3].index("inf") + 3 == points.pop()  # inf ends where the points are
+    assert lines[4].rstrip().endswith("22.50") and lines[5].endswith("0.09875")
 
 
 def test_text_table_intervals_line_up():
