@@ -104,3 +104,27 @@ def test_progress_is_off_when_stderr_is_not_a_terminal(capsys):
     qt.simulate(system, servers=3, jobs=500, replications=2, seed=1)
     qt.compare(qt.IR(qt.Exponential(1.0)), 0.5, policies=["random"])
     assert capsys.readouterr().err == ""
+
+
+def test_readme_study_runs_at_a_small_size(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib").use("Agg")
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Comparing policies\n", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    smaller = {"[0.3, 0.4, 0.5, 0.6]": "[0.3, 0.6]", "range(2, 11)": "[2, 3]",
+               "servers=1000": "servers=10", "jobs=100_000": "jobs=1000",
+               "replications=8": "replications=2"}
+    for old, new in smaller.items():
+        assert old in block
+        block = block.replace(old, new)
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert len(namespace["table"].rows) == 16
+    assert {p.name for p in tmp_path.iterdir()} == {"p99.csv", "p99.tex", "p99.pdf", "p99.png"}
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
