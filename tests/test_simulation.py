@@ -274,7 +274,7 @@ def test_same_numbers_for_any_worker_count_and_split(policy):
     serial = qt.simulate(system, **kw)
     with ThreadPoolExecutor(max_workers=3) as pool:
         threaded = qt.simulate(system, executor=pool, tasks=3, **kw)
-    processes = qt.simulate(system, workers=2, **kw)
+    processes = qt.simulate(system, workers=2, tasks=2, **kw)
     for other in (threaded, processes):
         for key, values in serial.per_replication.items():
             np.testing.assert_array_equal(values, other.per_replication[key])

@@ -128,3 +128,17 @@ def test_readme_study_runs_at_a_small_size(tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_few_replications_with_workers_run_serially(monkeypatch):
+    # splitting 4 lock-step replications over processes would be slower (MIN_LANES_PER_TASK)
+    import sys
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a process pool was started for 4 replications")
+
+    monkeypatch.setattr(sys.modules["queuetheory.simulation.driver"], "ProcessPoolExecutor",
+                        no_pool)
+    system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    kw = {"servers": 3, "jobs": 500, "replications": 4, "seed": 1}
+    assert qt.simulate(system, workers=2, **kw).mean == qt.simulate(system, **kw).mean
