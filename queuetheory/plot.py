@@ -16,11 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from . import _checks
+
+if TYPE_CHECKING:
+    from .compare import Comparison
 
 __all__ = ["PUBLICATION_STYLE", "subplots", "plot_response_time", "plot_against",
            "plot_comparison", "Plotted", "ComparisonPlot", "save_figure"]
@@ -531,8 +534,9 @@ _X_NAMES = {"load": "load", "arrival_rate": "arrival rate per server",
             "d": "degree of redundancy d"}
 
 
-def plot_comparison(table, statistic="mean", x: str = "load", ax=None, *, ci: bool | str = "band",
-                    logy: bool = False, legend: bool = True) -> ComparisonPlot:
+def plot_comparison(table: Comparison, statistic="mean", x: str = "load", ax=None, *,
+                    ci: bool | str = "band", logy: bool = False,
+                    legend: bool = True) -> ComparisonPlot:
     """Draw one statistic of a :func:`queuetheory.compare` table against load or ``d``: one
     colour per policy, analysis as a line, simulation as points with their confidence
     band (or error bars).

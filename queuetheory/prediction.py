@@ -106,7 +106,8 @@ class Prediction:
                  f"{_short(system.runtime)}, {arrivals} at rate {system.arrival_rate:.4g} per "
                  f"server."]
         if self.stable:
-            numbers = [f"mean response time {self.mean:.4g}"]
+            time = "batch completion time" if system.policy.batch > 1 else "response time"
+            numbers = [f"mean {time} {self.mean:.4g}"]
             if self.busy_fraction is not None:
                 numbers.append(f"busy fraction {self.busy_fraction:.4g}")
             if self.cost is not None:
