@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _checks, _progress
 from .analysis import analyze
-from .export import csv_table, flat_rows, html_table, latex_table, text_table
+from .export import csv_table, flat_rows, html_table, latex_table, short_repr, text_table
 from .policies import Policy, from_name
 from .runtime import RuntimeModel
 from .simulation import simulate as run_simulation
@@ -300,8 +300,8 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
     load_text = ", ".join(f"{s[0].load:.3g}" for _, s in grid)
     rate_text = ", ".join(f"{rate:g}" for rate, _ in grid)
     plural = "s" if len(grid) > 1 else ""
-    setting = (f"{runtime.name} runtimes {runtime!r}, arrival rate{plural} {rate_text} per "
-               f"server (load{plural} {load_text})")
+    setting = (f"{runtime.name} runtimes {short_repr(runtime)}, arrival rate{plural} "
+               f"{rate_text} per server (load{plural} {load_text})")
     caption = (f"Response time $T$ under {runtime.name} runtimes (mean runtime "
                f"{runtime.mean_runtime():.4g}) at load{plural} {load_text}")
     if simulate:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 __all__ = ["format_value", "text_table", "latex_table", "html_table", "csv_table",
-           "flat_rows", "latex_text"]
+           "flat_rows", "latex_text", "short_repr"]
 
 
 def format_value(value, digits: int = 4) -> str:
@@ -333,3 +333,26 @@ def csv_table(rows: Sequence[Mapping], columns: Sequence[str] | None = None) -> 
     for r in flat:
         writer.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
     return buffer.getvalue()
+
+
+def short_repr(obj) -> str:
+    """``repr(obj)`` for prose: floats at 4 significant digits, long discrete laws summarised.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.export import short_repr
+    >>> S = qt.slowdowns.facebook()
+    >>> short_repr(qt.SX(qt.Exponential(1 / 0.213174163), S))
+    'SX(X=Exponential(rate=4.691), S=Discrete(12 values in [1, 12], mean 4.691))'
+    """
+    values = getattr(obj, "values", None)
+    if values is not None and getattr(obj, "probs", None) is not None and len(values) > 4:
+        return (f"Discrete({len(values)} values in [{values[0]:.4g}, {values[-1]:.4g}], "
+                f"mean {obj.mean():.4g})")
+    parts = {name: getattr(obj, name) for name in ("X", "S", "R") if hasattr(obj, name)}
+    if parts and type(obj).__name__ in ("SX", "IR"):
+        inner = ", ".join(f"{name}={short_repr(law)}" for name, law in parts.items())
+        return f"{type(obj).__name__}({inner})"
+    return re.sub(r"-?\d+\.\d+(?:e[+-]?\d+)?", lambda m: f"{float(m.group()):.4g}", repr(obj))
+

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from functools import cached_property
 
 from . import _checks
+from .export import short_repr
 from .response import ResponseTime
 from .system import System
 
@@ -101,9 +102,9 @@ class Prediction:
         farm = ("k -> infinity servers" if system.servers is None
                 else f"k = {system.servers} servers")
         arrivals = ("Poisson arrivals" if system.interarrival is None
-                    else f"renewal arrivals ({_short(system.interarrival)})")
+                    else f"renewal arrivals ({short_repr(system.interarrival)})")
         lines = [f"{system.policy.label()} on {farm}: {system.runtime.name} runtimes "
-                 f"{_short(system.runtime)}, {arrivals} at rate {system.arrival_rate:.4g} per "
+                 f"{short_repr(system.runtime)}, {arrivals} at rate {system.arrival_rate:.4g} per "
                  f"server."]
         if self.stable:
             time = "batch completion time" if system.policy.batch > 1 else "response time"
@@ -147,19 +148,6 @@ class Prediction:
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "
                 f"mean={self.mean:.6g}, method={self.method!r})")
-
-
-def _short(obj) -> str:
-    """``repr(obj)`` with floats at 4 significant digits and long discrete laws summarised."""
-    values = getattr(obj, "values", None)
-    if values is not None and getattr(obj, "probs", None) is not None and len(values) > 4:
-        return (f"Discrete({len(values)} values in [{values[0]:.4g}, {values[-1]:.4g}], "
-                f"mean {obj.mean():.4g})")
-    parts = {name: getattr(obj, name) for name in ("X", "S", "R") if hasattr(obj, name)}
-    if parts and type(obj).__name__ in ("SX", "IR"):
-        inner = ", ".join(f"{name}={_short(law)}" for name, law in parts.items())
-        return f"{type(obj).__name__}({inner})"
-    return re.sub(r"-?\d+\.\d+(?:e[+-]?\d+)?", lambda m: f"{float(m.group()):.4g}", repr(obj))
 
 
 def _sentence(text: str) -> str:
