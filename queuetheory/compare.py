@@ -220,11 +220,13 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
     confidence : float
         Level of the simulated intervals, in (0, 1); default 0.95.
     workers : int, optional
-        Simulate the systems in this many processes, one system per task, when the sweep
-        simulates at least :data:`PARALLEL_MIN_JOBS` jobs in total; smaller sweeps run
-        serially (a process pool would make them slower). The numbers do not depend on it.
+        Analyse and simulate the systems in this many processes, one system per task, when
+        the sweep simulates at least :data:`PARALLEL_MIN_JOBS` jobs in total; smaller sweeps
+        and sweeps without simulation run serially (a process pool would make them slower).
+        The numbers do not depend on it.
     executor : concurrent.futures.Executor, optional
-        Simulate the systems through this executor (e.g. dask's), whatever the size.
+        Analyse and simulate the systems through this executor (e.g. dask's), whatever the
+        size.
     progress : bool, optional
         A progress bar over the table's rows (tqdm, with ETA) on stderr. Default: only when
         stderr is a terminal.
@@ -272,23 +274,32 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
         raise ValueError(f"executor must be a concurrent.futures.Executor, got {executor!r}")
     grid = [(rate, _systems(runtime, rate, policies, d, servers,
                             None if remove is None else bool(remove))) for rate in rates]
-    count = sum(len(systems) for _, systems in grid)
-    bar = _progress.Bar(count * (2 if simulate else 1), "compare", unit="row",
-                        show=_progress.wanted(progress))
+    todo = [s for _, systems in grid for s in systems]
+    calls = [(_analysed_row, (system, quantiles), {}) for system in todo]
+    size = 0.0
+    if simulate:
+        options = {"servers": servers_sim, "jobs": jobs, "replications": replications,
+                   "seed": seed, "confidence": level, "progress": False}
+        calls += [(run_simulation, (system,), options) for system in todo]
+        size = len(todo) * replications * jobs * 1.25  # warm-up included, roughly
+    parallel = executor is not None or (workers is not None and workers > 1 and simulate
+                                        and size >= PARALLEL_MIN_JOBS)
+    bar = _progress.Bar(len(calls), "compare", unit="row", show=_progress.wanted(progress))
     try:
-        analysed = {}
-        for _, systems in grid:
-            for system in systems:
-                analysed[id(system)] = _analysed_row(system, quantiles)
+        if not parallel:
+            results = []
+            for fn, args, kwargs in calls:
+                results.append(fn(*args, **kwargs))
                 bar.advance()
-        sims = {}
-        if simulate:
-            todo = [s for _, systems in grid for s in systems]
-            options = {"servers": servers_sim, "jobs": jobs, "replications": replications,
-                       "seed": seed, "confidence": level, "progress": False}
-            sims = dict(zip(map(id, todo), _simulations(todo, options, workers, executor, bar)))
+        elif executor is not None:
+            results = _fan_out(executor, calls, bar)
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                results = _fan_out(pool, calls, bar)
     finally:
         bar.close()
+    analysed = dict(zip(map(id, todo), results[:len(todo)]))
+    sims = dict(zip(map(id, todo), results[len(todo):]))
     rows = []
     for _, systems in grid:
         for system in systems:
@@ -310,23 +321,9 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
     return Comparison(rows, quantiles, setting, confidence=level, caption=caption + ".")
 
 
-def _simulations(systems, options, workers, executor, bar) -> list:
-    """Simulate every system, in processes when asked and large enough; in order."""
-    total = len(systems) * options["replications"] * options["jobs"] * 1.25
-    if executor is None and (workers is None or workers == 1 or total < PARALLEL_MIN_JOBS):
-        results = []
-        for system in systems:
-            results.append(run_simulation(system, **options))
-            bar.advance()
-        return results
-    if executor is not None:
-        return _fan_out(executor, systems, options, bar)
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return _fan_out(pool, systems, options, bar)
-
-
-def _fan_out(executor: Executor, systems, options, bar) -> list:
-    futures = [executor.submit(run_simulation, system, **options) for system in systems]
+def _fan_out(executor: Executor, calls, bar) -> list:
+    """Run ``(function, args, kwargs)`` calls through ``executor``; results in call order."""
+    futures = [executor.submit(fn, *args, **kwargs) for fn, args, kwargs in calls]
     results = []
     for future in futures:
         results.append(future.result())

@@ -171,3 +171,11 @@ def test_bad_input(mm1):
         qt.compare(mm1, 0.5, policies=["riq"], d=[])
     with pytest.raises(ValueError, match="workers or executor"):
         qt.compare(mm1, 0.5, workers=2, executor=ThreadPoolExecutor(1))
+
+
+def test_process_pool_gives_the_serial_numbers(mm1, monkeypatch):
+    monkeypatch.setattr(compare_module, "PARALLEL_MIN_JOBS", 0)
+    options = {"policies": ["riq"], "d": [2], "simulate": True, "servers": 4, "jobs": 500,
+               "replications": 2, "seed": 9}
+    assert (qt.compare(mm1, [0.3, 0.5], workers=2, **options).to_csv()
+            == qt.compare(mm1, [0.3, 0.5], **options).to_csv())
