@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import sys
 
-from tqdm import tqdm
-
 __all__ = ["Bar", "wanted"]
 
 
@@ -29,11 +27,17 @@ class Bar:
     def __init__(self, total: int, desc: str, *, unit: str = "job", scale: int = 1,
                  show: bool = True):
         self.scale = scale
-        self._bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit == "job",
-                         file=sys.stderr, disable=not show, dynamic_ncols=True, leave=True)
+        self._bar = None
+        if show:
+            from tqdm import tqdm  # imported only when a bar is shown
+
+            self._bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit == "job",
+                             file=sys.stderr, dynamic_ncols=True, leave=True)
 
     def advance(self, n: int = 1) -> None:
-        self._bar.update(n * self.scale)
+        if self._bar is not None:
+            self._bar.update(n * self.scale)
 
     def close(self) -> None:
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
