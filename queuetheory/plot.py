@@ -16,13 +16,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from . import _checks
 
+if TYPE_CHECKING:
+    from .compare import Comparison
+
 __all__ = ["PUBLICATION_STYLE", "subplots", "plot_response_time", "plot_against",
-           "save_figure"]
+           "plot_comparison", "Plotted", "ComparisonPlot", "save_figure"]
 
 #: matplotlib rc settings of the figures: sans-serif text at 8-9 pt for a 3.5 inch column,
 #: no top/right spines, light grid, TrueType (type 42) fonts embedded in PDF.
@@ -234,7 +238,7 @@ _STYLE = {"analysis": {"linestyle": "-"},
 
 def plot_response_time(results, kind: str = "cdf", ax=None, *, labels: Sequence[str] | None = None,
                        t_max: float | None = None, tail: float = 1e-4, points: int = 400,
-                       legend: bool = True):
+                       legend: bool = True, ci: bool = True):
     """Draw response-time CDFs (``kind="cdf"``) or tails ``P(T > t)`` on a log scale (``"sf"``).
 
     Parameters
@@ -261,6 +265,9 @@ def plot_response_time(results, kind: str = "cdf", ax=None, *, labels: Sequence[
         Times at which analytic curves are evaluated.
     legend : bool
         Draw a legend when any curve has a label.
+    ci : bool
+        Shade each simulated curve's confidence band: at every probability level, the
+        simulation's confidence interval of the quantile at that level.
 
     Returns
     -------
@@ -308,6 +315,11 @@ def plot_response_time(results, kind: str = "cdf", ax=None, *, labels: Sequence[
                 if kind == "sf":
                     y = np.where(y > 0, y, np.nan)
                 ax.plot(x, y, color=color, label=text, **_STYLE[source])
+                if ci and source == "simulation":
+                    levels = _simulation_levels(obj, kind, tail)
+                    band = np.array([obj.quantile_ci(float(q)) for q in levels])
+                    ax.fill_betweenx(levels if kind == "cdf" else 1 - levels, band[:, 0],
+                                     band[:, 1], color=color, alpha=0.2, linewidth=0)
         if len(sources) > 1:
             for source in sorted(sources):
                 ax.plot([], [], color="0.4", label=source, **_STYLE[source])
@@ -318,6 +330,7 @@ def plot_response_time(results, kind: str = "cdf", ax=None, *, labels: Sequence[
             ax.set_ylabel("P(T ≤ t)")
         else:
             ax.set_yscale("log")
+            _readable_log_ticks(ax.yaxis)
             ax.set_ylim(tail / 2, 1.05)
             ax.set_ylabel("P(T > t)")
         if legend and any(not h.startswith("_") for h in ax.get_legend_handles_labels()[1]):
@@ -345,6 +358,9 @@ def _value(obj, statistic, ci: bool) -> tuple[float, float, float]:
     if isinstance(obj, int | float | np.number):
         value = float(obj)
         return value, value, value
+    if isinstance(obj, tuple):
+        value, low, high = (float(v) for v in obj)
+        return (value, low, high) if ci else (value, value, value)
     if not obj.stable:
         return math.inf, math.inf, math.inf
     if statistic == "mean":
@@ -358,21 +374,57 @@ def _value(obj, statistic, ci: bool) -> tuple[float, float, float]:
     return value, float(interval[0]), float(interval[1])
 
 
+def _readable_log_ticks(axis) -> None:
+    """Plain tick labels on a log axis (``40``, not ``4x10^1``), minor ones where the axis
+    spans less than about two decades."""
+    from matplotlib import ticker
+
+    axis.set_major_formatter(ticker.LogFormatter(labelOnlyBase=False))
+    axis.set_minor_formatter(ticker.LogFormatter(labelOnlyBase=False,
+                                                 minor_thresholds=(2, 0.4)))
+
+
+class Plotted(NamedTuple):
+    """What :func:`plot_against` drew: the axes and the series' artists.
+
+    ``line.get_color()`` is the series' colour (pass it as ``color=`` to draw matching
+    points); ``errorbar``, ``band`` and ``unstable`` are ``None`` when not drawn.
+    """
+
+    ax: Any
+    line: Any
+    errorbar: Any = None
+    band: Any = None
+    unstable: Any = None
+
+    @property
+    def figure(self):
+        """The figure of the axes."""
+        return self.ax.figure
+
+
+_UNSTABLE_GID = "queuetheory-unstable"
+
+
 def plot_against(xs, results, statistic="mean", ax=None, *, label: str | None = None,
                  xlabel: str | None = None, ylabel: str | None = None,
-                 ci: bool = True, logy: bool = False, color=None, **kwargs):
+                 ci: bool | str = True, logy: bool = False, color=None, legend: bool = True,
+                 **kwargs) -> Plotted:
     r"""Draw the mean or a percentile of the response time against load, ``d``, or any ``x``.
 
-    Simulation results get confidence-interval error bars; unstable results (infinite
-    response time) are not drawn: an upward triangle at the top of the axes marks the first
-    ``x`` of each run of unstable results (where the instability begins).
+    Results with an interval (simulations, or ``(value, low, high)`` triples) get
+    confidence-interval error bars or a shaded band; unstable results (infinite response
+    time) are not drawn: an upward triangle at the top of the axes marks the first ``x`` of
+    each run of unstable results (where the instability begins), the triangles of later
+    series on the same axes a little lower, so that they stay apart.
 
     Parameters
     ----------
     xs : sequence of float
         The abscissae (arrival rate, load, ``d``, ...).
     results : sequence
-        One per ``x``: a :class:`~queuetheory.Prediction`, a simulation result, or a number.
+        One per ``x``: a :class:`~queuetheory.Prediction`, a simulation result, a number, or
+        a triple ``(value, low, high)`` (a value with its confidence interval).
     statistic : "mean" or float
         ``"mean"`` or a quantile level ``q`` in (0, 1), e.g. ``0.95``.
     ax : matplotlib.axes.Axes, optional
@@ -383,18 +435,22 @@ def plot_against(xs, results, statistic="mean", ax=None, *, label: str | None = 
     xlabel, ylabel : str, optional
         Axis labels; by default ``"arrival rate per server"`` and the statistic with its unit,
         set only on axes that have no label yet (so later series keep the first labels).
-    ci : bool
-        Draw the simulations' confidence intervals.
+    ci : bool or {"bars", "band"}
+        Draw the confidence intervals as error bars (``True`` or ``"bars"``), as a shaded
+        band (``"band"``), or not (``False``).
     logy : bool
-        Logarithmic vertical axis.
+        Logarithmic vertical axis, with plain tick labels.
     color : optional
         matplotlib colour of the series (default: next in the cycle).
+    legend : bool
+        Draw (update) the legend when the series has a label.
     **kwargs
         Passed to ``Axes.plot`` / ``Axes.errorbar`` (e.g. ``marker``, ``linestyle``).
 
     Returns
     -------
-    matplotlib.axes.Axes
+    Plotted
+        ``(ax, line, errorbar, band, unstable)``: the axes and the artists drawn.
 
     Examples
     --------
@@ -405,48 +461,174 @@ def plot_against(xs, results, statistic="mean", ax=None, *, label: str | None = 
     >>> rates = [0.3, 0.5, 0.7]
     >>> preds = [qt.analyze(qt.System(qt.RIQ(d=2), qt.IR(qt.Exponential(1.0)), arrival_rate=r))
     ...          for r in rates]
-    >>> ax = plot_against(rates, preds, 0.95, label="RIQ(d=2)")
-    >>> ax.get_ylabel()
-    '95th percentile response time\n(mean runtime = 1)'
+    >>> drawn = plot_against(rates, preds, 0.95, label="RIQ(d=2)")
+    >>> drawn.ax.get_ylabel(), matplotlib.colors.to_hex(drawn.line.get_color())
+    ('95th percentile response time\n(mean runtime = 1)', '#1f77b4')
     """
     xs = np.asarray(xs, dtype=float).ravel()
     results = list(results)
     if xs.size != len(results) or xs.size == 0:
         raise ValueError(f"xs and results must be non-empty and of equal length, got {xs.size} "
                          f"and {len(results)}")
+    if ci not in (True, False, "bars", "band"):
+        raise ValueError(f"ci must be True, False, 'bars' or 'band', got {ci!r}")
     name = _statistic_name(statistic)
-    values = np.array([_value(obj, statistic, ci) for obj in results], dtype=float)
+    values = np.array([_value(obj, statistic, bool(ci)) for obj in results], dtype=float)
     finite = np.isfinite(values[:, 0])
     y = np.where(finite, values[:, 0], np.nan)
-    simulated = any(_is_simulation(obj) for obj in results)
+    simulated = any(_is_simulation(obj) or isinstance(obj, tuple) for obj in results)
     plt = _pyplot()
     with plt.rc_context(PUBLICATION_STYLE):
         ax = _axes(ax)
         style = {"marker": "o" if simulated else ".",
                  "linestyle": "--" if simulated else "-"} | kwargs
-        if simulated and ci:
+        errorbar = band = unstable = None
+        if simulated and ci in (True, "bars"):
             err = np.where(finite, [y - values[:, 1], values[:, 2] - y], np.nan)
-            line = ax.errorbar(xs, y, yerr=err, color=color, label=label, capsize=2,
-                               **style).lines[0]
+            errorbar = ax.errorbar(xs, y, yerr=err, color=color, label=label, capsize=2,
+                                   **style)
+            line = errorbar.lines[0]
         else:
             line = ax.plot(xs, y, color=color, label=label, **style)[0]
+            if simulated and ci == "band":
+                band = ax.fill_between(xs, np.where(finite, values[:, 1], np.nan),
+                                       np.where(finite, values[:, 2], np.nan),
+                                       color=line.get_color(), alpha=0.2, linewidth=0)
         starts = ~finite & np.concatenate([[True], finite[:-1]])
         if starts.any():
-            top = ax.get_xaxis_transform()
-            ax.plot(xs[starts], np.full(starts.sum(), 0.97), transform=top,
-                    color=line.get_color(), marker="^", linestyle="none", clip_on=False,
-                    label=f"{label}: unstable" if label else "unstable")
+            earlier = sum(1 for ln in ax.get_lines() if ln.get_gid() == _UNSTABLE_GID)
+            height = 0.97 - 0.04 * (earlier % 8)
+            unstable = ax.plot(xs[starts], np.full(starts.sum(), height),
+                               transform=ax.get_xaxis_transform(), color=line.get_color(),
+                               marker="^", linestyle="none", clip_on=False, gid=_UNSTABLE_GID,
+                               label=f"{label}: unstable" if label else "_nolegend_")[0]
         if logy:
             ax.set_yscale("log")
+            _readable_log_ticks(ax.yaxis)
         if xlabel is not None or not ax.get_xlabel():
             ax.set_xlabel(xlabel if xlabel is not None else "arrival rate per server")
-        objs = [obj for obj in results if not isinstance(obj, int | float | np.number)]
+        objs = [obj for obj in results if not isinstance(obj, int | float | np.number | tuple)]
         unit = _time_name(objs)
         if ylabel is not None or not ax.get_ylabel():
             ax.set_ylabel(ylabel if ylabel is not None else _two_lines(f"{name} {unit}"))
-        if label is not None:
+        if legend and label is not None:
             ax.legend()
-    return ax
+    return Plotted(ax, line, errorbar, band, unstable)
+
+
+class ComparisonPlot(NamedTuple):
+    """What :func:`plot_comparison` drew: the axes and, per series label, its
+    :class:`Plotted` (the analysis under the policy's label, the simulation under
+    ``"<label>, simulation"``)."""
+
+    ax: Any
+    series: dict
+
+    @property
+    def figure(self):
+        """The figure of the axes."""
+        return self.ax.figure
+
+
+_X_NAMES = {"load": "load", "arrival_rate": "arrival rate per server",
+            "d": "degree of redundancy d"}
+
+
+def plot_comparison(table: Comparison, statistic="mean", x: str = "load", ax=None, *,
+                    ci: bool | str = "band", logy: bool = False,
+                    legend: bool = True) -> ComparisonPlot:
+    """Draw one statistic of a :func:`queuetheory.compare` table against load or ``d``: one
+    colour per policy, analysis as a line, simulation as points with their confidence
+    band (or error bars).
+
+    Parameters
+    ----------
+    table : Comparison
+        The result of :func:`queuetheory.compare` (a sweep over loads or ``d``).
+    statistic : "mean" or float
+        ``"mean"`` or one of the table's quantile levels (e.g. ``0.99``).
+    x : {"load", "arrival_rate", "d"}
+        The abscissa; with ``"d"`` there is one series per policy family and arrival rate.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+    ci : bool or {"bars", "band"}
+        How to draw the simulated intervals (default a shaded band).
+    logy : bool
+        Logarithmic vertical axis.
+    legend : bool
+        Draw a legend (policies, and which style is analysis and which simulation).
+
+    Returns
+    -------
+    ComparisonPlot
+        ``(ax, series)``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import queuetheory as qt
+    >>> from queuetheory.plot import plot_comparison
+    >>> table = qt.compare(qt.IR(qt.Exponential(1.0)), [0.3, 0.5, 0.7], policies=["riq"],
+    ...                    d=[2, 3])
+    >>> drawn = plot_comparison(table, 0.99)
+    >>> sorted(drawn.series), drawn.ax.get_xlabel()
+    (['RIQ(d=2)', 'RIQ(d=3)'], 'load')
+    """
+    if x not in _X_NAMES:
+        raise ValueError(f"x must be one of {sorted(_X_NAMES)}, got {x!r}")
+    if statistic == "mean":
+        key = "mean"
+    else:
+        q = float(_checks.probability_level("statistic", statistic))
+        if not any(math.isclose(q, level) for level in table.quantiles):
+            raise ValueError(f"statistic must be 'mean' or one of the table's quantiles "
+                             f"{list(table.quantiles)}, got {statistic!r}")
+        key = f"p{100 * q:g}"
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in table.rows:
+        if row.get("stable") is None or (row["stable"] and row.get(key) is None):
+            continue  # no analysis (not simulated), or no such statistic
+        if row.get(x) is None:
+            continue  # e.g. Random has no d
+        name = (row["policy"] if x != "d"
+                else f"{row['policy'].split('(')[0]}, load {row['load']:.3g}")
+        source = "analysis" if row["source"] == "analysis" else "simulation"
+        groups.setdefault((name, source), []).append(row)
+    names = list(dict.fromkeys(name for name, _ in groups))
+    sources = {source for _, source in groups}
+    plt = _pyplot()
+    series = {}
+    with plt.rc_context(PUBLICATION_STYLE):
+        ax = _axes(ax)
+        for index, name in enumerate(names):
+            color = f"C{index % 10}"
+            for source in ("analysis", "simulation"):
+                rows = groups.get((name, source))
+                if not rows:
+                    continue
+                xs = [row[x] for row in rows]
+                if source == "analysis":
+                    values = [row[key] if row["stable"] else math.inf for row in rows]
+                    drawn = plot_against(xs, values, statistic, ax, label=name, color=color,
+                                         logy=logy, legend=False, marker="")
+                    series[name] = drawn
+                else:
+                    values = [(row[key], *row[f"{key}_ci"]) if row["stable"] else math.inf
+                              for row in rows]
+                    own = name if (name, "analysis") not in groups else None
+                    drawn = plot_against(xs, values, statistic, ax, label=own, color=color,
+                                         ci=ci, logy=logy, legend=False, linestyle="none",
+                                         marker="o", markersize=3)
+                    series[f"{name}, simulation"] = drawn
+        ax.set_xlabel(_X_NAMES[x])
+        if len(sources) > 1:
+            ax.plot([], [], color="0.4", linestyle="-", label="analysis")
+            ax.plot([], [], color="0.4", linestyle="none", marker="o", markersize=3,
+                    label="simulation")
+        if legend:
+            ax.legend()
+    return ComparisonPlot(ax, series)
 
 
 def save_figure(fig, path_stem, formats: Sequence[str] = ("pdf", "png"),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from functools import cached_property
 
 from . import _checks
+from .export import short_repr
 from .response import ResponseTime
 from .system import System
 
@@ -86,27 +88,70 @@ class Prediction:
         return self.response_time.ppf(q, precision=precision)
 
     def describe(self) -> str:
-        """A paragraph stating the system, the method, the assumptions and the key numbers."""
-        status = ("stable" if self.stable else "unstable (all response times are infinite)")
-        parts = [f"System: {self.system.describe()}.",
-                 f"Method: {self.method} ({'exact' if self.exact else 'approximation'}).",
-                 f"The system is {status} at load {self.load:.6g}."]
-        if self.assumptions:
-            parts.append("Assumptions: " + "; ".join(self.assumptions) + ".")
-        if self.stable:
-            parts.append(f"Mean response time {self.mean:.6g}.")
-        if self.references:
-            parts.append("References: " + "; ".join(self.references) + ".")
-        return " ".join(parts)
+        """A readable summary for a methods section: the system with short numbers, the
+        status and key numbers, the method, one sentence per assumption, the references.
 
-    def to_dict(self) -> dict:
-        """The scalar results as a plain dictionary (for JSON output)."""
-        return {"policy": self.system.policy.label(), "runtime": self.system.runtime.name,
-                "arrival_rate": self.system.arrival_rate, "servers": self.system.servers,
-                "stable": self.stable, "load": self.load, "mean": self.mean,
-                "busy_fraction": self.busy_fraction, "cost": self.cost, "method": self.method,
-                "exact": self.exact, "limit": self.limit}
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> p = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5))
+        >>> print(p.describe().splitlines()[1])
+        Stable at load 0.5: mean response time 2, busy fraction 0.5, cost 1 per job.
+        """
+        system = self.system
+        farm = ("k -> infinity servers" if system.servers is None
+                else f"k = {system.servers} servers")
+        arrivals = ("Poisson arrivals" if system.interarrival is None
+                    else f"renewal arrivals ({short_repr(system.interarrival)})")
+        lines = [f"{system.policy.label()} on {farm}: {system.runtime.name} runtimes "
+                 f"{short_repr(system.runtime)}, {arrivals} at rate {system.arrival_rate:.4g} per "
+                 f"server."]
+        if self.stable:
+            time = "batch completion time" if system.policy.batch > 1 else "response time"
+            numbers = [f"mean {time} {self.mean:.4g}"]
+            if self.busy_fraction is not None:
+                numbers.append(f"busy fraction {self.busy_fraction:.4g}")
+            if self.cost is not None:
+                numbers.append(f"cost {self.cost:.4g} per job")
+            lines.append(f"Stable at load {self.load:.4g}: " + ", ".join(numbers) + ".")
+        else:
+            lines.append(f"The system is unstable at load {self.load:.4g}: every response time "
+                         f"is infinite.")
+        kind = "exact" if self.exact else "an approximation"
+        scope = "in the k -> infinity limit" if self.limit else "for this number of servers"
+        lines.append(f"Method ({kind} {scope}): {self.method}.")
+        lines += [f"Assumption: {_sentence(a)}" for a in self.assumptions]
+        if self.references:
+            lines.append("References: " + "; ".join(self.references) + ".")
+        return "\n".join(lines)
+
+    def to_dict(self, quantiles=(0.5, 0.95, 0.99)) -> dict:
+        """Everything as plain data (for JSON): the system, the numbers, the method, the
+        assumptions and references, and the given response-time quantiles (``pXX``; ``None``
+        where the analysis gives the mean only)."""
+        system = self.system
+        out = {"policy": system.policy.label(), "policy_spec": repr(system.policy),
+               "runtime": system.runtime.name, "runtime_spec": repr(system.runtime),
+               "arrival_rate": system.arrival_rate, "servers": system.servers,
+               "interarrival": None if system.interarrival is None else repr(system.interarrival),
+               "stable": self.stable, "load": self.load, "mean": self.mean,
+               "busy_fraction": self.busy_fraction, "cost": self.cost}
+        for q in quantiles:
+            try:
+                out[f"p{100 * q:g}"] = self.quantile(q)
+            except NotImplementedError:
+                out[f"p{100 * q:g}"] = None
+        out |= {"method": self.method, "exact": self.exact, "limit": self.limit,
+                "assumptions": list(self.assumptions), "references": list(self.references)}
+        return out
 
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "
                 f"mean={self.mean:.6g}, method={self.method!r})")
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if not re.match(r"[a-z](\W|$)", text):  # keep a leading symbol such as k or d
+        text = text[:1].upper() + text[1:]
+    return text + ("" if text.endswith(".") else ".")

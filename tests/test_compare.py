@@ -1,15 +1,26 @@
-"""Tests of qt.compare: one table across policies and d."""
+"""Tests of qt.compare: one table across loads, policies and d, with simulated intervals."""
 
 import math
+import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 import queuetheory as qt
 
+compare_module = sys.modules["queuetheory.compare"]
+
 
 @pytest.fixture
 def mm1():
     return qt.IR(qt.Exponential(1.0))
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    """Random on k = 10 servers (each an exact M/M/1 queue) and RIQ(2), at two loads."""
+    return qt.compare(qt.IR(qt.Exponential(1.0)), [0.3, 0.5], policies=["random", "riq"],
+                      d=[2], simulate=True, servers=10, jobs=20_000, replications=8, seed=3)
 
 
 def test_random_row_is_mm1(mm1):
@@ -32,30 +43,139 @@ def test_redundancy_rows_use_closed_form(mm1):
     assert table.rows[1]["mean"] < table.rows[0]["mean"]
 
 
+def test_sweep_over_loads_and_d(mm1):
+    table = qt.compare(mm1, [0.3, 0.6, 1.2], policies=["random", "riq"], d=[2, 3])
+    keys = [(r["arrival_rate"], r["policy"]) for r in table.rows]
+    assert keys == [(rate, p) for rate in (0.3, 0.6, 1.2)
+                    for p in ("Random", "RIQ(d=2)", "RIQ(d=3)")]
+    assert [r["d"] for r in table.rows[:3]] == [None, 2, 3]
+    # M/M/1 at each load: E[T] = 1 / (1 - lam); load 1.2 is a result, not an error
+    assert table.rows[0]["mean"] == pytest.approx(1 / 0.7, rel=1e-12)
+    assert table.rows[3]["mean"] == pytest.approx(1 / 0.4, rel=1e-12)
+    assert table.rows[6]["stable"] is False and table.rows[6]["mean"] == math.inf
+    assert "arrival_rate" in str(table).splitlines()[1]
+
+
 def test_missing_analysis_is_reported_not_raised(mm1):
     table = qt.compare(mm1, 0.5, policies=["threshold:1"], d=[2])
     (row,) = table.rows
-    assert row["stable"] is None and "simulate=True" in row["method"]
+    assert row["stable"] is None and "no analysis" in row["method"]
+    assert "THRESHOLD" in row["note"]
 
 
-def test_simulated_rows_and_exports(mm1):
-    table = qt.compare(mm1, 0.5, policies=["random"], simulate=True, servers=10, jobs=20_000,
-                       replications=8, seed=3)
-    analysis, simulation = table.rows
-    assert simulation["source"] == "simulation k=10"
-    # Random routing makes each server an exact M/M/1 (mean 2, no finite-k bias). The 95% CI of
-    # 8 replications is mean +- 2.365 se (t, 7 df); a false failure below 1e-3 needs 5.408 se.
-    low, high = simulation["mean_ci"]
-    se = (high - low) / 2 / 2.365
-    assert abs(simulation["mean"] - 2.0) < 5.408 * se
-    assert "\\toprule" in table.to_latex()
-    assert "Random" in str(table)
-    assert "Setting:" in table.describe()
-    assert table.to_dict()["rows"][0]["mean"] == analysis["mean"]
+def test_remove_chooses_the_batch_variant(mm1):
+    table = qt.compare(mm1, 0.3, policies=["mds:4"], d=[1], remove=False)
+    (row,) = table.rows
+    assert row["policy"] == "MDS(n=4, m=1, no removal)" and row["stable"] is True
+    with pytest.raises(ValueError, match="remove"):
+        qt.compare(mm1, 0.3, policies=["mds:4"], d=[1], remove="no")
+
+
+def test_simulated_rows_carry_every_interval(simulated):
+    sim_rows = [r for r in simulated.rows if r["source"] == "simulation k=10"]
+    assert len(sim_rows) == 4
+    for row in sim_rows:
+        for key in ("mean", "p95", "p99", "cost", "busy_fraction"):
+            low, high = row[f"{key}_ci"]
+            assert low <= row[key] <= high
+        assert (row["replications"], row["jobs"], row["seed"]) == (8, 20_000, 3)
+
+
+@pytest.mark.parametrize("index, lam", [(1, 0.3), (5, 0.5)])
+def test_simulated_random_matches_mm1(simulated, index, lam):
+    # Random routing makes each of the k servers an exact M/M/1 queue: E[T] = 1/(1 - lam) and
+    # p99 = ln(100)/(1 - lam), with no finite-k bias. Each 95% CI of 8 replications is
+    # estimate +- 2.365 se (t, 7 df); a false failure below 1e-3 per check needs 5.408 se
+    # (plus the histogram's quantile resolution, 0.23%).
+    row = simulated.rows[index]
+    assert row["policy"] == "Random" and row["source"].startswith("simulation")
+    for key, exact, slack in (("mean", 1 / (1 - lam), 0.0),
+                              ("p99", math.log(100) / (1 - lam), 0.0023)):
+        low, high = row[f"{key}_ci"]
+        se = (high - low) / 2 / 2.365
+        assert abs(row[key] - exact) < 5.408 * se + slack * exact
+
+
+def test_text_latex_html_show_intervals(simulated):
+    low, high = simulated.rows[1]["mean_ci"]
+    interval = f"[{low:#.4g}, {high:#.4g}]"
+    assert interval in str(simulated)
+    tex = simulated.to_latex(label="tab:sweep")
+    assert interval in tex and "\\toprule" in tex and "\\label{tab:sweep}" in tex
+    assert "\\multicolumn{2}{c}{$E[T]$}" in tex
+    assert "<table>" in simulated._repr_html_() and interval in simulated._repr_html_()
+
+
+def test_latex_default_caption_is_short_and_math_survives(mm1):
+    tex = qt.compare(mm1, 0.5, policies=["random"]).to_latex()
+    caption = next(line for line in tex.splitlines() if line.startswith("\\caption"))
+    assert "Exponential(" not in caption and "$T$" in caption
+    tex = qt.compare(mm1, 0.5, policies=["random"]).to_latex(caption="$p_{99}$ against $d$")
+    assert "\\caption{$p_{99}$ against $d$}" in tex
+
+
+def test_csv_pandas_dict(simulated, tmp_path):
+    path = tmp_path / "table.csv"
+    text = simulated.to_csv(path)
+    assert path.read_text() == text and "mean_ci_low" in text.splitlines()[0]
+    frame = simulated.to_pandas()
+    assert len(frame) == len(simulated.rows)
+    assert frame["mean_ci_low"].iloc[1] == simulated.rows[1]["mean_ci"][0]
+    data = simulated.to_dict()
+    assert data["rows"][1]["p99_ci"] == list(simulated.rows[1]["p99_ci"])
+    assert data["confidence"] == 0.95
+    assert "Setting:" in simulated.describe()
+
+
+def test_to_pandas_without_pandas_names_the_extra(mm1, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"queuetheory\[pandas\]"):
+        qt.compare(mm1, 0.5, policies=["random"]).to_pandas()
+
+
+def test_executor_gives_the_serial_numbers(mm1):
+    options = {"policies": ["random", "riq"], "d": [2], "simulate": True, "servers": 6,
+               "jobs": 1000, "replications": 2, "seed": 5}
+    serial = qt.compare(mm1, 0.4, **options)
+    with ThreadPoolExecutor(2) as pool:
+        parallel = qt.compare(mm1, 0.4, executor=pool, **options)
+    assert parallel.to_csv() == serial.to_csv()
+
+
+def test_small_sweeps_stay_serial_with_workers(mm1, monkeypatch):
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a process pool was started for a small sweep")
+
+    monkeypatch.setattr(compare_module, "ProcessPoolExecutor", no_pool)
+    table = qt.compare(mm1, 0.4, policies=["random"], simulate=True, servers=4, jobs=1000,
+                       replications=2, seed=1, workers=2)
+    assert len(table.rows) == 2
+
+
+def test_progress_bar_on_request(mm1, capsys):
+    qt.compare(mm1, [0.3, 0.5], policies=["random"], progress=True)
+    err = capsys.readouterr().err
+    assert "compare" in err and "100%" in err and "2/2" in err
 
 
 def test_bad_input(mm1):
     with pytest.raises(ValueError, match="arrival_rate"):
         qt.compare(mm1, -1.0)
+    with pytest.raises(ValueError, match="arrival_rate"):
+        qt.compare(mm1, [])
     with pytest.raises(ValueError, match="unknown policy"):
         qt.compare(mm1, 0.5, policies=["fastest"])
+    with pytest.raises(ValueError, match="policies"):
+        qt.compare(mm1, 0.5, policies=[])
+    with pytest.raises(ValueError, match="d must"):
+        qt.compare(mm1, 0.5, policies=["riq"], d=[])
+    with pytest.raises(ValueError, match="workers or executor"):
+        qt.compare(mm1, 0.5, workers=2, executor=ThreadPoolExecutor(1))
+
+
+def test_process_pool_gives_the_serial_numbers(mm1, monkeypatch):
+    monkeypatch.setattr(compare_module, "PARALLEL_MIN_JOBS", 0)
+    options = {"policies": ["riq"], "d": [2], "simulate": True, "servers": 4, "jobs": 500,
+               "replications": 2, "seed": 9}
+    assert (qt.compare(mm1, [0.3, 0.5], workers=2, **options).to_csv()
+            == qt.compare(mm1, [0.3, 0.5], **options).to_csv())

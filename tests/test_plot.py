@@ -144,8 +144,9 @@ def test_plot_against_values_errorbars_and_unstable(small_sim):
     rates = [0.25, 0.5, 1.5]
     preds = [qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=r))
              for r in rates]
-    ax = plot.plot_against(rates, preds, "mean", label="analysis")
-    line = ax.get_lines()[0]
+    drawn = plot.plot_against(rates, preds, "mean", label="analysis")
+    ax, line = drawn.ax, drawn.line
+    assert ax.get_lines()[0] is line
     # M/M/1 mean 1/(1 - lam) at lam = 0.25, 0.5; lam = 1.5 is unstable (not drawn)
     np.testing.assert_allclose(line.get_ydata()[:2], [4 / 3, 2.0], rtol=1e-12)
     assert np.isnan(line.get_ydata()[2])
@@ -154,11 +155,11 @@ def test_plot_against_values_errorbars_and_unstable(small_sim):
     assert ax.get_ylabel() == "mean response time\n(mean runtime = 1)"
     assert ax.get_xlabel() == "arrival rate per server"
     # a run of unstable results is marked once, where it begins
-    ax3 = plot.plot_against([1, 2, 3, 4, 5], [1.0, math.inf, math.inf, 2.0, math.inf])
+    ax3 = plot.plot_against([1, 2, 3, 4, 5], [1.0, math.inf, math.inf, 2.0, math.inf]).ax
     (marks,) = [ln for ln in ax3.get_lines() if ln.get_marker() == "^"]
     assert list(marks.get_xdata()) == [2, 5]
 
-    ax2 = plot.plot_against([0.5], [small_sim], 0.95, xlabel="load", logy=True)
+    ax2 = plot.plot_against([0.5], [small_sim], 0.95, xlabel="load", logy=True).ax
     assert ax2.get_yscale() == "log" and ax2.get_xlabel() == "load"
     assert ax2.get_ylabel() == "95th percentile response time\n(mean runtime = 1)"
     # a second series keeps the axis labels of the first
@@ -198,3 +199,72 @@ def test_importing_queuetheory_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "False"
+
+
+# -- artists, legends, bands, ticks ------------------------------------------------------------
+def test_plot_against_returns_artists_and_skips_legend(small_sim):
+    rates = [0.25, 0.5]
+    preds = [qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=r))
+             for r in rates]
+    drawn = plot.plot_against(rates, preds, label="analysis", legend=False)
+    assert drawn.ax.get_legend() is None and drawn.figure is drawn.ax.figure
+    assert drawn.errorbar is None and drawn.band is None and drawn.unstable is None
+    # simulated points in the analysis' colour, matched through the returned line
+    sim = plot.plot_against([0.5], [small_sim], ax=drawn.ax, color=drawn.line.get_color())
+    assert sim.line.get_color() == drawn.line.get_color() and sim.errorbar is not None
+
+
+def test_plot_against_band_spans_the_intervals():
+    triples = [(1.0, 0.9, 1.2), (2.0, 1.7, 2.4), (math.inf, math.inf, math.inf)]
+    drawn = plot.plot_against([1, 2, 3], triples, ci="band", label="sim")
+    vertices = drawn.band.get_paths()[0].vertices
+    assert vertices[:, 1].min() == pytest.approx(0.9) and vertices[:, 1].max() == 2.4
+    assert list(drawn.unstable.get_xdata()) == [3]
+    with pytest.raises(ValueError, match="ci"):
+        plot.plot_against([1], [1.0], ci="shade")
+
+
+def test_unstable_markers_of_several_series_do_not_overlap():
+    ax = plot.plot_against([1, 2], [1.0, math.inf]).ax
+    second = plot.plot_against([1, 2], [1.5, math.inf], ax=ax)
+    heights = [ln.get_ydata()[0] for ln in ax.get_lines() if ln.get_marker() == "^"]
+    assert len(heights) == 2 and heights[0] != heights[1]
+    assert second.unstable.get_ydata()[0] == heights[1]
+
+
+def test_log_ticks_are_plain_numbers():
+    drawn = plot.plot_against([0.3, 0.5, 0.9], [4.0, 15.0, 60.0], logy=True)
+    drawn.figure.canvas.draw()
+    labels = [t.get_text() for t in drawn.ax.get_yticklabels(minor=True)
+              + drawn.ax.get_yticklabels()]
+    assert "40" in labels and not any("times" in text or "^" in text for text in labels)
+
+
+def test_simulated_tail_has_a_confidence_band(small_sim):
+    ax = plot.plot_response_time(small_sim, kind="sf", tail=1e-2)
+    (band,) = ax.collections
+    x = band.get_paths()[0].vertices[:, 0]
+    low, high = small_sim.quantile_ci(0.5)
+    assert x.min() <= low and x.max() >= high
+    assert not plot.plot_response_time(small_sim, kind="sf", ci=False).collections
+
+
+def test_plot_comparison_draws_analysis_and_simulation_in_one_colour():
+    table = qt.compare(qt.IR(qt.Exponential(1.0)), [0.3, 0.6], policies=["random", "riq"],
+                       d=[2], simulate=True, servers=6, jobs=1000, replications=3, seed=2)
+    drawn = plot.plot_comparison(table, 0.95)
+    assert sorted(drawn.series) == ["RIQ(d=2)", "RIQ(d=2), simulation", "Random",
+                                    "Random, simulation"]
+    riq, riq_sim = drawn.series["RIQ(d=2)"], drawn.series["RIQ(d=2), simulation"]
+    assert riq.line.get_color() == riq_sim.line.get_color()
+    np.testing.assert_allclose(riq.line.get_xdata(), [0.3, 0.6])
+    # the band spans the simulated intervals of the 95th percentile
+    lows = [r["p95_ci"][0] for r in table.rows if r["policy"] == "RIQ(d=2)"
+            and r["source"] != "analysis"]
+    assert riq_sim.band.get_paths()[0].vertices[:, 1].min() == pytest.approx(min(lows))
+    legend = [t.get_text() for t in drawn.ax.get_legend().get_texts()]
+    assert legend == ["Random", "RIQ(d=2)", "analysis", "simulation"]
+    by_d = plot.plot_comparison(table, "mean", x="d", legend=False)
+    assert "RIQ, load 0.3" in by_d.series and by_d.ax.get_legend() is None
+    with pytest.raises(ValueError, match="quantiles"):
+        plot.plot_comparison(table, 0.5)
