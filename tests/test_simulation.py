@@ -438,7 +438,7 @@ _INTERRUPTED = textwrap.dedent("""
     system = qt.System(qt.RIQ(3), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
     print("running", flush=True)
     try:  # hours of work for two worker processes
-        qt.simulate(system, servers=100, jobs=10**9, replications=2, workers=2, seed=1,
+        qt.simulate(system, servers=100, jobs=10**9, replications=2, workers=2, tasks=2, seed=1,
                     engine="numpy", progress=False)
     except KeyboardInterrupt:
         print("interrupted", flush=True)
