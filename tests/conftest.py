@@ -1,7 +1,8 @@
 """Shared fixtures for the core tests: the Facebook (Dolly) S&X set-up of docs/theory/riq.rst,
 "Worked example"; and the collection rules of the suite.
 
-* Doctests that draw (they import matplotlib) are skipped when matplotlib is not installed.
+* Doctests that draw (they import matplotlib) are skipped when matplotlib is not installed
+  (whenever tests/ is collected too, as in the default run and in CI).
 * With ``QUEUETHEORY_TEST_INSTALLED=1`` (set by ``.ci/run``) the suite refuses to run against the
   source tree: the tests must import the installed package, so that a file missing from the
   distribution (package data, ``py.typed``) fails them.
