@@ -661,7 +661,7 @@ class Erlang(Distribution):
     Examples
     --------
     >>> from queuetheory import Erlang
-    >>> Erlang(3, 2.0).mean()
+    >>> round(Erlang(3, 2.0).mean(), 12)
     1.5
     """
 

@@ -15,7 +15,7 @@ Symbols
 ``s``, ``t``              Laplace variable, time
 ``EB``, ``EB2``           ``E[B]``, ``E[B^2]``: moments of the service time ``B``
 ``B(s)``                  LST ``E[exp(-s B)]`` of ``B`` (an undefined sympy function)
-``EBe``, ``EBe2``, ``Be`` moments and LST of the exceptional first service ``B_e``
+``EBe``/``EBe2``/``Be``   moments and LST of the exceptional first service ``B_e``
 ``lam_I``, ``lam_B``      arrival rates while idle and while busy (M/G/1 with efs)
 ``b``                     fraction of time a server is busy
 ``EBi(i)``, ``EBi2(i)``   ``E[B_(i)]``, ``E[B_(i)^2]``: the fastest of ``i`` replicas started

@@ -1,13 +1,47 @@
-"""Shared fixtures for the core tests: the Facebook (Dolly) S&X set-up of REFERENCE section 3."""
+"""Shared fixtures for the core tests: the Facebook (Dolly) S&X set-up of docs/theory/riq.rst,
+"Worked example"; and the collection rules of the suite.
+
+* Doctests that draw (they import matplotlib) are skipped when matplotlib is not installed
+  (whenever tests/ is collected too, as in the default run and in CI).
+* With ``QUEUETHEORY_TEST_INSTALLED=1`` (set by ``.ci/run``) the suite refuses to run against the
+  source tree: the tests must import the installed package, so that a file missing from the
+  distribution (package data, ``py.typed``) fails them.
+"""
 
 from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
 
 import mpmath
 import pytest
 
 import queuetheory as qt
 
-#: Facebook slowdowns, typed in from the published table (REFERENCE section 1), independently of
+ROOT = Path(__file__).resolve().parents[1]
+
+if os.environ.get("QUEUETHEORY_TEST_INSTALLED") == "1":
+    _imported = Path(qt.__file__).resolve().parent
+    if _imported.is_relative_to(ROOT):
+        raise pytest.UsageError(
+            f"QUEUETHEORY_TEST_INSTALLED=1 but queuetheory was imported from the source tree "
+            f"({_imported}): run pytest from a directory where the checkout is not importable")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the doctests that draw when matplotlib is absent (the ``plot`` extra is optional)."""
+    if importlib.util.find_spec("matplotlib") is not None:
+        return
+    skip = pytest.mark.skip(reason='matplotlib is not installed: pip install "queuetheory[plot]"')
+    for item in items:
+        examples = getattr(getattr(item, "dtest", None), "examples", ())
+        if any("matplotlib" in example.source for example in examples):
+            item.add_marker(skip)
+
+
+#: Facebook slowdowns, typed in from the published table (Ananthanarayanan et al., NSDI 2013,
+#: as used by Gardner et al., IEEE/ACM ToN 25(6) 2017; docs/theory/model.rst), independently of
 #: ``qt.slowdowns.facebook`` so that the two can be compared.
 FACEBOOK_VALUES = tuple(range(1, 13))
 FACEBOOK_PROBS = (0.23, 0.14, 0.09, 0.03, 0.08, 0.10, 0.04, 0.14, 0.12, 0.021, 0.007, 0.002)
@@ -21,7 +55,7 @@ def facebook_s():
 
 @pytest.fixture
 def facebook_sx(facebook_s):
-    """S&X runtime with exponential X and E[X] E[S] = 1 (the REFERENCE section 3 example)."""
+    """S&X runtime with exponential X and E[X] E[S] = 1 (docs/theory/riq.rst, "Worked example")."""
     return qt.SX(X=qt.Exponential(rate=facebook_s.mean()), S=facebook_s)
 
 

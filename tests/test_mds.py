@@ -1,9 +1,11 @@
 """Tests of queuetheory.analysis.mds: MDS coding and batch replication without removal.
 
-Reference values come from (i) the M/M/1 harmonic closed forms (REFERENCE section 6), evaluated
+Reference values come from (i) the M/M/1 harmonic closed forms (docs/theory/batch.rst, eq.
+batch-mm1), evaluated
 here with exact rational arithmetic; (ii) mpmath quadrature of an independent derivation for
 S&X with unit slowdown (M/M/1 wait in closed form); (iii) the Pollaczek-Khinchine formula for
-MDS(1, 0); (iv) a small exact simulator written in this file (REFERENCE section 2 state, k = 1000
+MDS(1, 0); (iv) a small exact simulator written in this file (the state update of
+docs/theory/model.rst, eq. model-state; k = 1000
 servers, independent lanes giving a t-based confidence interval).
 """
 
@@ -38,7 +40,8 @@ def _facebook_sx() -> qt.SX:
 # ----------------------------------------------------------------------------- exact simulator
 def _simulate(policy, runtime, lam, *, k=1000, batches=12_000, warmup=3_000, lanes=16, seed=1,
               q=0.99):
-    """Exact FCFS simulation (REFERENCE section 2): a server is the time its work runs out.
+    """Exact FCFS simulation (docs/theory/model.rst, eq. model-state): a server is the time its
+    work runs out.
 
     ``lanes`` independent farms run side by side. Returns the lane means and lane
     ``q``-quantiles of the batch completion time (measured batches only).
@@ -111,7 +114,8 @@ def _assert_within(lane_values, predicted):
 @pytest.mark.parametrize("n,m,lam", [(10, 2, 0.5), (10, 0, 0.7), (1, 3, 0.2), (50, 5, 0.6),
                                      (1000, 10, 0.9)])
 def test_mds_mm1_mean_is_harmonic(n, m, lam):
-    # (H_{n+m} - H_m) / a with a = mu - (n + m) lam / n, exact rationals (REFERENCE section 6)
+    # (H_{n+m} - H_m) / a with a = mu - (n + m) lam / n, exact rationals (docs/theory/batch.rst,
+    # eq. batch-mm1: Renyi's representation of exponential order statistics)
     lam_f = Fraction(lam).limit_denominator(1000)
     a = 1 - Fraction(n + m, n) * lam_f
     expected = float((_harmonic(n + m) - _harmonic(m)) / a)

@@ -20,8 +20,10 @@ def test_readme_example_runs_and_matches_reference_sheet():
         exec(compile(_block("Example"), "README.md", "exec"), {})
     first = out.getvalue().splitlines()[0].split()
     mean, p99, busy = map(float, first)
-    # REFERENCE.md section 3 (checked there against simulation): b = 0.732885, E[T] = 1.777675,
-    # T_99 = 10.6456 for Facebook S, exponential X with E[X]E[S] = 1, lam = 0.7, d = 3.
+    # docs/theory/riq.rst, "Worked example" (eqs. riq-fixed-point, riq-mean, riq-lst; re-derived
+    # by hand in test_riq.py, checked by simulation in test_simulation.py): b = 0.732885,
+    # E[T] = 1.777675, T_99 = 10.6456 for Facebook S, exponential X with E[X]E[S] = 1, lam = 0.7,
+    # d = 3.
     assert round(mean, 6) == 1.777675
     assert round(p99, 4) == 10.6456
     assert round(busy, 6) == 0.732885

@@ -5,8 +5,9 @@ Reference values and how they were obtained:
   digits, and the d = 2 closed form (-ln(1-rho) - rho) / (mu rho^2) (Gardner et al. 2017).
 * Finite k: k = d is an M/M/1 queue with arrival rate d lam and service rate d mu (every job
   runs on all d servers, which stay in lockstep): E[T] = 1 / (d (mu - lam)).
-* Simulations: an independent exact event-by-event simulator written below (REFERENCE.md
-  section 2: per-server free-at times V_j, completion C = min_j f_j, every polled server
+* Simulations: an independent exact event-by-event simulator written below (docs/theory/
+  model.rst, eq. model-state: per-server free-at times V_j, completion C = min_j f_j, every
+  polled server
   becomes max(s_j, min(f_j, C))), seeded, with batch-means standard errors; tolerances are
   z = 3.3 standard errors (two-sided 1e-3) plus the stated finite-k allowance.
 """
@@ -158,7 +159,7 @@ def test_threshold_zero_is_riq_and_n1_not_implemented():
     riq = qt.analyze(qt.System(qt.RIQ(3), model, 0.7))
     thr = qt.analyze(qt.System(qt.Threshold(3, 0), model, 0.7))
     assert thr.mean == riq.mean and thr.busy_fraction == riq.busy_fraction
-    assert thr.mean == pytest.approx(1.777675, abs=1e-6)    # REFERENCE.md section 3
+    assert thr.mean == pytest.approx(1.777675, abs=1e-6)    # docs/theory/riq.rst, worked example
     assert "THRESHOLD-0 coincides with RIQ" in thr.method
     with pytest.raises(NotImplementedError, match="simulate"):
         qt.analyze(qt.System(qt.Threshold(3, 1), model, 0.7))
@@ -173,8 +174,10 @@ def test_frontier_ir_exponential_and_d1():
         qt.stability_frontier(_facebook_model(), 0)
 
 
+@pytest.mark.slow
 def test_frontier_facebook_matches_simulated_instability():
-    # REFERENCE.md section 5 (simulation, k = 100 and 1000): lam = 0.5 stable at d = 10,
+    # Simulation at k = 100 and 1000 (docs/theory/redundancy.rst, mean-field "Stability"):
+    # lam = 0.5 stable at d = 10,
     # unstable at d = 20; lam = 0.7 unstable at d = 10; d = 10 stable at 0.64, unstable at 0.67
     model = _facebook_model()
     f10 = qt.stability_frontier(model, 10)
@@ -186,7 +189,7 @@ def test_solve_based_stability_decision_agrees_with_frontier():
     # analyze decides stability from the existence of the mean-field solution (computing the
     # frontier only when 1 - busy fraction < 0.01 or no solution is found); reference: the
     # frontier 0.49433 of the busy-fraction continuation at d = 20 (stated error 2e-4), and the
-    # simulation of REFERENCE.md section 5 (lam = 0.5 unstable at d = 20)
+    # simulation quoted in docs/theory/redundancy.rst, "Stability" (lam = 0.5 unstable at d = 20)
     model = _facebook_model()
     stable = qt.analyze(qt.System(qt.RedundancyD(20), model, 0.48))
     assert stable.stable and stable.busy_fraction < 0.99

@@ -2,14 +2,16 @@
 
 Reference values and how each is obtained:
 * d = 1: the Pollaczek-Khinchine mean (closed form written out here);
-* REFERENCE section 3 (published, simulation-checked): Facebook S, exponential X with
+* docs/theory/riq.rst, "Worked example" (simulation-checked): Facebook S, exponential X with
   E[X] E[S] = 1, lam = 0.7, d = 3: b = 0.732885, E[T] = 1.777675, T_95 = 6.4559, T_99 = 10.6456;
-* the fixed point and mean re-derived in this file from the REFERENCE formulas by exact
+* the fixed point and mean re-derived in this file from docs/theory/riq.rst, eqs.
+  riq-fixed-point and riq-mean (Gardner et al., IEEE/ACM ToN 25(6) 2017), by exact
   enumeration over the slowdown table and plain bisection (no library code);
 * work conservation: b = lam * cost (a different derivation of the busy fraction);
 * IR exponential: a mean-field continuous-time Markov chain (one server's queue length and
   replica-group size, the other servers entering through b), solved numerically with numpy;
-* a seeded finite-k simulation (the exact FCFS state update of REFERENCE section 2) with a
+* a seeded finite-k simulation (the exact FCFS state update, docs/theory/model.rst, eq.
+  model-state) with a
   batch-means confidence interval and a stated finite-k allowance.
 """
 
@@ -66,7 +68,7 @@ def test_d1_quantile_mm1():
         assert p.quantile(q) == pytest.approx(-math.log1p(-q) / 0.4, rel=1e-8)
 
 
-# ------------------------------------------------------------------- REFERENCE published values
+# --------------------------------------------- worked example of docs/theory/riq.rst
 
 
 def test_reference_facebook_values(facebook_sx):
@@ -79,7 +81,7 @@ def test_reference_facebook_values(facebook_sx):
 
 def test_reference_facebook_quantiles(facebook_sx):
     p = _riq(3, facebook_sx, 0.7)
-    # REFERENCE section 3 (4 decimals): T_95 = 6.4559, T_99 = 10.6456
+    # docs/theory/riq.rst, worked example (4 decimals): T_95 = 6.4559, T_99 = 10.6456
     assert p.quantile(0.95) == pytest.approx(6.4559, abs=5e-5)
     assert p.quantile(0.99) == pytest.approx(10.6456, abs=5e-5)
     T = p.response_time
@@ -100,7 +102,8 @@ def _facebook_min_second(i):
 
 
 def _riq_reference_sx_facebook(lam, d):
-    """RIQ(d), S&X with X ~ Exp(E[S]) and the Facebook S, from REFERENCE section 3 by hand."""
+    """RIQ(d), S&X with X ~ Exp(E[S]) and the Facebook S, by hand from docs/theory/riq.rst,
+    eqs. riq-group, riq-busy-rate, riq-fixed-point and riq-mean."""
     ex1, ex2 = 1 / FB_MEAN, 2 / FB_MEAN**2
     fm = [None] + [ex1 * _facebook_min_mean(i) for i in range(1, d + 1)]
     fm2 = [None] + [ex2 * _facebook_min_second(i) for i in range(1, d + 1)]
@@ -186,8 +189,9 @@ def test_ir_exponential_against_ctmc(lam, d):
 
 
 def _simulate_riq(k, lam, d, n_jobs, model, seed):
-    """RIQ(d) on k FCFS servers with cancel-on-complete, by the exact state update of REFERENCE
-    section 2: V_j is the time server j's work runs out. Returns (response times, busy time)."""
+    """RIQ(d) on k FCFS servers with cancel-on-complete, by the exact state update of
+    docs/theory/model.rst, eq. model-state: V_j is the time server j's work runs out. Returns
+    (response times, busy time)."""
     rng = np.random.default_rng(seed)
     arrivals = np.cumsum(rng.exponential(1.0 / (lam * k), n_jobs)).tolist()
     runtimes = model.sample_runtimes(n_jobs, d, rng).tolist()
@@ -226,6 +230,7 @@ def _batch_ci(values, n_batches=20):
     return usable.mean(), 3.883 * usable.std(ddof=1) / math.sqrt(n_batches)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime, lam, d", [
     (qt.SX(qt.Exponential(FB_MEAN), qt.slowdowns.facebook()), 0.7, 3),
     (qt.IR(qt.Exponential(1.0)), 0.8, 2),
@@ -234,7 +239,7 @@ def test_simulation_cross_check(runtime, lam, d):
     """k = 1000 servers, 1.2 million jobs, the first 20% discarded as warm-up.
 
     Tolerance: the 1e-3 batch-means interval plus a finite-k allowance of 0.5% of the mean
-    (the k -> infinity limit has an O(1/k) bias; at k = 100 the REFERENCE example is already
+    (the k -> infinity limit has an O(1/k) bias; at k = 100 the worked example is already
     within 0.2% of the limit, so 0.5% at k = 1000 is generous)."""
     k, n = 1000, 1_200_000
     T, work = _simulate_riq(k, lam, d, n, runtime, seed=20240611)

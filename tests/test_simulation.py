@@ -1,5 +1,5 @@
 """Tests of queuetheory.simulation against closed forms, hand-worked sample paths and the
-REFERENCE values.
+values of docs/theory/.
 
 Statistical checks use the simulation's own 99.9% Student-t interval (a correct simulator
 fails one of them about once in a thousand runs; every run is seeded, so a pass is
@@ -49,7 +49,8 @@ def _assert_quantile(sim, q, exact, extra=0.0):
 
 
 def _redundancy_exact_mean(k, d, lam, mu=1.0):
-    """REFERENCE section 4 (finite-k product form, Gardner et al. OR 2017):
+    """Finite-k product form, Gardner et al. OR 65(4) 2017 (docs/theory/redundancy.rst, eq.
+    red-ir-finite-k):
     E[T] = sum_{i=d..k} 1 / (i mu C(k,d)/C(i,d) - k lam)."""
     return sum(1.0 / (i * mu * math.comb(k, d) / math.comb(i, d) - k * lam)
                for i in range(d, k + 1))
@@ -122,7 +123,7 @@ def test_sx_and_ir_differ_as_they_should():
     assert sim_sx.mean > 1.5 * sim_ir.mean
 
 
-# -- RIQ at k = 1000 against the REFERENCE values --------------------------------------------
+# -- RIQ at k = 1000 against the worked example of docs/theory/riq.rst -----------------------
 def _riq_system():
     S = qt.slowdowns.facebook()
     return qt.System(qt.RIQ(d=3), qt.SX(X=qt.Exponential(rate=S.mean()), S=S),
@@ -130,7 +131,7 @@ def _riq_system():
 
 
 def _riq_checks(sim):
-    # REFERENCE section 3 (k -> infinity, checked there against an independent simulation):
+    # docs/theory/riq.rst, worked example (k -> infinity, eqs. riq-fixed-point, riq-mean, riq-lst):
     # b = 0.732885, E[T] = 1.777675, T_95 = 6.4559, T_99 = 10.6456. Finite-k allowance:
     # relative 1 / (k (1 - rho)) as in qt.validate (observed gap about 1/k at this load).
     allow = 1.0 / (1000 * (1 - 0.732885))
@@ -152,7 +153,7 @@ def test_riq_k1000_reference_values_large():
     _riq_checks(sim)
 
 
-# -- exact sample paths worked by hand (FCFS + cancel-on-complete, as in Gardner et al. ToN 2017)
+# -- exact sample paths worked by hand (docs/theory/model.rst, eq. model-state) --------------
 @pytest.fixture(params=["numpy", "numba"])
 def kernels(request):
     """The kernel classes of one engine: RIQ, Threshold, Redundant, Lindley."""
@@ -501,8 +502,8 @@ def test_overloaded_random_is_reported_unstable_without_nan():
 
 
 def test_upward_trend_is_reported_unstable():
-    # Redundancy-d IR exponential is unstable for lam >= mu (REFERENCE section 4); only the
-    # trend of the response times can tell.
+    # Redundancy-d IR exponential is unstable for lam >= mu (Gardner et al., OR 65(4) 2017);
+    # only the trend of the response times can tell.
     system = qt.System(qt.RedundancyD(2), qt.IR(qt.Exponential(1.0)), arrival_rate=1.2)
     sim = qt.simulate(system, servers=10, jobs=10_000, replications=8, seed=4)
     assert not sim.stable and "trends upward" in sim.stability

@@ -1,4 +1,4 @@
-"""Tests of queuetheory.slowdowns against the published Facebook table (REFERENCE section 1)."""
+"""Tests of queuetheory.slowdowns against the published Facebook table (docs/theory/model.rst)."""
 
 from __future__ import annotations
 

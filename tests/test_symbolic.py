@@ -187,7 +187,7 @@ def test_riq_matches_analysis(d):
 
 
 def test_riq_published_sx_facebook_value():
-    # REFERENCE.md section 3 (checked against simulation): Dolly S, exponential X with
+    # docs/theory/riq.rst, worked example (simulation-checked): Dolly S, exponential X with
     # E[X] E[S] = 1, lam = 0.7, d = 3 gives b = 0.732885, E[T] = 1.777675
     S = qt.slowdowns.facebook()
     model = qt.SX(X=qt.Exponential(rate=S.mean()), S=S)

@@ -30,8 +30,8 @@ def _row(report, name):
 
 def test_riq_agrees_with_reference_analysis(riq_sim):
     report = qt.validate(_riq_system(), servers=1000, simulation=riq_sim)
-    # The analytic column is REFERENCE section 3 (checked there against an independent
-    # simulation): b = 0.732885, E[T] = 1.777675, T_95 = 6.4559, T_99 = 10.6456.
+    # The analytic column is the worked example of docs/theory/riq.rst (checked against an
+    # independent simulation): b = 0.732885, E[T] = 1.777675, T_95 = 6.4559, T_99 = 10.6456.
     assert _row(report, "mean")["analysis"] == pytest.approx(1.777675, abs=1e-6)
     assert _row(report, "busy fraction")["analysis"] == pytest.approx(0.732885, abs=1e-6)
     assert _row(report, "p95")["analysis"] == pytest.approx(6.4559, abs=1e-4)
@@ -71,7 +71,8 @@ def test_perturbed_system_is_flagged():
 
 
 def test_exact_finite_k_analysis_gets_no_allowance():
-    # Redundancy-d IR exponential has an exact finite-k mean (REFERENCE section 4):
+    # Redundancy-d IR exponential has an exact finite-k mean (docs/theory/redundancy.rst, eq.
+    # red-ir-finite-k; Gardner et al., OR 65(4) 2017):
     # E[T] = sum_{i=2..4} 1/(i C(4,2)/C(i,2) - 4 * 0.7) = 1/(12 - 2.8) + 1/(6 - 2.8)
     #        + 1/(4 - 2.8) = 1.2545289855...
     system = qt.System(qt.RedundancyD(2), qt.IR(qt.Exponential(1.0)), arrival_rate=0.7)
