@@ -629,8 +629,26 @@ def test_from_samples_csv_errors(tmp_path):
         qt.Discrete.from_samples([])
     with pytest.raises(ValueError, match="numeric"):
         qt.Discrete.from_samples(["a", "b"])
-    with pytest.raises(FileNotFoundError):
-        qt.Discrete.from_samples(tmp_path / "missing.csv")
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(ValueError, match="cannot read the file .*missing.csv.*No such file"):
+        qt.Discrete.from_samples(missing)
+    with pytest.raises(ValueError, match="cannot read the file"):
+        qt.Discrete.from_samples(tmp_path)  # a directory
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("caf\xe9\n1.0\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="not UTF-8"):
+        qt.Discrete.from_samples(latin)
+
+
+def test_from_samples_csv_with_byte_order_mark_keeps_first_sample(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_text("1.5\n2\n2\n", encoding="utf-8-sig")  # as spreadsheet programs write it
+    assert path.read_bytes()[:3] == b"\xef\xbb\xbf"
+    S = qt.Discrete.from_samples(path)
+    assert S.values.tolist() == [1.5, 2.0] and S.probs.tolist() == [1 / 3, 2 / 3]
+    header = tmp_path / "bom_header.csv"
+    header.write_text("slowdown\n3\n", encoding="utf-8-sig")
+    assert qt.Discrete.from_samples(header).values.tolist() == [3.0]
 
 
 # ------------------------------------------------------------------------------------- mixture
