@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import pickle
 
 import mpmath
 import numpy as np
@@ -863,3 +864,81 @@ def test_quantile_with_scipy_lognormal_fast_matches_mpmath_inversion():
     R = qt.from_scipy(stats.lognorm(1.5, scale=math.exp(-1.5**2 / 2)))
     pred = qt.analyze(qt.System(qt.RIQ(d=3), qt.IR(R), arrival_rate=0.5))
     assert pred.quantile(0.99) == pytest.approx(pred.quantile(0.99, precision=30), rel=1e-6)
+
+
+# ------------------------------------------------------------------- units of time, pickling
+
+def _families_at_scale(c):
+    """One law of every family, in a time unit scaled by ``c`` (shape parameters fixed)."""
+    return {
+        "uniform": qt.Uniform(c, 3 * c),
+        "erlang": qt.Erlang(2, 1 / c),
+        "boundedpareto": qt.BoundedPareto(1.5, c, 10 * c),
+        "hyperexponential": qt.HyperExponential([0.5, 0.5], [1 / c, 2 / c]),
+        "lognormal": qt.from_scipy(stats.lognorm(0.5, scale=c)),
+        "pareto": qt.Pareto(2.5, c),
+        "shifted": qt.ShiftedExponential(c, 1 / c),
+        "mixture": qt.Mixture([qt.Uniform(c, 2 * c), qt.Erlang(3, 1 / c)], [0.5, 0.5]),
+    }
+
+
+# E[min of 3] at unit scale by mpmath, int_0^inf P(X > x)^3 dx (independent closed-form tails):
+#   uniform:  int_1^3 ((3 - x)/2)^3 dx + 1 = 1.5
+#   erlang:   quad(lambda x: (exp(-x) * (1 + x))**3, [0, inf])            = 0.962962962962963
+#   boundedpareto: quad(lambda x: ((x**-1.5 - 10**-1.5) / (1 - 10**-1.5))**3, [1, 10]) + 1
+#   hyperexponential: quad(lambda x: ((exp(-x) + exp(-2 x)) / 2)**3, [0, inf]) = 0.23125
+#   lognormal: quad(lambda x: (erfc(log(x) / (0.5 sqrt 2)) / 2)**3, [0, 1, inf])
+#   pareto:   1 + 1 / (7.5 - 1) = 15 / 13;  shifted: 1 + 1/3
+#   mixture:  quad(lambda x: (0.5 sf_U(1,2)(x) + 0.5 exp(-x)(1 + x + x^2/2))**3, [0, 1, 2, inf])
+_MIN3_MEANS = {"uniform": 1.5, "erlang": 0.962962962962963, "hyperexponential": 0.23125,
+               "pareto": 15 / 13, "shifted": 4 / 3}
+
+
+def _mp_min3_mean(name):
+    mp = mpmath
+    tails = {
+        "boundedpareto": (lambda x: 1 if x < 1 else ((x**-1.5 - 10**-1.5) / (1 - 10**-1.5))
+                          if x < 10 else 0, [0, 1, 10]),
+        "lognormal": (lambda x: mp.erfc(mp.log(x) / (0.5 * mp.sqrt(2))) / 2, [0, 1, 3, mp.inf]),
+        "mixture": (lambda x: 0.5 * min(max(2 - x, 0), 1)
+                    + 0.5 * mp.exp(-x) * (1 + x + x**2 / 2), [0, 1, 2, mp.inf]),
+    }
+    if name in _MIN3_MEANS:
+        return _MIN3_MEANS[name]
+    tail, points = tails[name]
+    with mp.workdps(25):
+        return float(mp.quad(lambda x: tail(x) ** 3, points))
+
+
+@pytest.mark.parametrize("c", [1e-9, 1e-3, 1.0, 1e3, 1e9])
+@pytest.mark.parametrize("name", sorted(_families_at_scale(1.0)))
+def test_minimum_mean_equivariant_in_the_unit_of_time(name, c):
+    law = _families_at_scale(c)[name]
+    fastest = law.minimum(3)
+    assert fastest.mean() / c == pytest.approx(_mp_min3_mean(name), rel=1e-9)
+    median = fastest.ppf(0.5)
+    assert math.isfinite(median) and median > 0
+    assert fastest.cdf(median) == pytest.approx(0.5, abs=1e-9)
+
+
+def _round_trip(obj):
+    return pickle.loads(pickle.dumps(obj))
+
+
+def test_every_distribution_pickles_after_use():
+    S = qt.slowdowns.facebook()
+    laws = list(_families_at_scale(1.0).values()) + [
+        qt.Exponential(2.0), qt.Deterministic(1.5), S, qt.Discrete.from_samples([1, 2, 2, 7]),
+        qt.Uniform(0, 1).minimum(2), qt.Pareto(2.5, 1.0).scaled(3.0),
+        qt.from_scipy(stats.gamma(2.0)).scaled(2.0), qt.from_scipy(stats.poisson(3.0, loc=1)),
+        qt.product(qt.Exponential(1.0), S), qt.product(qt.Erlang(2, 1.0), qt.Uniform(1, 3)),
+        qt.product(qt.Discrete([1, 2], [0.5, 0.5]), qt.Pareto(3.0, 1.0)),
+    ]
+    for law in laws:
+        # use every cache first (quantile nodes, transforms), then compare the copy's numbers
+        before = (law.mean(), law.cdf(1.7), complex(law.lst(0.3 + 2j)), law.ppf(0.9))
+        law._nodes  # noqa: B018 (fills the quantile cache)
+        copy = _round_trip(law)
+        assert repr(copy) == repr(law)
+        after = (copy.mean(), copy.cdf(1.7), complex(copy.lst(0.3 + 2j)), copy.ppf(0.9))
+        assert after == before
