@@ -942,3 +942,50 @@ def test_every_distribution_pickles_after_use():
         assert repr(copy) == repr(law)
         after = (copy.mean(), copy.cdf(1.7), complex(copy.lst(0.3 + 2j)), copy.ppf(0.9))
         assert after == before
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: qt.Exponential(1.0).cdf({}), "x must be a number"),
+    (lambda: qt.Exponential(1.0).sf("1.0"), "x must be a number"),
+    (lambda: qt.Exponential(1.0).ppf(["0.5"]), "q must be a number"),
+    (lambda: qt.Exponential(1.0).lst({}), "s must be a number"),
+    (lambda: qt.Exponential(1.0).lst(True), "s must be a number"),
+    (lambda: qt.Exponential(1.0).sample(size=1.5), "size must be an integer >= 0"),
+    (lambda: qt.Exponential(1.0).sample(size=(2, -1)), "size must be an integer >= 0"),
+    (lambda: qt.Exponential(1.0).sample(size="3"), "size must be an integer >= 0"),
+    (lambda: qt.Exponential(1.0).sample(3, rng="seed"), "rng must be a seed"),
+    (lambda: qt.Exponential("0.5"), "rate must be a number"),
+    (lambda: qt.Uniform(0, b"1"), "high must be a number"),
+    (lambda: qt.Discrete(["1", "2"], [0.5, 0.5]), "values must be a number"),
+    (lambda: qt.Discrete([1, 2], ["0.5", "0.5"]), "probs must be a number"),
+    (lambda: qt.HyperExponential([1.0], ["2"]), "rates must be a number"),
+    (lambda: qt.Discrete.from_samples(["1", "2"]), "data must be numeric"),
+    (lambda: qt.Discrete([1, 2], [0.5, 0.5]).pmf({}), "x must be a number"),
+])
+def test_bad_input_types_raise_value_error_naming_parameter(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_numpy_scalars_and_zero_d_arrays_are_numbers():
+    assert qt.Exponential(np.float32(2.0)).rate == 2.0
+    assert qt.Erlang(np.array(3), np.array(1.5)).k == 3
+    assert qt.Exponential(1.0).sample(size=np.int64(4), rng=1).shape == (4,)
+    assert qt.Exponential(1.0).moment(np.array(2)) == 2.0
+
+
+def test_bounded_pareto_at_the_extremes_of_double_precision():
+    """low = 5e-324 (the smallest subnormal): low / high underflows to 0, which made
+    log(low / high) a math domain error. Closed forms at these bounds (alpha = 1.5, high = 10):
+    mass = 1 - (low/high)^1.5 = 1; E[X] = alpha/(alpha-1) low (1 - (low/high)^0.5) = 3 low;
+    E[X^2] = alpha/(2-alpha) low^1.5 high^0.5 (the low^2 term is 0): 3 * 5e-324**1.5 * 10**0.5
+    underflows to 0; P(X <= 1e-300) = 1 - (low / 1e-300)^1.5 = 1."""
+    B = qt.BoundedPareto(1.5, 5e-324, 10.0)
+    assert B.mean() == 3 * 5e-324 and B.moment(2) == 0.0
+    assert B.cdf(1e-300) == 1.0 and B.sf(10.0) == 0.0 and B.ppf(1.0) == 10.0
+    assert np.all(np.isfinite(B.lst(np.array([1.0, 1.0 + 1.0j, 1e6j]))))
+    # huge bounds: E[X] = 1.5 * 1e300 * (1 - (1e300/1e308)^0.5) / (1 - (1e300/1e308)^1.5) / 0.5
+    H = qt.BoundedPareto(1.5, 1e300, 1e308)
+    ref = 3e300 * (1 - 1e-4) / (1 - 1e-12)
+    assert H.mean() == pytest.approx(ref, rel=1e-13) and H.moment(2) == math.inf
+    assert H.cdf(1e304) == pytest.approx(1 - 1e-6, rel=1e-13)
