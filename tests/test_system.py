@@ -98,3 +98,17 @@ def test_system_accepts_numpy_scalars_and_rejects_strings():
         qt.System(qt.RIQ(2), qt.IR(qt.Exponential(1.0)), arrival_rate="0.5")
     with pytest.raises(ValueError, match="servers must be an integer"):
         qt.System(qt.RIQ(2), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5, servers="10")
+
+
+def test_policy_subclass_is_analysed_like_its_parent():
+    """analyze and simulate look policies up the same way, along the class hierarchy."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class MyRIQ(qt.RIQ):
+        pass
+
+    runtime = qt.IR(qt.Exponential(1.0))
+    mine = qt.analyze(qt.System(MyRIQ(3), runtime, arrival_rate=0.5))
+    base = qt.analyze(qt.System(qt.RIQ(3), runtime, arrival_rate=0.5))
+    assert mine.mean == base.mean and mine.busy_fraction == base.busy_fraction
