@@ -78,3 +78,10 @@ def test_numpy_scalars_accepted_strings_rejected():
 def test_from_name_rejects_non_strings(name):
     with pytest.raises(ValueError, match="name must be a policy name"):
         qt.policies.from_name(name)
+
+
+def test_riq_analysis_refuses_d_beyond_its_range_at_once():
+    """RIQ(d=10**7) once ran for minutes (the fixed point sums over d terms per iteration)."""
+    system = qt.System(qt.RIQ(d=10**7), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    with pytest.raises(ValueError, match=r"d must be <= 100000 for the RIQ analysis.*d = 10000000"):
+        qt.analyze(system)
