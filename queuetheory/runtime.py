@@ -80,7 +80,11 @@ class SX(RuntimeModel):
     X : Distribution or scipy frozen distribution
         Job size, drawn once per job.
     S : Distribution or scipy frozen distribution
-        Slowdown, drawn independently for every replica; must be > 0.
+        Slowdown, drawn independently for every replica; must be > 0. Discrete (measured)
+        or continuous: the law of ``X * min(S_1, ..., S_i)`` is a finite sum over the atoms of
+        the minimum, or else an adaptive quadrature over its quantiles (CDF and transform to
+        about 1e-12; about 1e-8 for the CDF when both ``X`` and ``S`` have kinks, such as
+        the bounds of uniform laws), see :func:`queuetheory.product`.
 
     Examples
     --------
@@ -91,6 +95,9 @@ class SX(RuntimeModel):
     1.0
     >>> round(model.fastest(3).mean(), 6)   # E[X] E[min(S1, S2, S3)]
     0.456178
+    >>> smooth = qt.SX(X=qt.Exponential(1.0), S=qt.Uniform(1.0, 3.0))
+    >>> round(smooth.fastest(1).sf(1.0), 12)  # int_1^3 exp(-1/s) ds / 2 = 0.5861053397984295
+    0.586105339798
 
     References
     ----------
