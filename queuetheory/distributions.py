@@ -257,7 +257,9 @@ class Distribution:
     def lst(self, s):
         """Laplace-Stieltjes transform ``E[exp(-s X)]``.
 
-        ``s`` may be real or complex (``Re(s) >= 0``), a numpy array, or an mpmath number; with
+        ``s`` may be real or complex (``Re(s) >= 0``; ``ValueError`` for ``Re(s) < 0`` or NaN),
+        a numpy array, or an mpmath number (not checked: contour methods of mpmath's Laplace
+        inversion evaluate composite transforms at ``Re(s) < 0``); with
         an mpmath argument the transform is evaluated at the current mpmath precision (closed
         forms for every named family; a double-precision value otherwise).
         """
@@ -270,6 +272,9 @@ class Distribution:
         if not np.issubdtype(arr.dtype, np.number) or arr.dtype.kind == "b":
             raise ValueError(f"s must be a number or an array of numbers, got {s!r}")
         arr = arr.astype(complex if np.iscomplexobj(arr) else float)
+        if np.any(np.isnan(arr)) or np.any(arr.real < 0):
+            raise ValueError(f"s must have Re(s) >= 0 and not be NaN (the transform of a "
+                             f"non-negative variable may diverge for Re(s) < 0), got {s!r}")
         out = self._lst(arr)
         if np.isrealobj(arr):
             out = np.real(out)

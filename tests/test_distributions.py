@@ -989,3 +989,10 @@ def test_bounded_pareto_at_the_extremes_of_double_precision():
     ref = 3e300 * (1 - 1e-4) / (1 - 1e-12)
     assert H.mean() == pytest.approx(ref, rel=1e-13) and H.moment(2) == math.inf
     assert H.cdf(1e304) == pytest.approx(1 - 1e-6, rel=1e-13)
+
+
+@pytest.mark.parametrize("s", [-1.0, -1e-300 + 5j, math.nan, complex(1.0, math.nan),
+                               np.array([1.0, -2.0])])
+def test_lst_rejects_negative_real_part_and_nan(s):
+    with pytest.raises(ValueError, match=r"s must have Re\(s\) >= 0"):
+        qt.Exponential(1.0).lst(s)
