@@ -488,7 +488,7 @@ def _sample_size(size):
     """``size`` of :meth:`Distribution.sample` checked: None, an integer >= 0 or a tuple of them."""
     if size is None:
         return None
-    if isinstance(size, tuple | list):
+    if isinstance(size, tuple | list) or (isinstance(size, np.ndarray) and size.ndim == 1):
         return tuple(_checks.positive_int("size", n, minimum=0) for n in size)
     return _checks.positive_int("size", size, minimum=0)
 

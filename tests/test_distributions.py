@@ -971,6 +971,7 @@ def test_numpy_scalars_and_zero_d_arrays_are_numbers():
     assert qt.Exponential(np.float32(2.0)).rate == 2.0
     assert qt.Erlang(np.array(3), np.array(1.5)).k == 3
     assert qt.Exponential(1.0).sample(size=np.int64(4), rng=1).shape == (4,)
+    assert qt.Exponential(1.0).sample(size=np.array([2, 3]), rng=1).shape == (2, 3)
     assert qt.Exponential(1.0).moment(np.array(2)) == 2.0
 
 
