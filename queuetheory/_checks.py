@@ -46,8 +46,13 @@ def nonnegative(name: str, value: float) -> float:
 
 
 def positive_int(name: str, value: int, minimum: int = 1) -> int:
-    """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``.
+
+    numpy integer scalars, 0-d integer arrays and integral floats are accepted; booleans and
+    strings are not.
+    """
+    value = _scalar(value)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
@@ -57,9 +62,17 @@ def positive_int(name: str, value: int, minimum: int = 1) -> int:
     return int(value)
 
 
+def boolean(name: str, value) -> bool:
+    """Return ``value`` as a bool, or raise unless it is ``True``/``False`` (numpy bools too)."""
+    value = _scalar(value)
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def probability_level(name: str, q):
     """Return ``q`` as a float array, or raise unless every entry is in the open interval (0, 1)."""
-    arr = np.asarray(q, dtype=float)
+    arr = real_array("q", q)
     if arr.size == 0 or not np.all((arr > 0) & (arr < 1)):
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {q!r}")
     return arr
@@ -67,7 +80,7 @@ def probability_level(name: str, q):
 
 def probabilities(name: str, probs) -> np.ndarray:
     """Return a 1-d float array of probabilities, or raise unless they are >= 0 and sum to 1."""
-    p = np.asarray(probs, dtype=float).ravel()
+    p = real_array(name, probs).ravel()
     if p.size == 0:
         raise ValueError(f"{name} must be a non-empty list of probabilities")
     if not np.all(np.isfinite(p)) or np.any(p < 0):
@@ -78,10 +91,35 @@ def probabilities(name: str, probs) -> np.ndarray:
     return p / total
 
 
-def _real(name: str, value) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
+def real_array(name: str, value) -> np.ndarray:
+    """``value`` as a float array, or raise unless it holds real numbers (not strings, booleans,
+    complex numbers or other objects)."""
     try:
-        return float(value)
+        arr = np.asarray(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
+        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
+    if arr.dtype.kind not in "iuf":
+        if arr.dtype.kind == "O":
+            try:
+                arr = arr.astype(float)
+            except (TypeError, ValueError):
+                arr = None
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}")
+    return arr.astype(float)
+
+
+def _scalar(value):
+    """The Python scalar inside a 0-d numpy array; anything else unchanged."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.item()
+    return value
+
+
+def _real(name: str, value) -> float:
+    """``value`` as a float: real numbers, numpy real scalars and 0-d arrays; not booleans,
+    strings or complex numbers."""
+    value = _scalar(value)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)

@@ -112,7 +112,9 @@ _ES_T, _ES_W = _exp_sinh_nodes()
 
 
 def _power_tail_lst(s, a: float, beta: float):
-    """``int_a^inf exp(-s x) x^(-beta) dx`` for complex ``s`` with ``Re(s) >= 0``, ``beta > 1``.
+    """``a^(beta - 1) int_a^inf exp(-s x) x^(-beta) dx`` for complex ``s`` with ``Re(s) >= 0``,
+    ``beta > 1`` (normalised by ``a^(beta - 1)`` so that tiny or huge ``a`` neither under- nor
+    overflows).
 
     The path is rotated to ``x = a + r exp(-i arg s)``, along which ``exp(-s x)`` decays without
     oscillating (the integrand is analytic in the right half-plane), so the exp-sinh rule is
@@ -124,7 +126,7 @@ def _power_tail_lst(s, a: float, beta: float):
     exponent = -z[..., None] * _ES_T - beta * np.log1p(_ES_T * rot[..., None])
     exponent.real[exponent.real < -700.0] = -np.inf  # exact zeros, not slow subnormals
     kernel = _weighted(np.exp(exponent), _ES_W)
-    return a ** (1.0 - beta) * np.exp(-s * a) * rot * kernel
+    return np.exp(-s * a) * rot * kernel
 
 
 def _exp_neg_product(z: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -196,6 +198,12 @@ class Distribution:
     #: ``(values, probs)`` when ``_nodes`` are exact atoms rather than a quadrature rule.
     _atoms = None
 
+    #: True when ``_lst`` is a cheap closed form (no quadrature).
+    _closed_lst: bool = False
+
+    #: True when the CDF is smooth on ``(0, inf)`` (no jump or kink, e.g. at a support bound).
+    _smooth: bool = False
+
     # ----------------------------------------------------------------------------- public
     def mean(self) -> float:
         """Expected value (``inf`` when it does not exist)."""
@@ -238,7 +246,7 @@ class Distribution:
 
     def ppf(self, q):
         """Quantile function: the smallest ``x`` with ``P(X <= x) >= q``, for q in [0, 1]."""
-        arr = np.asarray(q, dtype=float)
+        arr = _checks.real_array("q", q)
         if not np.all((arr >= 0) & (arr <= 1)):
             raise ValueError(f"q must lie in [0, 1], got {q!r}")
         with np.errstate(divide="ignore"):  # q = 1 gives inf by design
@@ -249,16 +257,24 @@ class Distribution:
     def lst(self, s):
         """Laplace-Stieltjes transform ``E[exp(-s X)]``.
 
-        ``s`` may be real or complex (``Re(s) >= 0``), a numpy array, or an mpmath number; with
+        ``s`` may be real or complex (``Re(s) >= 0``; ``ValueError`` for ``Re(s) < 0`` or NaN),
+        a numpy array, or an mpmath number (not checked: contour methods of mpmath's Laplace
+        inversion evaluate composite transforms at ``Re(s) < 0``); with
         an mpmath argument the transform is evaluated at the current mpmath precision (closed
         forms for every named family; a double-precision value otherwise).
         """
         if _is_mp(s):
             return self._lst_mp(s)
-        arr = np.asarray(s)
-        if not np.issubdtype(arr.dtype, np.number):
+        try:
+            arr = np.asarray(s)
+        except (TypeError, ValueError):
+            arr = np.asarray(None)
+        if not np.issubdtype(arr.dtype, np.number) or arr.dtype.kind == "b":
             raise ValueError(f"s must be a number or an array of numbers, got {s!r}")
         arr = arr.astype(complex if np.iscomplexobj(arr) else float)
+        if np.any(np.isnan(arr)) or np.any(arr.real < 0):
+            raise ValueError(f"s must have Re(s) >= 0 and not be NaN (the transform of a "
+                             f"non-negative variable may diverge for Re(s) < 0), got {s!r}")
         out = self._lst(arr)
         if np.isrealobj(arr):
             out = np.real(out)
@@ -266,7 +282,12 @@ class Distribution:
 
     def sample(self, size=None, rng=None):
         """Draw random variates using ``rng`` (a seed, a ``numpy.random.Generator`` or None)."""
-        rng = np.random.default_rng(rng)
+        size = _sample_size(size)
+        try:
+            rng = np.random.default_rng(rng)
+        except (TypeError, ValueError):
+            raise ValueError(f"rng must be a seed, a numpy.random.Generator or None, got "
+                             f"{rng!r}") from None
         return self._sample(size, rng)
 
     def minimum(self, i: int) -> Distribution:
@@ -288,7 +309,7 @@ class Distribution:
 
     # ------------------------------------------------------------------ numerical fallbacks
     def _evaluate(self, x, hook, clip: bool):
-        arr = np.asarray(x, dtype=float)
+        arr = _checks.real_array("x", x)
         if np.any(np.isnan(arr)):
             raise ValueError(f"x must not contain NaN, got {x!r}")
         out = np.asarray(hook(np.atleast_1d(arr)), dtype=float).reshape(arr.shape)
@@ -307,31 +328,57 @@ class Distribution:
         return (self._cdf(x + h) - self._cdf(lo)) / (x + h - lo)
 
     def _isf(self, p):
-        return self._ppf(1.0 - p)
+        """Bisection on the survival function (keeps its relative accuracy for tiny ``p``)."""
+        p = np.asarray(p, dtype=float)
+        out = self._bisect(lambda x: self._sf(x) <= p, np.isfinite(p) & (p > 0) & (p < 1))
+        return np.where(p <= 0, np.inf, np.where(p >= 1, 0.0, out))
 
     def _ppf(self, q):
         """Bisection on the CDF (vectorised); families override with closed forms."""
         q = np.asarray(q, dtype=float)
-        hi = np.full(q.shape, max(self._scale_hint(), 1e-300))
-        for _ in range(2100):
-            short = self._cdf(hi) < q
-            if not np.any(short & (q < 1)):
+        out = self._bisect(lambda x: self._cdf(x) >= q, (q > 0) & (q < 1))
+        return np.where(q >= 1, np.inf, np.where(q <= 0, 0.0, out))
+
+    def _bisect(self, reached, todo: np.ndarray) -> np.ndarray:
+        """Smallest ``x > 0`` (to 4e-16 relative) where the monotone test ``reached(x)`` holds,
+        elementwise for the entries ``todo``.
+
+        The bracket grows or shrinks by factors of 2 from ``_scale_hint()``, so the search does
+        not depend on the unit of time (1e-300 to 1e300).
+        """
+        start = max(self._scale_hint(), 1e-300)
+        hi = np.full(todo.shape, start)
+        lo = np.full(todo.shape, start)
+        ok = reached(hi)
+        grow, shrink = todo & ~ok, todo & ok
+        for _ in range(2100):  # doubling from 1e-300 reaches inf: reached(inf) holds
+            if not grow.any():
                 break
-            hi = np.where(short, 2.0 * hi, hi)
-        lo = np.zeros_like(hi)
+            lo = np.where(grow, hi, lo)
+            hi = np.where(grow, 2.0 * hi, hi)
+            grow &= ~reached(hi)
+        lo = np.where(shrink, 0.5 * hi, lo)
+        for _ in range(2100):  # halving reaches 0
+            below = shrink & reached(lo)
+            if not below.any():
+                break
+            hi = np.where(below, lo, hi)
+            lo = np.where(below, 0.5 * lo, lo)
+            shrink = below
+        lo = np.where(todo, lo, 0.0)
         for _ in range(200):
-            mid = 0.5 * (lo + hi)
             if np.all((hi - lo) <= 4e-16 * hi):
                 break
-            below = self._cdf(mid) < q
-            lo = np.where(below, mid, lo)
-            hi = np.where(below, hi, mid)
-        out = np.where(q >= 1, np.inf, hi)
-        return np.where(q <= 0, 0.0, out)
+            mid = 0.5 * (lo + hi)
+            ok = reached(mid)
+            lo = np.where(ok, lo, mid)
+            hi = np.where(ok, mid, hi)
+        return hi
 
     def _scale_hint(self) -> float:
-        m = self.mean()
-        return m if math.isfinite(m) and m > 0 else 1.0
+        """A typical magnitude of the variable, where quantile searches start (families with a
+        cheap scale override it; the searches do not depend on it)."""
+        return 1.0
 
     @cached_property
     def _nodes(self):
@@ -404,16 +451,28 @@ class Distribution:
         return mpmath.mpmathify(complex(self._lst(np.asarray(complex(s)))))
 
     def _moment(self, k):
-        def integrand(x):
-            return k * x ** (k - 1) * float(self._sf(np.array([x]))[0])
+        # E[X^k] = int_0^inf k x^(k-1) P(X > x) dx = c^k int_0^inf k y^(k-1) P(X > c y) dy, with
+        # c the median, so that the quadrature sees the same integrand in every unit of time
+        c = float(self._ppf(np.array([0.5]))[0])
+        if not (math.isfinite(c) and c > 0):
+            c = float(self._isf(np.array([0.5]))[0])
+        if not (math.isfinite(c) and c > 0):
+            return 0.0 if c == 0 else math.inf
+
+        def integrand(y):
+            return k * y ** (k - 1) * float(self._sf(np.array([c * y]))[0])
 
         with warnings.catch_warnings():
             warnings.simplefilter("error", integrate.IntegrationWarning)
-            try:
-                value, _ = integrate.quad(integrand, 0, np.inf, limit=200)
+            try:  # split at the median: kinks of the tail then do not spoil the mapped rule
+                value = sum(integrate.quad(integrand, a, b, limit=200, epsabs=0.0,
+                                           epsrel=1e-13)[0] for a, b in ((0, 1), (1, np.inf)))
             except integrate.IntegrationWarning:
                 return math.inf
-        return value
+        try:
+            return value * c**k
+        except OverflowError:
+            return math.inf
 
     def _sample(self, size, rng):
         return self.ppf(rng.random(size))
@@ -423,6 +482,15 @@ class Distribution:
 
     def _scaled(self, c):
         return _Scaled(self, c)
+
+
+def _sample_size(size):
+    """``size`` of :meth:`Distribution.sample` checked: None, an integer >= 0 or a tuple of them."""
+    if size is None:
+        return None
+    if isinstance(size, tuple | list) or (isinstance(size, np.ndarray) and size.ndim == 1):
+        return tuple(_checks.positive_int("size", n, minimum=0) for n in size)
+    return _checks.positive_int("size", size, minimum=0)
 
 
 def _repr(obj, **params) -> str:
@@ -446,6 +514,9 @@ class Exponential(Distribution):
     >>> Exponential(1.0).minimum(3)
     Exponential(rate=3.0)
     """
+
+    _closed_lst = True
+    _smooth = True
 
     def __init__(self, rate: float):
         self.rate = _checks.positive("rate", rate)
@@ -505,9 +576,10 @@ class Discrete(Distribution):
     """
 
     discrete = True
+    _closed_lst = True
 
     def __init__(self, values: Sequence[float], probs: Sequence[float]):
-        v = np.asarray(values, dtype=float).ravel()
+        v = _checks.real_array("values", values).ravel()
         p = _checks.probabilities("probs", probs)
         if v.size != p.size:
             raise ValueError(f"values and probs must have the same length, got {v.size} and "
@@ -530,8 +602,27 @@ class Discrete(Distribution):
     def from_samples(cls, data) -> Discrete:
         """Empirical distribution of measured samples (a sequence or the path of a CSV file).
 
-        A CSV file may hold one number per line or several per line separated by commas; a
-        first line that is not numeric is taken as a header.
+        A CSV file (UTF-8, with or without a byte-order mark) may hold one number per line or
+        several per line separated by commas; a first line that is not numeric is taken as a
+        header.
+
+        Parameters
+        ----------
+        data : sequence of float, str or os.PathLike
+            The samples (finite, >= 0), or the path of a CSV file holding them.
+
+        Returns
+        -------
+        Discrete
+            Each distinct value with its relative frequency.
+
+        Raises
+        ------
+        ValueError
+            If the file cannot be read (missing, a directory, not permitted, not UTF-8; the
+            message names the path, the ``OSError`` is chained as the cause), holds no numeric
+            samples or a non-numeric line after the first, or if a sample is negative or not
+            finite.
 
         Examples
         --------
@@ -541,13 +632,12 @@ class Discrete(Distribution):
         """
         if isinstance(data, str | os.PathLike):
             data = _read_csv_numbers(data)
-        arr = np.asarray(data)
+        try:
+            arr = _checks.real_array("data", data).ravel()
+        except ValueError:
+            raise ValueError("data must be numeric") from None
         if arr.size == 0:
             raise ValueError("data must hold at least one sample, got none")
-        try:
-            arr = arr.astype(float).ravel()
-        except (TypeError, ValueError):
-            raise ValueError("data must be numeric") from None
         if not np.all(np.isfinite(arr)) or np.any(arr < 0):
             raise ValueError("data must be finite numbers >= 0")
         values, counts = np.unique(arr, return_counts=True)
@@ -558,7 +648,7 @@ class Discrete(Distribution):
 
     def pmf(self, x):
         """Probability mass ``P(X = x)``."""
-        arr = np.asarray(x, dtype=float)
+        arr = _checks.real_array("x", x)
         idx = np.searchsorted(self.values, arr)
         idx = np.minimum(idx, self.values.size - 1)
         out = np.where(self.values[idx] == arr, self.probs[idx], 0.0)
@@ -582,7 +672,7 @@ class Discrete(Distribution):
         return math.fsum(self.probs * self.values**k)
 
     def _lst(self, s):
-        return _weighted(np.exp(-s[..., None] * self.values), self.probs)
+        return _over_atoms(lambda z, v: np.exp(-z * v), s, self.values, self.probs)
 
     def _lst_mp(self, s):
         return mpmath.fsum(p * mpmath.exp(-s * v) for v, p in zip(self.values, self.probs))
@@ -665,6 +755,9 @@ class Erlang(Distribution):
     1.5
     """
 
+    _closed_lst = True
+    _smooth = True
+
     def __init__(self, k: int, rate: float):
         self.k = _checks.positive_int("k", k)
         self.rate = _checks.positive("rate", rate)
@@ -716,9 +809,12 @@ class HyperExponential(Distribution):
     0.75
     """
 
+    _closed_lst = True
+    _smooth = True
+
     def __init__(self, probs: Sequence[float], rates: Sequence[float]):
         self.probs = _checks.probabilities("probs", probs)
-        r = np.asarray(rates, dtype=float).ravel()
+        r = _checks.real_array("rates", rates).ravel()
         if r.size != self.probs.size:
             raise ValueError(f"probs and rates must have the same length, got {self.probs.size} "
                              f"and {r.size}")
@@ -765,6 +861,8 @@ class ShiftedExponential(Distribution):
     >>> ShiftedExponential(1.0, 2.0).mean()
     1.5
     """
+
+    _closed_lst = True
 
     def __init__(self, shift: float, rate: float):
         self.shift = _checks.nonnegative("shift", shift)
@@ -818,6 +916,8 @@ class Uniform(Distribution):
     >>> Uniform(1.0, 3.0).mean()
     2.0
     """
+
+    _closed_lst = True
 
     def __init__(self, low: float, high: float):
         self.low = _checks.nonnegative("low", low)
@@ -904,7 +1004,7 @@ class Pareto(Distribution):
     def _lst(self, s):
         if not np.iscomplexobj(s):
             return super()._lst(s)
-        return self.alpha * self.scale**self.alpha * _power_tail_lst(s, self.scale, self.alpha + 1)
+        return self.alpha * _power_tail_lst(s, self.scale, self.alpha + 1)
 
     def _lst_mp(self, s):
         # alpha (s c)^alpha Gamma(-alpha, s c), the upper incomplete gamma function
@@ -939,37 +1039,52 @@ class BoundedPareto(Distribution):
         self.high = _checks.positive("high", high)
         if not self.high > self.low:
             raise ValueError(f"high must be > low, got low={low!r}, high={high!r}")
-        self._mass = -math.expm1(self.alpha * math.log(self.low / self.high))
+        self._log_ratio = math.log(self.low) - math.log(self.high)  # log(low / high) < 0
+        self._mass = -math.expm1(self.alpha * self._log_ratio)
 
     def __repr__(self):
         return _repr(self, alpha=self.alpha, low=self.low, high=self.high)
 
     def _cdf(self, x):
         y = np.clip(x, self.low, self.high)
-        return -np.expm1(self.alpha * np.log(self.low / y)) / self._mass
+        return -np.expm1(self.alpha * (math.log(self.low) - np.log(y))) / self._mass
+
+    def _sf(self, x):
+        y = np.clip(x, self.low, self.high)
+        # P(y < X <= high) / mass = ((low / y)^alpha - (low / high)^alpha) / mass
+        upper = np.exp(self.alpha * (math.log(self.low) - np.log(y)))
+        return (upper - math.exp(self.alpha * self._log_ratio)) / self._mass
 
     def _pdf(self, x):
         y = np.clip(x, self.low, self.high)
-        dens = self.alpha * self.low**self.alpha / y ** (self.alpha + 1) / self._mass
+        dens = self.alpha / y * np.exp(self.alpha * (math.log(self.low) - np.log(y))) / self._mass
         return np.where((x >= self.low) & (x <= self.high), dens, 0.0)
 
     def _ppf(self, q):
-        return self.low * (1.0 - q * self._mass) ** (-1.0 / self.alpha)
+        return np.minimum(self.low * (1.0 - q * self._mass) ** (-1.0 / self.alpha), self.high)
 
     def _moment(self, k):
-        a, lo, hi = self.alpha, self.low, self.high
+        # E[X^k] = alpha / (k - alpha) (low^alpha high^(k - alpha) - low^k) / mass
+        #        = alpha / (k - alpha) low^k expm1((k - alpha) log(high / low)) / mass,
+        # in logarithms so that extreme low and high neither under- nor overflow
+        a, log_low, log_span = self.alpha, math.log(self.low), -self._log_ratio
         if math.isclose(k, a):
-            integral = math.log(hi / lo)
-        else:
-            integral = (hi ** (k - a) - lo ** (k - a)) / (k - a)
-        return a * lo**a * integral / self._mass
+            return a * math.exp(k * log_low) * log_span / self._mass
+        e = (k - a) * log_span
+        try:
+            if e > 700.0:  # expm1(e) = exp(e) to double precision
+                return a / (k - a) * math.exp(k * log_low + e) / self._mass
+            return a / (k - a) * math.exp(k * log_low) * math.expm1(e) / self._mass
+        except OverflowError:
+            return math.inf
 
     def _lst(self, s):
         if not np.iscomplexobj(s):
             return super()._lst(s)
         a, beta = self.alpha, self.alpha + 1
-        tails = _power_tail_lst(s, self.low, beta) - _power_tail_lst(s, self.high, beta)
-        return a * self.low**a * tails / self._mass
+        tails = (_power_tail_lst(s, self.low, beta)
+                 - math.exp(a * self._log_ratio) * _power_tail_lst(s, self.high, beta))
+        return a * tails / self._mass
 
     def _lst_mp(self, s):
         # alpha lo^alpha s^alpha (Gamma(-alpha, s lo) - Gamma(-alpha, s hi)) / mass
@@ -999,6 +1114,8 @@ class Mixture(Distribution):
         if len(self.components) != self.weights.size:
             raise ValueError("components and weights must have the same length")
         self.discrete = all(c.discrete for c in self.components)
+        self._closed_lst = all(c._closed_lst for c in self.components)
+        self._smooth = all(c._smooth for c in self.components)
 
     def __repr__(self):
         return _repr(self, components=self.components, weights=self.weights.tolist())
@@ -1037,59 +1154,177 @@ class Mixture(Distribution):
         return Mixture([comp.scaled(c) for comp in self.components], self.weights)
 
 
-class _Product(Mixture):
-    """Law of ``X * M`` for independent ``X`` and ``M`` (M > 0), as a mixture over M's law."""
+_MIX_CHUNK = 1 << 20
+"""Entries of the largest (points x atoms) array a sum over atoms builds at once (16 MiB)."""
+
+
+def _atoms_of(D: Distribution):
+    """``(values, probs)`` of a law with finitely many atoms, else ``None``."""
+    if isinstance(D, Discrete):
+        return D.values, D.probs
+    return D._atoms
+
+
+def _over_atoms(f, x: np.ndarray, values: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """``sum_j probs[j] f(x[..., None], values[j])``, in chunks of at most ``_MIX_CHUNK``
+    entries (memory bounded whatever the number of atoms)."""
+    flat = x.ravel()
+    out = np.empty(flat.size, dtype=complex if np.iscomplexobj(x) else float)
+    step = max(1, _MIX_CHUNK // max(values.size, 1))
+    for start in range(0, flat.size, step):
+        total = _weighted(f(flat[start:start + step, None], values), probs)
+        out[start:start + step] = total if np.iscomplexobj(out) else np.real(total)
+    return out.reshape(x.shape)
+
+
+def _ratio(x, m):
+    """``x / m`` with ``x / 0 = inf`` for ``x >= 0`` (the law of ``0 * M`` is the atom at 0)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.where(m > 0, x / np.where(m > 0, m, 1.0), np.inf)
+
+
+def _lst_at(D: Distribution, z: np.ndarray) -> np.ndarray:
+    """``D._lst(z)`` for ``Re(z) >= 0``, where ``|z| = inf`` (an overflowed product) gives the
+    limit ``P(D = 0)`` instead of NaN; evaluated in chunks (a transform computed by quadrature
+    builds an array of its nodes per point)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        far = ~np.isfinite(z)
+        arg = np.where(far, 1.0, z)
+        if D._closed_lst:
+            out = D._lst(arg)
+        else:
+            flat = arg.ravel()
+            out = np.concatenate([np.atleast_1d(D._lst(flat[i:i + 4096]))
+                                  for i in range(0, flat.size, 4096)]).reshape(arg.shape)
+    if far.any():
+        out = np.where(far, float(D._cdf(np.zeros(1))[0]), out)
+    return out
+
+
+class _Product(Distribution):
+    """Law of ``X * M`` for independent ``X >= 0`` and ``M > 0``.
+
+    Every function is an expectation over one factor given the other: a finite sum over the
+    atoms of ``M`` (or of ``X``) where one has finitely many, else the adaptive tanh-sinh rule
+    over ``M``'s quantiles (:meth:`Distribution._expect`):
+
+    * ``P(X M <= x) = E[F_X(x / M)]`` (``= sum_j p_j F_M(x / x_j)`` over atoms ``x_j`` of ``X``),
+    * ``E[exp(-s X M)] = E[lst_X(s M)]`` (``= sum_j p_j lst_M(s x_j)``),
+    * ``E[(X M)^k] = E[X^k] E[M^k]``.
+
+    Quantiles come from bisection on the CDF or tail; no infinite quantile of either factor
+    enters a sum.
+    """
 
     def __init__(self, X: Distribution, M: Distribution):
-        if isinstance(M, Discrete):
-            scales, weights = M.values, M.probs
-        else:
-            scales, weights = M._nodes
-            keep = (weights > 1e-300) & (scales > 0) & np.isfinite(scales)
-            scales, weights = scales[keep], weights[keep] / weights[keep].sum()
-        super().__init__([X.scaled(float(v)) for v in scales], weights)
         self.X, self.M = X, M
-        self._scales = np.asarray(scales, dtype=float)
-        self._exact = isinstance(M, Discrete) or M._atoms is not None
+        self._m_atoms = _atoms_of(M)
+        self._x_atoms = None if self._m_atoms is not None else _atoms_of(X)
+        self.discrete = X.discrete and M.discrete
 
     def __repr__(self):
         return f"product({self.X!r}, {self.M!r})"
 
+    def _scale_hint(self):
+        hints = self.X._scale_hint() * self.M._scale_hint()
+        return hints if math.isfinite(hints) and hints > 0 else 1.0
+
     def _moment(self, k):
-        return self.X.moment(k) * self.M.moment(k)
+        a, b = self.X.moment(k), self.M.moment(k)
+        return 0.0 if a == 0 or b == 0 else a * b
+
+    def _given(self, hook: str, x):
+        """``P(X M <= x)`` (hook ``_cdf``) or ``P(X M > x)`` (``_sf``) at the array ``x``."""
+        if self._m_atoms is not None:
+            X_hook = getattr(self.X, hook)
+            return _over_atoms(lambda y, v: X_hook(_ratio(y, v)), x, *self._m_atoms)
+        if self._x_atoms is not None:
+            M_hook = getattr(self.M, hook)
+            return _over_atoms(lambda y, v: M_hook(_ratio(y, v)), x, *self._x_atoms)
+        # over the quantiles of the factor whose partner's CDF is smooth (a kink of the
+        # integrand, such as a bound of a uniform law, slows the quadrature down to ~1e-9)
+        inner, outer = ((self.X, self.M) if self.X._smooth or not self.M._smooth
+                        else (self.M, self.X))
+        inner_hook = getattr(inner, hook)
+        return outer._expect(lambda y, m: inner_hook(_ratio(y, m)), x).real
+
+    def _cdf(self, x):
+        return self._given("_cdf", np.asarray(x, dtype=float))
+
+    def _sf(self, x):
+        return self._given("_sf", np.asarray(x, dtype=float))
+
+    def _pdf(self, x):
+        x = np.asarray(x, dtype=float)
+        if self._m_atoms is not None:  # f(x) = sum_j p_j f_X(x / m_j) / m_j
+            return _over_atoms(lambda y, v: self.X._pdf(y / v) / v, x, *self._m_atoms)
+        return super()._pdf(x)
 
     def _lst(self, s):
-        if self._exact:
+        if self._m_atoms is not None:
+            values, probs = self._m_atoms
+            if s.size * values.size > _MIX_CHUNK:
+                return _over_atoms(lambda z, v: self.X._lst(z * v), s, values, probs)
             # RIQ's transform takes several products of one X over the same slowdown values
-            values = _memo(self.X, "_scaled_lst_memo", _key(s) + (self._scales.tobytes(),),
-                           lambda: self.X._lst(s[..., None] * self._scales))
-            return _weighted(values, self.weights)
-        # E[lst_X(s M)] by the adaptive rule over M's quantiles: the mixture weights above are
-        # only its first level
-        out = self.M._expect(lambda z, m: self.X._lst(z * m), s)
+            matrix = _memo(self.X, "_scaled_lst_memo", _key(s) + (values.tobytes(),),
+                           lambda: self.X._lst(s[..., None] * values))
+            return _weighted(matrix, probs)
+        if self._x_atoms is not None:
+            # the factor with atoms scales the other's own transform (closed forms and contour
+            # quadrature stay accurate far from the real axis, where Laplace inversion looks)
+            values, probs = self._x_atoms
+            return _over_atoms(lambda z, v: _lst_at(self.M, z * v), s, values, probs)
+        # E[lst_X(s M)] over M's quantiles, or E[lst_M(s X)] over X's where only M's transform
+        # is a closed form (a quadrature inside a quadrature would cost their product)
+        inner, outer = ((self.X, self.M) if self.X._closed_lst or not self.M._closed_lst
+                        else (self.M, self.X))
+        out = outer._expect(lambda z, m: _lst_at(inner, z * m), s)
         return out if np.iscomplexobj(s) else out.real
 
     def _sample(self, size, rng):
         return self.X.sample(size, rng) * self.M.sample(size, rng)
 
+    def _scaled(self, c):
+        return product(self.X.scaled(c), self.M)
+
 
 def product(X, M) -> Distribution:
     """Law of ``X * M`` for independent non-negative ``X`` and ``M`` with ``M > 0``.
 
-    Exact (a finite mixture of scaled copies of ``X``) when ``M`` is discrete; otherwise ``M`` is
-    discretised by the tanh-sinh rule in probability space. Moments are always exact products.
+    Exact sums where either factor has finitely many atoms (a :class:`Discrete` law when both
+    do); otherwise expectations by adaptive tanh-sinh quadrature over ``M``'s quantiles, to
+    about 1e-13. Moments are exact products.
+
+    Parameters
+    ----------
+    X, M : Distribution or scipy frozen distribution
+        The factors; ``M`` must be > 0 with probability 1.
+
+    Returns
+    -------
+    Distribution
+        The law of the product, with CDF, tail, quantiles, moments and LST.
 
     Examples
     --------
-    >>> from queuetheory import Discrete, Exponential, product
+    >>> from queuetheory import Discrete, Exponential, Uniform, product
     >>> product(Exponential(1.0), Discrete([1, 3], [0.5, 0.5])).mean()
     2.0
+    >>> P = product(Exponential(1.0), Uniform(1.0, 2.0))   # P(X M > x) = E[exp(-x / M)]
+    >>> round(P.sf(1.0), 12)    # int_1^2 exp(-1/m) dm = 0.50479221787318398754 (mpmath.quad)
+    0.504792217873
     """
     X, M = as_distribution(X), as_distribution(M)
     if float(M.cdf(0.0)) > 0:
         raise ValueError("M must be > 0 with probability 1 (it has mass at 0)")
     if isinstance(M, Deterministic):
         return X.scaled(M.value)
+    if isinstance(X, Deterministic):
+        return M.scaled(X.value)
+    x_atoms, m_atoms = _atoms_of(X), _atoms_of(M)
+    if x_atoms is not None and m_atoms is not None and x_atoms[0].size * m_atoms[0].size <= 10**6:
+        return Discrete(np.multiply.outer(x_atoms[0], m_atoms[0]).ravel(),
+                        np.multiply.outer(x_atoms[1], m_atoms[1]).ravel())
     return _Product(X, M)
 
 
@@ -1099,6 +1334,7 @@ class _Minimum(Distribution):
     def __init__(self, base: Distribution, i: int):
         self.base, self.i = base, i
         self.discrete = base.discrete
+        self._smooth = base._smooth
 
     def __repr__(self):
         return f"{self.base!r}.minimum({self.i})"
@@ -1130,6 +1366,8 @@ class _Scaled(Distribution):
     def __init__(self, base: Distribution, c: float):
         self.base, self.c = base, c
         self.discrete = base.discrete
+        self._closed_lst = base._closed_lst
+        self._smooth = base._smooth
 
     def __repr__(self):
         return f"{self.base!r}.scaled({self.c!r})"
@@ -1171,10 +1409,11 @@ class _SciPy(Distribution):
     def __init__(self, frozen):
         self.frozen = frozen
         self.discrete = hasattr(frozen.dist, "pmf") and not hasattr(frozen.dist, "pdf")
-        low, _ = frozen.support()
+        low, high = frozen.support()
         if not low >= 0:
             raise ValueError(f"the distribution must be supported on [0, inf), its support "
                              f"starts at {low}")
+        self._smooth = not self.discrete and low == 0 and high == np.inf
 
     def __repr__(self):
         args = ", ".join(map(repr, self.frozen.args))
@@ -1237,7 +1476,7 @@ class _SciPy(Distribution):
     def _lst(self, s):
         if self._atoms is None:
             return super()._lst(s)
-        return _weighted(np.exp(-s[..., None] * self._atoms[0]), self._atoms[1])
+        return _over_atoms(lambda z, v: np.exp(-z * v), s, *self._atoms)
 
     def _minimum(self, i):
         if self._atoms is None:
@@ -1276,8 +1515,15 @@ def as_distribution(obj) -> Distribution:
 
 
 def _read_csv_numbers(path) -> list[float]:
-    with open(path, encoding="utf-8") as handle:
-        lines = [line.strip() for line in handle if line.strip()]
+    try:
+        # utf-8-sig: a byte-order mark written by spreadsheet programs is not part of the data
+        with open(path, encoding="utf-8-sig") as handle:
+            lines = [line.strip() for line in handle if line.strip()]
+    except OSError as exc:
+        raise ValueError(f"data: cannot read the file {os.fspath(path)!r}: "
+                         f"{exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise ValueError(f"data: the file {os.fspath(path)!r} is not UTF-8 text") from None
     numbers: list[float] = []
     for n, line in enumerate(lines):
         cells = [c.strip() for c in line.split(",") if c.strip()]

@@ -144,8 +144,7 @@ class MDS(Policy):
     def __post_init__(self):
         object.__setattr__(self, "n", _checks.positive_int("n", self.n))
         object.__setattr__(self, "m", _checks.positive_int("m", self.m, minimum=0))
-        if not isinstance(self.remove, bool):
-            raise ValueError(f"remove must be True or False, got {self.remove!r}")
+        object.__setattr__(self, "remove", _checks.boolean("remove", self.remove))
 
     @property
     def polled(self):
@@ -178,8 +177,7 @@ class Replication(Policy):
     def __post_init__(self):
         object.__setattr__(self, "n", _checks.positive_int("n", self.n))
         object.__setattr__(self, "d", _checks.positive_int("d", self.d))
-        if not isinstance(self.remove, bool):
-            raise ValueError(f"remove must be True or False, got {self.remove!r}")
+        object.__setattr__(self, "remove", _checks.boolean("remove", self.remove))
 
     @property
     def polled(self):
@@ -210,6 +208,8 @@ def from_name(name: str, d: int = 1) -> Policy:
     >>> from_name("threshold:1", 3), from_name("mds:10", 2)
     (Threshold(d=3, n=1), MDS(n=10, m=2, remove=True))
     """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a policy name (a string such as 'riq'), got {name!r}")
     kind, _, arg = name.strip().lower().partition(":")
     try:
         number = int(arg) if arg else None

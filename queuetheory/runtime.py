@@ -45,9 +45,13 @@ class RuntimeModel:
         return self._moments[key]
 
     def fastest_mixture(self, weights) -> Distribution:
-        """Law of the fastest of ``I`` replicas started together, ``P(I = i) = weights[i-1]``."""
-        w = np.asarray(weights, dtype=float)
-        return Mixture([self.fastest(i) for i in range(1, w.size + 1)], w / w.sum())
+        """Law of the fastest of ``I`` replicas started together, ``P(I = i) = weights[i-1]``
+        (only the ``i`` with ``weights[i-1] > 0`` are built)."""
+        w = _mixture_weights(weights)
+        used = np.flatnonzero(w > 0)
+        if used.size == 1:
+            return self.fastest(int(used[0]) + 1)
+        return Mixture([self.fastest(int(i) + 1) for i in used], w[used])
 
     def mean_runtime(self) -> float:
         """Mean runtime of one replica, ``E[R]``."""
@@ -61,6 +65,13 @@ class RuntimeModel:
         raise NotImplementedError
 
 
+def _mixture_weights(weights) -> np.ndarray:
+    w = _checks.real_array("weights", weights).ravel()
+    if w.size == 0 or not np.all(np.isfinite(w) & (w >= 0)) or not w.sum() > 0:
+        raise ValueError(f"weights must be finite, >= 0 and not all 0, got {weights!r}")
+    return w / w.sum()
+
+
 class SX(RuntimeModel):
     """The S&X model: replica runtime ``X * S_j`` with ``X`` shared by a job's replicas.
 
@@ -69,7 +80,11 @@ class SX(RuntimeModel):
     X : Distribution or scipy frozen distribution
         Job size, drawn once per job.
     S : Distribution or scipy frozen distribution
-        Slowdown, drawn independently for every replica; must be > 0.
+        Slowdown, drawn independently for every replica; must be > 0. Discrete (measured)
+        or continuous: the law of ``X * min(S_1, ..., S_i)`` is a finite sum over the atoms of
+        the minimum, or else an adaptive quadrature over its quantiles (CDF and transform to
+        about 1e-12; about 1e-8 for the CDF when both ``X`` and ``S`` have kinks, such as
+        the bounds of uniform laws), see :func:`queuetheory.product`.
 
     Examples
     --------
@@ -80,6 +95,9 @@ class SX(RuntimeModel):
     1.0
     >>> round(model.fastest(3).mean(), 6)   # E[X] E[min(S1, S2, S3)]
     0.456178
+    >>> smooth = qt.SX(X=qt.Exponential(1.0), S=qt.Uniform(1.0, 3.0))
+    >>> round(smooth.fastest(1).sf(1.0), 12)  # int_1^3 exp(-1/s) ds / 2 = 0.5861053397984295
+    0.586105339798
 
     References
     ----------
@@ -110,14 +128,16 @@ class SX(RuntimeModel):
         return self._minima[i]
 
     def fastest_mixture(self, weights):
-        w = np.asarray(weights, dtype=float)
-        w = w / w.sum()
-        mins = [self._slowdown_minimum(i) for i in range(1, w.size + 1)]
+        w = _mixture_weights(weights)
+        used = np.flatnonzero(w > 0)
+        mins = [self._slowdown_minimum(int(i) + 1) for i in used]
         if all(isinstance(m, Discrete) for m in mins):
             values = np.concatenate([m.values for m in mins])
-            probs = np.concatenate([wi * m.probs for wi, m in zip(w, mins)])
+            probs = np.concatenate([w[i] * m.probs for i, m in zip(used, mins)])
             return product(self.X, Discrete(values, probs))
-        return product(self.X, Mixture(mins, w))
+        # continuous slowdowns: a mixture of the products, each over its own minimum's
+        # quantiles (closed forms), never over a mixture's quantiles found by bisection
+        return super().fastest_mixture(w)
 
     def fastest_moment(self, i, k):
         key = (i, k)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import pickle
 
 import mpmath
 import numpy as np
@@ -629,8 +630,26 @@ def test_from_samples_csv_errors(tmp_path):
         qt.Discrete.from_samples([])
     with pytest.raises(ValueError, match="numeric"):
         qt.Discrete.from_samples(["a", "b"])
-    with pytest.raises(FileNotFoundError):
-        qt.Discrete.from_samples(tmp_path / "missing.csv")
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(ValueError, match="cannot read the file .*missing.csv.*No such file"):
+        qt.Discrete.from_samples(missing)
+    with pytest.raises(ValueError, match="cannot read the file"):
+        qt.Discrete.from_samples(tmp_path)  # a directory
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("caf\xe9\n1.0\n".encode("latin-1"))
+    with pytest.raises(ValueError, match="not UTF-8"):
+        qt.Discrete.from_samples(latin)
+
+
+def test_from_samples_csv_with_byte_order_mark_keeps_first_sample(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_text("1.5\n2\n2\n", encoding="utf-8-sig")  # as spreadsheet programs write it
+    assert path.read_bytes()[:3] == b"\xef\xbb\xbf"
+    S = qt.Discrete.from_samples(path)
+    assert S.values.tolist() == [1.5, 2.0] and S.probs.tolist() == [1 / 3, 2 / 3]
+    header = tmp_path / "bom_header.csv"
+    header.write_text("slowdown\n3\n", encoding="utf-8-sig")
+    assert qt.Discrete.from_samples(header).values.tolist() == [3.0]
 
 
 # ------------------------------------------------------------------------------------- mixture
@@ -860,3 +879,136 @@ def test_discrete_sample_is_numpy_choice(law):
         ours = law.sample(size, np.random.default_rng(seed))
         numpy_choice = np.random.default_rng(seed).choice(law.values, size=size, p=law.probs)
         np.testing.assert_array_equal(ours, numpy_choice)
+
+
+# ------------------------------------------------------------------- units of time, pickling
+
+def _families_at_scale(c):
+    """One law of every family, in a time unit scaled by ``c`` (shape parameters fixed)."""
+    return {
+        "uniform": qt.Uniform(c, 3 * c),
+        "erlang": qt.Erlang(2, 1 / c),
+        "boundedpareto": qt.BoundedPareto(1.5, c, 10 * c),
+        "hyperexponential": qt.HyperExponential([0.5, 0.5], [1 / c, 2 / c]),
+        "lognormal": qt.from_scipy(stats.lognorm(0.5, scale=c)),
+        "pareto": qt.Pareto(2.5, c),
+        "shifted": qt.ShiftedExponential(c, 1 / c),
+        "mixture": qt.Mixture([qt.Uniform(c, 2 * c), qt.Erlang(3, 1 / c)], [0.5, 0.5]),
+    }
+
+
+# E[min of 3] at unit scale by mpmath, int_0^inf P(X > x)^3 dx (independent closed-form tails):
+#   uniform:  int_1^3 ((3 - x)/2)^3 dx + 1 = 1.5
+#   erlang:   quad(lambda x: (exp(-x) * (1 + x))**3, [0, inf])            = 0.962962962962963
+#   boundedpareto: quad(lambda x: ((x**-1.5 - 10**-1.5) / (1 - 10**-1.5))**3, [1, 10]) + 1
+#   hyperexponential: quad(lambda x: ((exp(-x) + exp(-2 x)) / 2)**3, [0, inf]) = 0.23125
+#   lognormal: quad(lambda x: (erfc(log(x) / (0.5 sqrt 2)) / 2)**3, [0, 1, inf])
+#   pareto:   1 + 1 / (7.5 - 1) = 15 / 13;  shifted: 1 + 1/3
+#   mixture:  quad(lambda x: (0.5 sf_U(1,2)(x) + 0.5 exp(-x)(1 + x + x^2/2))**3, [0, 1, 2, inf])
+_MIN3_MEANS = {"uniform": 1.5, "erlang": 0.962962962962963, "hyperexponential": 0.23125,
+               "pareto": 15 / 13, "shifted": 4 / 3}
+
+
+def _mp_min3_mean(name):
+    mp = mpmath
+    tails = {
+        "boundedpareto": (lambda x: 1 if x < 1 else ((x**-1.5 - 10**-1.5) / (1 - 10**-1.5))
+                          if x < 10 else 0, [0, 1, 10]),
+        "lognormal": (lambda x: mp.erfc(mp.log(x) / (0.5 * mp.sqrt(2))) / 2, [0, 1, 3, mp.inf]),
+        "mixture": (lambda x: 0.5 * min(max(2 - x, 0), 1)
+                    + 0.5 * mp.exp(-x) * (1 + x + x**2 / 2), [0, 1, 2, mp.inf]),
+    }
+    if name in _MIN3_MEANS:
+        return _MIN3_MEANS[name]
+    tail, points = tails[name]
+    with mp.workdps(25):
+        return float(mp.quad(lambda x: tail(x) ** 3, points))
+
+
+@pytest.mark.parametrize("c", [1e-9, 1e-3, 1.0, 1e3, 1e9])
+@pytest.mark.parametrize("name", sorted(_families_at_scale(1.0)))
+def test_minimum_mean_equivariant_in_the_unit_of_time(name, c):
+    law = _families_at_scale(c)[name]
+    fastest = law.minimum(3)
+    assert fastest.mean() / c == pytest.approx(_mp_min3_mean(name), rel=1e-9)
+    median = fastest.ppf(0.5)
+    assert math.isfinite(median) and median > 0
+    assert fastest.cdf(median) == pytest.approx(0.5, abs=1e-9)
+
+
+def _round_trip(obj):
+    return pickle.loads(pickle.dumps(obj))
+
+
+def test_every_distribution_pickles_after_use():
+    S = qt.slowdowns.facebook()
+    laws = list(_families_at_scale(1.0).values()) + [
+        qt.Exponential(2.0), qt.Deterministic(1.5), S, qt.Discrete.from_samples([1, 2, 2, 7]),
+        qt.Uniform(0, 1).minimum(2), qt.Pareto(2.5, 1.0).scaled(3.0),
+        qt.from_scipy(stats.gamma(2.0)).scaled(2.0), qt.from_scipy(stats.poisson(3.0, loc=1)),
+        qt.product(qt.Exponential(1.0), S), qt.product(qt.Erlang(2, 1.0), qt.Uniform(1, 3)),
+        qt.product(qt.Discrete([1, 2], [0.5, 0.5]), qt.Pareto(3.0, 1.0)),
+    ]
+    for law in laws:
+        # use every cache first (quantile nodes, transforms), then compare the copy's numbers
+        before = (law.mean(), law.cdf(1.7), complex(law.lst(0.3 + 2j)), law.ppf(0.9))
+        law._nodes  # noqa: B018 (fills the quantile cache)
+        copy = _round_trip(law)
+        assert repr(copy) == repr(law)
+        after = (copy.mean(), copy.cdf(1.7), complex(copy.lst(0.3 + 2j)), copy.ppf(0.9))
+        assert after == before
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: qt.Exponential(1.0).cdf({}), "x must be a number"),
+    (lambda: qt.Exponential(1.0).sf("1.0"), "x must be a number"),
+    (lambda: qt.Exponential(1.0).ppf(["0.5"]), "q must be a number"),
+    (lambda: qt.Exponential(1.0).lst({}), "s must be a number"),
+    (lambda: qt.Exponential(1.0).lst(True), "s must be a number"),
+    (lambda: qt.Exponential(1.0).sample(size=1.5), "size must be an integer >= 0"),
+    (lambda: qt.Exponential(1.0).sample(size=(2, -1)), "size must be an integer >= 0"),
+    (lambda: qt.Exponential(1.0).sample(size="3"), "size must be an integer >= 0"),
+    (lambda: qt.Exponential(1.0).sample(3, rng="seed"), "rng must be a seed"),
+    (lambda: qt.Exponential("0.5"), "rate must be a number"),
+    (lambda: qt.Uniform(0, b"1"), "high must be a number"),
+    (lambda: qt.Discrete(["1", "2"], [0.5, 0.5]), "values must be a number"),
+    (lambda: qt.Discrete([1, 2], ["0.5", "0.5"]), "probs must be a number"),
+    (lambda: qt.HyperExponential([1.0], ["2"]), "rates must be a number"),
+    (lambda: qt.Discrete.from_samples(["1", "2"]), "data must be numeric"),
+    (lambda: qt.Discrete([1, 2], [0.5, 0.5]).pmf({}), "x must be a number"),
+])
+def test_bad_input_types_raise_value_error_naming_parameter(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_numpy_scalars_and_zero_d_arrays_are_numbers():
+    assert qt.Exponential(np.float32(2.0)).rate == 2.0
+    assert qt.Erlang(np.array(3), np.array(1.5)).k == 3
+    assert qt.Exponential(1.0).sample(size=np.int64(4), rng=1).shape == (4,)
+    assert qt.Exponential(1.0).sample(size=np.array([2, 3]), rng=1).shape == (2, 3)
+    assert qt.Exponential(1.0).moment(np.array(2)) == 2.0
+
+
+def test_bounded_pareto_at_the_extremes_of_double_precision():
+    """low = 5e-324 (the smallest subnormal): low / high underflows to 0, which made
+    log(low / high) a math domain error. Closed forms at these bounds (alpha = 1.5, high = 10):
+    mass = 1 - (low/high)^1.5 = 1; E[X] = alpha/(alpha-1) low (1 - (low/high)^0.5) = 3 low;
+    E[X^2] = alpha/(2-alpha) low^1.5 high^0.5 (the low^2 term is 0): 3 * 5e-324**1.5 * 10**0.5
+    underflows to 0; P(X <= 1e-300) = 1 - (low / 1e-300)^1.5 = 1."""
+    B = qt.BoundedPareto(1.5, 5e-324, 10.0)
+    assert B.mean() == 3 * 5e-324 and B.moment(2) == 0.0
+    assert B.cdf(1e-300) == 1.0 and B.sf(10.0) == 0.0 and B.ppf(1.0) == 10.0
+    assert np.all(np.isfinite(B.lst(np.array([1.0, 1.0 + 1.0j, 1e6j]))))
+    # huge bounds: E[X] = 1.5 * 1e300 * (1 - (1e300/1e308)^0.5) / (1 - (1e300/1e308)^1.5) / 0.5
+    H = qt.BoundedPareto(1.5, 1e300, 1e308)
+    ref = 3e300 * (1 - 1e-4) / (1 - 1e-12)
+    assert H.mean() == pytest.approx(ref, rel=1e-13) and H.moment(2) == math.inf
+    assert H.cdf(1e304) == pytest.approx(1 - 1e-6, rel=1e-13)
+
+
+@pytest.mark.parametrize("s", [-1.0, -1e-300 + 5j, math.nan, complex(1.0, math.nan),
+                               np.array([1.0, -2.0])])
+def test_lst_rejects_negative_real_part_and_nan(s):
+    with pytest.raises(ValueError, match=r"s must have Re\(s\) >= 0"):
+        qt.Exponential(1.0).lst(s)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
+import numpy as np
 import pytest
 
 import queuetheory as qt
@@ -52,3 +54,34 @@ def test_defaults_and_value_semantics():
 def test_bad_parameters(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_policies_pickle():
+    for policy in (qt.Random(), qt.RIQ(3), qt.RedundancyD(2), qt.Threshold(d=3, n=1),
+                   qt.MDS(n=4, m=2, remove=False), qt.Replication(n=2, d=3)):
+        assert pickle.loads(pickle.dumps(policy)) == policy
+
+
+def test_numpy_scalars_accepted_strings_rejected():
+    assert qt.RIQ(np.array(2)) == qt.RIQ(2) and type(qt.RIQ(np.array(2)).d) is int
+    assert qt.RIQ(np.int32(3)).d == 3 and qt.Threshold(d=np.uint8(2), n=np.int64(0)).n == 0
+    assert qt.MDS(2, 1, remove=np.bool_(False)).remove is False
+    assert qt.Replication(2, 2, remove=np.array(True)).remove is True
+    for bad in ("2", b"2", np.array("2"), np.bool_(True), np.array([2]), None, 2 + 0j):
+        with pytest.raises(ValueError, match="d must be an integer >= 1"):
+            qt.RIQ(bad)
+    with pytest.raises(ValueError, match="remove must be True or False"):
+        qt.MDS(2, 1, remove=np.int64(1))
+
+
+@pytest.mark.parametrize("name", [None, 3, ["riq"], b"riq"])
+def test_from_name_rejects_non_strings(name):
+    with pytest.raises(ValueError, match="name must be a policy name"):
+        qt.policies.from_name(name)
+
+
+def test_riq_analysis_refuses_d_beyond_its_range_at_once():
+    """RIQ(d=10**7) once ran for minutes (the fixed point sums over d terms per iteration)."""
+    system = qt.System(qt.RIQ(d=10**7), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+    with pytest.raises(ValueError, match=r"d must be <= 100000 for the RIQ analysis.*d = 10000000"):
+        qt.analyze(system)

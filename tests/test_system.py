@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import pickle
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -64,6 +66,38 @@ def test_bad_input(facebook_sx, kwargs, message):
     args = {"policy": qt.RIQ(3), "runtime": facebook_sx, "arrival_rate": 0.7} | kwargs
     with pytest.raises(ValueError, match=message):
         qt.System(**args)
+
+
+def test_system_and_runtime_models_pickle_after_analysis():
+    """A dask or multiprocessing user ships systems to workers: SX, IR and System round-trip
+    through pickle, also after an analysis has filled their caches."""
+    S = qt.slowdowns.facebook()
+    systems = [
+        qt.System(qt.RIQ(3), qt.SX(qt.Exponential(S.mean()), S), arrival_rate=0.7),
+        qt.System(qt.RIQ(2), qt.SX(qt.Erlang(2, 2.0), qt.Uniform(1.0, 3.0)), arrival_rate=0.2),
+        qt.System(qt.Random(), qt.IR(qt.from_scipy(stats.lognorm(0.5))), arrival_rate=0.5,
+                  servers=10, interarrival=qt.Deterministic(1.0)),
+    ]
+    for system in systems:
+        p = qt.analyze(system.replace(interarrival=None))
+        p99 = p.quantile(0.99)
+        copy = pickle.loads(pickle.dumps(system))
+        assert copy == system or repr(copy) == repr(system)
+        again = qt.analyze(copy.replace(interarrival=None))
+        assert (again.mean, again.quantile(0.99)) == (p.mean, p99)
+        runtime = pickle.loads(pickle.dumps(system.runtime))
+        assert runtime.fastest(2).mean() == system.runtime.fastest(2).mean()
+
+
+def test_system_accepts_numpy_scalars_and_rejects_strings():
+    system = qt.System(qt.RIQ(np.int64(2)), qt.IR(qt.Exponential(np.float32(1.0))),
+                       arrival_rate=np.array(0.5), servers=np.array(10))
+    assert (system.arrival_rate, system.servers) == (0.5, 10)
+    assert type(system.servers) is int and type(system.arrival_rate) is float
+    with pytest.raises(ValueError, match="arrival_rate must be a number"):
+        qt.System(qt.RIQ(2), qt.IR(qt.Exponential(1.0)), arrival_rate="0.5")
+    with pytest.raises(ValueError, match="servers must be an integer"):
+        qt.System(qt.RIQ(2), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5, servers="10")
 
 
 def test_policy_subclass_is_analysed_like_its_parent():

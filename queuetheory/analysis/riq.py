@@ -39,6 +39,18 @@ def _binomial_weights(n: int, p: float) -> list[float]:
             for j in range(n + 1)]
 
 
+_MAX_D = 100_000
+"""Largest ``d`` analysed: the fixed point sums over the ``d`` possible numbers of idle polled
+servers at every iteration (about 10 s at ``d = 10**5``)."""
+
+
+def _check_d(d: int) -> None:
+    if d > _MAX_D:
+        raise ValueError(f"d must be <= {_MAX_D} for the RIQ analysis (it sums over the d + 1 "
+                         f"possible numbers of idle polled servers), got d = {d}; the "
+                         f"k -> infinity limit also assumes d << k")
+
+
 def _first_service_moment(model, d: int, b: float, k: int) -> float:
     """``E[B_e^k]`` given busy fraction ``b``: ``I - 1 ~ Binomial(d - 1, 1 - b)``."""
     w = _binomial_weights(d - 1, 1.0 - b)
@@ -53,6 +65,7 @@ def busy_fraction(system: System) -> float:
     """
     model, lam = system.runtime, system.arrival_rate
     d = system.policy.polled
+    _check_d(d)
     rho = system.load
     if not _checks.stable_load(rho):
         return 1.0
@@ -76,6 +89,7 @@ def analyze_riq(system: System) -> Prediction:
     """Random (d = 1) and RIQ(d) in the k -> infinity limit; see the module docstring."""
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.polled
+    _check_d(d)
     if d == 1:
         method = (f"Random, {model.name} runtimes: M/G/1 Pollaczek-Khinchine, exact for any "
                   f"number of servers (random routing makes each server an M/G/1 queue)")

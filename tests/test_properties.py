@@ -1,0 +1,257 @@
+"""Property-based tests (hypothesis) over the public API's parameter space.
+
+The promise checked here, on random valid input where the library breaks most easily (laws with
+atoms and far-apart slowdowns, continuous slowdowns, heavy tails, loads within 1e-12 of 1, small
+d, units of time from 1e-9 to 1e9): no NaN, no negative time, probabilities in [0, 1], monotone
+CDFs and quantiles, moments consistent with the law, and no exception other than the documented
+``ValueError`` / ``NotImplementedError``; on bad input, a ``ValueError`` naming the parameter.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import strategies as st
+
+import queuetheory as qt
+
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
+#: analysis examples cost up to a second each: fewer, and no shrinking (a failure prints its
+#: example as generated)
+ANALYSIS = settings(SETTINGS, max_examples=30,
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+
+scales = st.sampled_from([1e-9, 1e-3, 1.0, 1e3, 1e9])
+positive = st.floats(0.05, 20.0)
+
+
+@st.composite
+def job_sizes(draw, closed_transform: bool = False):
+    """A job-size or runtime law at unit scale (rescaled by the caller)."""
+    kind = draw(st.sampled_from(
+        ["exponential", "deterministic", "discrete", "erlang", "hyperexponential", "uniform",
+         "shifted"] + ([] if closed_transform else ["pareto", "boundedpareto"])))
+    if kind == "exponential":
+        return qt.Exponential(draw(positive))
+    if kind == "deterministic":
+        return qt.Deterministic(draw(positive))
+    if kind == "discrete":
+        n = draw(st.integers(1, 4))
+        values = draw(st.lists(st.floats(0.01, 100.0), min_size=n, max_size=n))
+        weights = draw(st.lists(st.floats(0.01, 1.0), min_size=n, max_size=n))
+        return qt.Discrete(values, np.array(weights) / sum(weights))
+    if kind == "erlang":
+        return qt.Erlang(draw(st.integers(1, 5)), draw(positive))
+    if kind == "hyperexponential":
+        p = draw(st.floats(0.01, 0.99))
+        return qt.HyperExponential([p, 1 - p], [draw(positive), draw(positive)])
+    if kind == "uniform":
+        low = draw(st.floats(0.0, 5.0))
+        return qt.Uniform(low, low + draw(positive))
+    if kind == "shifted":
+        return qt.ShiftedExponential(draw(st.floats(0.0, 5.0)), draw(positive))
+    if kind == "pareto":
+        return qt.Pareto(draw(st.floats(2.05, 5.0)), draw(positive))
+    low = draw(positive)
+    return qt.BoundedPareto(draw(st.floats(0.5, 3.0)), low, low * draw(st.floats(1.5, 1e4)))
+
+
+@st.composite
+def slowdowns(draw):
+    """Far-apart discrete slowdowns (atoms) or continuous ones, all > 0."""
+    kind = draw(st.sampled_from(["discrete", "discrete", "uniform", "exponential", "pareto"]))
+    if kind == "discrete":
+        n = draw(st.integers(1, 4))
+        values = draw(st.lists(st.floats(1.0, 1000.0), min_size=n, max_size=n))
+        weights = draw(st.lists(st.floats(0.01, 1.0), min_size=n, max_size=n))
+        return qt.Discrete(values, np.array(weights) / sum(weights))
+    if kind == "uniform":
+        low = draw(st.floats(0.1, 5.0))
+        return qt.Uniform(low, low * draw(st.floats(1.01, 50.0)))
+    if kind == "exponential":
+        return qt.Exponential(draw(positive))
+    return qt.Pareto(draw(st.floats(2.05, 5.0)), draw(st.floats(0.5, 2.0)))
+
+
+loads = st.floats(0.01, 0.95)
+near_one = st.sampled_from([0.999, 1 - 1e-9, 1 - 1e-12])
+
+
+@st.composite
+def runtime_models(draw):
+    """S&X (closed-form job-size transform when the slowdown is continuous) or IR."""
+    if draw(st.booleans()):
+        return qt.IR(draw(job_sizes()).scaled(draw(scales)))
+    S = draw(slowdowns())
+    X = draw(job_sizes(closed_transform=not isinstance(S, qt.Discrete)))
+    return qt.SX(X.scaled(draw(scales)), S)
+
+
+def _check_distribution(law, mean):
+    """Shared checks on a law: CDF, quantiles and the Markov bound agree with each other."""
+    q = np.array([0.01, 0.5, 0.9, 0.99])
+    x = law.ppf(q)
+    assert np.all(np.isfinite(x)) and np.all(x >= 0) and np.all(np.diff(x) >= 0)
+    cdf = law.cdf(x)
+    assert np.all((cdf >= 0) & (cdf <= 1)) and np.all(np.diff(cdf) >= -1e-12)
+    assert np.all(cdf >= q - 1e-9)  # ppf(q) is where the CDF reaches q
+    t = np.concatenate([x, 10 * x[-1:]])
+    sf = law.sf(t)
+    assert np.all((sf >= 0) & (sf <= 1)) and np.all(np.diff(sf) <= 1e-12)
+    if math.isfinite(mean):
+        assert np.all(t * sf <= mean * (1 + 1e-7) + 1e-300)  # Markov: t P(T > t) <= E[T]
+
+
+@SETTINGS
+@given(law=job_sizes(), c=scales, i=st.integers(1, 6))
+def test_distributions_consistent_and_scale_equivariant(law, c, i):
+    scaled = law.scaled(c)
+    mean = scaled.mean()
+    assert mean == pytest.approx(c * law.mean(), rel=1e-12)
+    fastest = scaled.minimum(i)
+    m = fastest.mean()
+    assert math.isfinite(m) and 0 < m <= mean * (1 + 1e-9)
+    assert m == pytest.approx(c * law.minimum(i).mean(), rel=1e-7)
+    _check_distribution(fastest, m)
+    values = fastest.lst(np.array([0.0, 0.1, 1.0, 10.0]) / c)
+    assert values[0] == pytest.approx(1.0) and np.all(np.diff(values) <= 1e-12)
+    assert np.all(values >= 0)
+
+
+@SETTINGS
+@given(model=runtime_models(), i=st.integers(1, 4))
+def test_fastest_of_i_replicas_is_a_proper_law(model, i):
+    law = model.fastest(i)
+    mean = law.mean()
+    assert math.isfinite(mean) and mean > 0
+    assert mean <= model.mean_runtime() * (1 + 1e-9)
+    _check_distribution(law, mean)
+    assert complex(law.lst(1.0 / mean)).real == pytest.approx(float(law.lst(1.0 / mean)))
+
+
+def _analyze_checked(system):
+    """``qt.analyze`` with the promise checked; returns the prediction."""
+    p = qt.analyze(system)
+    assert not math.isnan(p.mean) and p.mean >= 0
+    if not p.stable:
+        assert p.mean == math.inf
+        return p
+    q = p.quantile(np.array([0.5, 0.95, 0.99]))
+    assert np.all(~np.isnan(q)) and np.all(q >= 0) and np.all(np.diff(q) >= 0)
+    if math.isfinite(p.mean) and math.isfinite(q[-1]):
+        # every response is at least the fastest possible runtime: T >= X min(S) >= 0, and the
+        # mean of a law with these quantiles is at least (1 - 0.99) q99 (Markov)
+        assert 0.01 * q[-1] <= p.mean * (1 + 1e-6)
+    return p
+
+
+@ANALYSIS
+@given(model=runtime_models(), rho=loads, d=st.integers(1, 4))
+def test_analyze_random_and_riq(model, rho, d):
+    policy = qt.Random() if d == 1 else qt.RIQ(d)
+    rate = rho / model.mean_runtime()
+    assume(math.isfinite(rate) and rate > 0)
+    system = qt.System(policy, model, arrival_rate=rate)
+    p = _analyze_checked(system)
+    assert p.stable
+    # a job is at least as long as the fastest of all d replicas of its own
+    assert p.mean >= model.fastest(d).mean() * (1 - 1e-9)
+
+
+@ANALYSIS
+@given(model=runtime_models(), rho=near_one, d=st.integers(1, 3))
+def test_analyze_random_and_riq_within_1e_12_of_the_stability_boundary(model, rho, d):
+    """Loads 0.999, 1 - 1e-9, 1 - 1e-12: the mean is a number (finite and large, or inf when
+    the boundary decision says unstable), never NaN or negative, and the busy fraction is a
+    probability. (Quantiles this close to the boundary are checked by the transforms tests.)"""
+    policy = qt.Random() if d == 1 else qt.RIQ(d)
+    rate = rho / model.mean_runtime()
+    assume(math.isfinite(rate) and rate > 0)
+    p = qt.analyze(qt.System(policy, model, arrival_rate=rate))
+    assert not math.isnan(p.mean) and p.mean >= model.fastest(d).mean() * (1 - 1e-9)
+    assert 0 <= p.busy_fraction <= 1
+
+
+@ANALYSIS
+@given(model=runtime_models(), rho=st.floats(0.05, 0.9), d=st.integers(2, 3))
+def test_analyze_random_and_riq_equivariant_in_the_unit_of_time(model, rho, d):
+    rate = rho / model.mean_runtime()
+    c = 1e-6
+    if isinstance(model, qt.SX):
+        other = qt.SX(model.X.scaled(c), model.S)
+    else:
+        other = qt.IR(model.R.scaled(c))
+    p = qt.analyze(qt.System(qt.RIQ(d), model, arrival_rate=rate))
+    r = qt.analyze(qt.System(qt.RIQ(d), other, arrival_rate=rate / c))
+    assert r.mean == pytest.approx(c * p.mean, rel=1e-9)
+    assert r.busy_fraction == pytest.approx(p.busy_fraction, rel=1e-9)
+
+
+# ------------------------------------------------------------- other policies (light touch)
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(model=runtime_models(), rho=st.floats(0.05, 0.8),
+       policy=st.sampled_from([qt.RedundancyD(2), qt.Threshold(d=2, n=0), qt.Threshold(2, 1),
+                               qt.MDS(2, 1, remove=False), qt.Replication(2, 1, remove=False)]))
+def test_analyze_other_policies_documented_exceptions_only(model, rho, policy):
+    system = qt.System(policy, model, arrival_rate=rho / model.mean_runtime())
+    try:
+        p = qt.analyze(system)
+    except NotImplementedError:
+        return
+    assert not math.isnan(p.mean) and p.mean >= 0
+
+
+# --------------------------------------------------------------------------------- bad input
+
+bad_reals = st.one_of(st.floats(max_value=0.0), st.just(math.nan), st.just(math.inf),
+                      st.sampled_from(["1.0", None, True, [1.0], {}, 1 + 1j]))
+
+CONSTRUCTORS = {
+    "rate": lambda v: qt.Exponential(v),
+    "value": lambda v: qt.Deterministic(v),
+    "alpha": lambda v: qt.Pareto(v, 1.0),
+    "scale": lambda v: qt.Pareto(2.0, v),
+    "high": lambda v: qt.Uniform(0.0, v),
+    "arrival_rate": lambda v: qt.System(qt.RIQ(2), qt.IR(qt.Exponential(1.0)), arrival_rate=v),
+    "c": lambda v: qt.Exponential(1.0).scaled(v),
+}
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(CONSTRUCTORS)), value=bad_reals)
+def test_bad_real_parameters_raise_value_error_naming_them(name, value):
+    with pytest.raises(ValueError, match=name):
+        CONSTRUCTORS[name](value)
+
+
+bad_ints = st.one_of(st.integers(max_value=0), st.floats(0.5, 10.5).filter(lambda v: v % 1),
+                     st.sampled_from(["2", None, True, np.bool_(True), [2], math.nan, math.inf]))
+
+INT_CONSTRUCTORS = {
+    "d": lambda v: qt.RIQ(v),
+    "k": lambda v: qt.Erlang(v, 1.0),
+    "servers": lambda v: qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5, servers=v),
+    "i": lambda v: qt.Exponential(1.0).minimum(v),
+    "size": lambda v: qt.Exponential(1.0).sample(size=v if v != 0 else -1),
+}
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(INT_CONSTRUCTORS)), value=bad_ints)
+def test_bad_integer_parameters_raise_value_error_naming_them(name, value):
+    with pytest.raises(ValueError, match=name):
+        INT_CONSTRUCTORS[name](value)
+
+
+@SETTINGS
+@given(q=st.one_of(st.floats(allow_nan=True).filter(lambda v: not 0 <= v <= 1),
+                   st.sampled_from(["0.5", None, {}, [0.5, "x"]])))
+def test_bad_levels_raise_value_error(q):
+    with pytest.raises(ValueError, match="q must"):
+        qt.Erlang(2, 1.0).ppf(q)
