@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import fft, linalg, sparse
@@ -67,6 +68,7 @@ from ..runtime import IR, SX, RuntimeModel
 
 _GL_X = np.polynomial.legendre.leggauss(8)
 _GL_CELL = np.polynomial.legendre.leggauss(8)
+_MAX_PARTS = 16
 _TANH_SINH_U = _tanh_sinh_probabilities(n_half=24, t_max=3.2)
 _TAIL_TOL = 1e-8
 _PROBE_POINTS = 128
@@ -85,18 +87,22 @@ def _laws(model: RuntimeModel) -> tuple[Distribution, Distribution]:
     raise ValueError(f"runtime must be qt.SX or qt.IR, got {model!r}")
 
 
-def _gauss_pieces(edges: np.ndarray, density) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre nodes and weights (times ``density``) on the pieces between ``edges``.
-
-    ``edges`` has shape (n_pieces + 1, n_rows); returns arrays of shape (n_pieces * 8, n_rows).
-    """
+def _gauss_pieces(X: Distribution, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights (times the density of ``X``) on the pieces between
+    ``edges`` (shape (n_pieces + 1, n_rows)), each piece cut into equal parts no longer than
+    ``E[X] / 2`` at the last row (at most ``_MAX_PARTS``), so that a long piece, over which the
+    density of ``X`` changes by orders of magnitude, is integrated as accurately as a short
+    one. Returns arrays of shape (n_nodes, n_rows)."""
     t, wt = _GL_X
-    lo, hi = edges[:-1, None, :], edges[1:, None, :]
-    half = 0.5 * (hi - lo)
-    x = lo + half * (1.0 + t[None, :, None])
-    weight = half * wt[None, :, None] * density(x)
-    n = edges.shape[1]
-    return x.reshape(-1, n), weight.reshape(-1, n)
+    longest = (edges[1:, -1] - edges[:-1, -1]) / (0.5 * X.mean())
+    xs, weights = [], []
+    for k, count in enumerate(np.clip(np.ceil(longest), 1, _MAX_PARTS).astype(int)):
+        lo, width = edges[k], (edges[k + 1] - edges[k]) / count
+        frac = (np.arange(count)[:, None] + 0.5 * (1.0 + t[None, :])).ravel()
+        x = lo[None, :] + width[None, :] * frac[:, None]
+        xs.append(x)
+        weights.append(width[None, :] * np.tile(0.5 * wt, count)[:, None] * X.pdf(x))
+    return np.vstack(xs), np.vstack(weights)
 
 
 @dataclass
@@ -108,9 +114,11 @@ class _Discretisation:
     omega: np.ndarray          # (Q, n + 1) quadrature weights over X
     c: np.ndarray              # (Q, n + 1) P(x S > w_i)
     tau: np.ndarray            # (n + 1,) P(X > w_i / min S): there a = 1 exactly
-    sparse_map: sparse.csr_matrix | None = None   # (2 Q (n + 1), n + 1): left; right
+    sparse_map: sparse.csr_matrix | None = None   # (Q (n + 1), n + 1)
     toeplitz: tuple | None = None                 # (g, first column): (Q, n + 1) each
     flat: tuple | None = None     # (row of sparse_map, i (n + 1) + column, value) per entry
+    left: _Discretisation | None = None   # left limits w_i- where a jumps (discrete X)
+    lattice_steps: int = 0                # steps per cell of the lattice of jumps (0: none)
 
     @property
     def grid(self) -> np.ndarray:
@@ -118,8 +126,7 @@ class _Discretisation:
 
     def apply(self, H: np.ndarray) -> np.ndarray:
         if self.sparse_map is not None:
-            both = self.sparse_map @ H
-            lin = (both[:both.size // 2] + both[both.size // 2:]).reshape(self.c.shape)
+            lin = (self.sparse_map @ H).reshape(self.c.shape)
         else:
             g, first = self.toeplitz
             lin = _causal_convolve(g, H)
@@ -147,44 +154,87 @@ def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
     X, S = _laws(model)
     w = h * np.arange(n + 1)
     if isinstance(S, Discrete):
-        return _discretise_discrete_s(X, S, w, h, n)
-    return _discretise_continuous_s(X, S, w, h, n)
+        disc = _discretise_discrete_s(X, S, w, h, n)
+    else:
+        disc = _discretise_continuous_s(X, S, w, h, n)
+    g = _lattice(model)
+    disc.lattice_steps = n if g is None else int(round(g / h))
+    return disc
 
 
 def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
     s, p = S.values[::-1], S.probs[::-1]           # slowdowns in decreasing order
     if isinstance(X, Discrete):
+        # a_x jumps where x s = w: the grid holds those points (see _lattice), and the right
+        # limits (for the trapezoid of the cell to the right of w_i) and left limits (to the
+        # left) are kept apart; H(w_i - x s) falls on nodes, so linear interpolation is exact
         x = np.repeat(X.values[:, None], n + 1, axis=1)
         omega = np.repeat(X.probs[:, None], n + 1, axis=1)
         tau = np.zeros(n + 1)
-    else:
-        edges = np.vstack([np.zeros(n + 1), w[None, :] / s[:, None]])   # breakpoints w / s
-        x, omega = _gauss_pieces(edges, lambda v: X.pdf(v))
-        tau = X.sf(w / s[-1])
+        right = _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1)
+        right.left = _interpolation_map(x, omega, tau, s, p, h, n, closed=False, order=1)
+        return right
+    edges = np.vstack([np.zeros(n + 1), w[None, :] / s[:, None]])       # breakpoints w / s
+    x, omega = _gauss_pieces(X, edges)
+    tau = X.sf(w / s[-1])
+    return _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1)
+
+
+def _stencil(pos: np.ndarray, row: np.ndarray, order: int, n: int):
+    """Nodes and Lagrange weights interpolating ``H`` at ``pos`` (in steps, ``0 <= pos <=
+    row``) on ``order + 1`` consecutive nodes, centred where possible and never beyond node
+    ``row``; rows below ``order`` (and ``order = 1``) interpolate linearly (weights padded
+    with zeros)."""
+    cell = np.minimum(pos.astype(np.int64), n - 1)
+    linear = row < max(order, 1) if order > 1 else np.ones(pos.shape, dtype=bool)
+    first = np.where(linear, np.minimum(cell, np.maximum(row - 1, 0)),
+                     np.clip(cell - (order - 1) // 2, 0, row - order))
+    t = pos - first
+    weights = np.zeros((pos.size, order + 1))
+    weights[linear, 0] = 1.0 - t[linear]
+    weights[linear, 1] = t[linear]
+    high = ~linear
+    for m in range(order + 1):
+        lag = np.ones(int(high.sum()))
+        for k in range(order + 1):
+            if k != m:
+                lag *= (t[high] - k) / (m - k)
+        weights[high, m] = lag
+    cols = np.minimum(first[:, None] + np.arange(order + 1)[None, :], n)
+    return cols, weights
+
+
+def _interpolation_map(x, omega, tau, s, p, h, n, closed: bool, order: int
+                       ) -> _Discretisation:
+    """``a[q, i] = sum_j p_j H(w_i - x[q, i] s_j)`` with ``H = 1`` below 0 (at 0: ``H[0]`` if
+    ``closed``, the right limit in ``w``, else 1, the left limit; arguments within 1e-9 steps
+    of a node are put on it), ``H`` interpolated on ``order + 1`` nodes that never reach
+    beyond ``w_i`` (so the Newton matrix stays lower Hessenberg): built piece by piece of
+    ``x`` so that memory stays proportional to the entries kept."""
     q = x.shape[0]
-    y = w[None, :, None] - x[:, :, None] * s[None, None, :]            # (Q, n + 1, J)
-    inside = y >= 0
-    c = np.where(inside, 0.0, p).sum(axis=2)
-    pos = np.where(inside, y / h, 0.0)
-    left = np.minimum(pos.astype(np.int64), n)                          # pos >= 0: floor
-    frac = pos - left
-    pw = np.where(inside & (omega[:, :, None] > 0), p, 0.0)
-    # each (x node, w_i, s) puts weight on H at the nodes left and right of w_i - x s. The
-    # map is stored as two stacked CSR blocks (left weights, right weights), whose rows
-    # q (n + 1) + i follow the C order of the arrays, so no sorting is needed
-    keep = pw != 0
     rows = q * (n + 1)
-    counts = keep.reshape(rows, -1).sum(axis=1)
-    indptr = np.concatenate([[0], np.cumsum(counts)])
-    nnz = int(indptr[-1])
-    pw = pw[keep]
-    frac = frac[keep]
-    left = left[keep]
-    data = np.concatenate([pw * (1.0 - frac), pw * frac])
-    cols = np.concatenate([left, np.minimum(left + 1, n)])
-    A = sparse.csr_matrix((data, cols, np.concatenate([indptr, indptr[1:] + nnz])),
-                          shape=(2 * rows, n + 1))
-    row = np.tile(np.repeat(np.arange(rows), counts), 2)
+    c = np.zeros_like(x)
+    counts = np.zeros((q, n + 1), dtype=np.int64)
+    parts = []
+    for sj, pj in zip(s, p):
+        y = np.arange(n + 1)[None, :] - x * (sj / h)                   # (Q, n + 1), steps
+        nearest = np.round(y)
+        y = np.where(np.abs(y - nearest) < 1e-9 * np.maximum(np.abs(nearest), 1.0), nearest, y)
+        inside = (y >= 0) if closed else (y > 0)
+        c += np.where(inside, 0.0, pj)
+        keep = inside & (omega > 0)
+        qi, ii = np.nonzero(keep)
+        pos = y[qi, ii]
+        cols, weights = _stencil(pos, ii, order, n)
+        counts[qi, ii] += order + 1
+        parts.append((qi * (n + 1) + ii, cols, pj * weights))
+    row = np.concatenate([np.repeat(r, part_cols.shape[1]) for r, part_cols, _ in parts])
+    cols = np.concatenate([part_cols.ravel() for _, part_cols, _ in parts])
+    data = np.concatenate([v.ravel() for _, _, v in parts])
+    order_ = np.argsort(row, kind="stable")
+    row, cols, data = row[order_], cols[order_], data[order_]
+    indptr = np.concatenate([[0], np.cumsum(counts.ravel())])
+    A = sparse.csr_matrix((data, cols, indptr), shape=(rows, n + 1))
     target = (row % (n + 1)) * (n + 1) + cols
     return _Discretisation(h, n, omega, c, tau, sparse_map=A, flat=(row, target, data))
 
@@ -233,6 +283,11 @@ class MeanFieldSolution:
         ``P(U > w_i)``; ``workload_sf[0]`` is the busy fraction.
     response_sf : ndarray
         ``P(T > w_i)``.
+    response_sf_left : ndarray
+        ``P(T >= w_i)`` (differs from ``response_sf`` where ``T`` has an atom).
+    lattice_steps : int
+        Grid steps between consecutive points where the law may jump or kink (``n`` when the
+        laws are continuous).
     mean : float
         Mean response time (trapezoidal rule on ``response_sf``).
     newton_iterations : int
@@ -246,6 +301,8 @@ class MeanFieldSolution:
     response_sf: np.ndarray
     mean: float
     newton_iterations: int
+    response_sf_left: np.ndarray
+    lattice_steps: int
 
     @property
     def busy_fraction(self) -> float:
@@ -268,6 +325,24 @@ def _jacobian_phi(disc, H, d, a, ad1):
     J = disc.weighted_map(coef)
     J[np.diag_indices_from(J)] -= (disc.omega * ad1).sum(axis=0) + disc.tau
     return J
+
+
+def _cell_phi(disc: _Discretisation, H: np.ndarray, d: int):
+    """``phi`` at the left ends of the cells (right limits) and at their right ends (left
+    limits): equal unless ``a`` jumps at grid nodes (discrete ``X`` and ``S``)."""
+    right = _phi(disc, H, d)[2]
+    left = right if disc.left is None else _phi(disc.left, H, d)[2]
+    return right[:-1], left[1:]
+
+
+def _cell_jacobian(disc: _Discretisation, H: np.ndarray, d: int):
+    """Jacobians of :func:`_cell_phi` (rows 0..n-1 and 1..n, all columns)."""
+    a, ad1, _ = _phi(disc, H, d)
+    right = _jacobian_phi(disc, H, d, a, ad1)
+    if disc.left is None:
+        return right[:-1], right[1:]
+    a, ad1, _ = _phi(disc.left, H, d)
+    return right[:-1], _jacobian_phi(disc.left, H, d, a, ad1)[1:]
 
 
 def _solve_hessenberg(J: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -302,8 +377,9 @@ def _newton(disc: _Discretisation, d: int, H: np.ndarray, lam: float,
     H[n] = 0.0
 
     def residual(H, lam):
-        _, _, phi = _phi(disc, H, d)
-        r = H[:n] - H[1:] - 0.5 * h * lam * d * (phi[:n] + phi[1:])
+        right, left = _cell_phi(disc, H, d)
+        phi = right + left
+        r = H[:n] - H[1:] - 0.5 * h * lam * d * phi
         if pin is not None:
             r = np.append(r, H[where] - pin[1])
         return r, phi
@@ -311,16 +387,15 @@ def _newton(disc: _Discretisation, d: int, H: np.ndarray, lam: float,
     r, phi = residual(H, lam)
     norm = np.max(np.abs(r))
     for it in range(1, max_iter + 1):
-        a, ad1, _ = _phi(disc, H, d)
-        Jphi = _jacobian_phi(disc, H, d, a, ad1)
-        J = -0.5 * h * lam * d * (Jphi[:n, :n] + Jphi[1:, :n])
+        right, left = _cell_jacobian(disc, H, d)
+        J = -0.5 * h * lam * d * (right[:, :n] + left[:, :n])
         J[np.arange(n), np.arange(n)] += 1.0
         J[np.arange(n - 1), np.arange(1, n)] -= 1.0
         if pin is None:
             step = _solve_hessenberg(J, -r)
         else:
             # bordered system [[J, col], [e_where, 0]]: block elimination
-            col = -0.5 * h * d * (phi[:n] + phi[1:])
+            col = -0.5 * h * d * phi
             y = _solve_hessenberg(J, np.column_stack([-r[:n], col]))
             dlam = (y[where, 0] + r[n]) / y[where, 1]
             step = np.append(y[:, 0] - dlam * y[:, 1], dlam)
@@ -352,13 +427,49 @@ def _initial_guess(disc: _Discretisation, d: int, lam: float) -> np.ndarray:
     return np.minimum(lam * d * tail, 0.95)
 
 
-def _response_sf(disc, H, d) -> np.ndarray:
-    a = np.clip(disc.apply(H), 0.0, 1.0)
-    return (disc.omega * a ** d).sum(axis=0) + disc.tau
+def _response_sf(disc, H, d) -> tuple[np.ndarray, np.ndarray]:
+    """``P(T > w_i)`` (right limits) and ``P(T >= w_i)`` (left limits) at the nodes."""
+    def sf(part):
+        a = np.clip(part.apply(H), 0.0, 1.0)
+        return (part.omega * a ** d).sum(axis=0) + part.tau
+    right = sf(disc)
+    return right, (right if disc.left is None else sf(disc.left))
 
 
-def _trapezoid(values: np.ndarray, h: float) -> float:
-    return float(h * (values.sum() - 0.5 * (values[0] + values[-1])))
+def _trapezoid(right: np.ndarray, left: np.ndarray, h: float) -> float:
+    """Trapezoidal rule with the right limit at each cell's left end and the left limit at
+    its right end."""
+    return float(0.5 * h * (right[:-1].sum() + left[1:].sum()))
+
+
+def _lattice(model: RuntimeModel) -> float | None:
+    """The largest ``g`` of which every runtime ``x s`` is a multiple when ``X`` and ``S`` are
+    both discrete (the points where the workload equation jumps), or ``None`` (continuous
+    laws, or runtimes with no common measure down to 1/1000 of the smallest)."""
+    X, S = _laws(model)
+    if not (isinstance(X, Discrete) and isinstance(S, Discrete)):
+        return None
+    values = np.unique(np.outer(X.values, S.values))
+    values = values[values > 0]
+    base = float(values[0])
+    ratios = [Fraction(float(r)).limit_denominator(1000) for r in values / base]
+    if any(abs(float(f) - r) > 1e-12 * r for f, r in zip(ratios, values / base)):
+        return None
+    common = math.lcm(*(f.denominator for f in ratios))
+    divisor = math.gcd(*(f.numerator * common // f.denominator for f in ratios))
+    return base * divisor / common
+
+
+def _grid(model: RuntimeModel, length: float, n: int) -> tuple[float, int]:
+    """Step and number of intervals of a grid of about ``n`` intervals on ``[0, length]``,
+    the step a divisor (at most a third) of the lattice of :func:`_lattice` when there is
+    one, so the jumps fall on nodes and every lattice cell holds a cubic stencil."""
+    g = _lattice(model)
+    if g is None:
+        return length / n, n
+    per_cell = max(3, int(math.ceil(n * g / length)))
+    h = g / per_cell
+    return h, int(math.ceil(length / h - 1e-9))
 
 
 def _scale(model: RuntimeModel, d: int) -> float:
@@ -383,15 +494,14 @@ def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False
         disc = _discretise(model, length / n, n)
         H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
         return disc, H, lam, iters
-    coarse = min(n, _PROBE_POINTS)
     for _ in range(12):
-        disc = _discretise(model, length / coarse, coarse)
+        disc = _discretise(model, *_grid(model, length, min(n, _PROBE_POINTS)))
         guess = (_initial_guess(disc, d, lam) if H0 is None
                  else _regridded(H0, h0, disc.grid))
         H, lam, iters = _newton(disc, d, guess, lam, pin)
         H0, h0 = H, disc.h
-        sf_t = _response_sf(disc, H, d)
-        probe = int(0.75 * coarse)
+        sf_t = _response_sf(disc, H, d)[0]
+        probe = int(0.75 * disc.n)
         if H[probe] < _TAIL_TOL and sf_t[probe] < _TAIL_TOL:
             break
         length *= 2.0
@@ -399,9 +509,10 @@ def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False
         raise MeanFieldError("the workload does not fit on the grid (the system is at or "
                              "beyond its stability frontier)")
     n = max(n, int(math.ceil(length / _max_step(model, d))))
-    if coarse == n:
+    h, n = _grid(model, length, n)
+    if n == disc.n:
         return disc, H, lam, iters
-    disc = _discretise(model, length / n, n)
+    disc = _discretise(model, h, n)
     H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
     return disc, H, lam, iters
 
@@ -416,8 +527,9 @@ def _default_length(model: RuntimeModel, d: int) -> float:
 
 
 def _solution(disc, H, lam, d, iters) -> MeanFieldSolution:
-    sf_t = _response_sf(disc, H, d)
-    return MeanFieldSolution(lam, d, disc.grid, H, sf_t, _trapezoid(sf_t, disc.h), iters)
+    right, left = _response_sf(disc, H, d)
+    return MeanFieldSolution(lam, d, disc.grid, H, right, _trapezoid(right, left, disc.h),
+                             iters, left, disc.lattice_steps)
 
 
 def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
@@ -486,8 +598,7 @@ def _front(model, d, start: MeanFieldSolution, position: float, step: float):
     here = float(np.interp(0.5, H[::-1], grid[::-1]))
     shift = position - here
     length = float(grid[-1]) + max(shift, 0.0)
-    points = 2 * int(math.ceil(0.5 * length / step))
-    disc = _discretise(model, length / points, points)
+    disc = _discretise(model, *_grid(model, length, 2 * int(math.ceil(0.5 * length / step))))
     guess = _regridded(H, float(grid[1]), disc.grid, shift)
     H, lam, iters = _newton(disc, d, guess, start.arrival_rate, pin=(position, 0.5))
     return _solution(disc, H, lam, d, iters)
