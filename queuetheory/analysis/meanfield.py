@@ -68,7 +68,9 @@ from ..runtime import IR, SX, RuntimeModel
 
 _GL_X = np.polynomial.legendre.leggauss(8)
 _GL_CELL = np.polynomial.legendre.leggauss(8)
-_MAX_PARTS = 16
+_MAX_PARTS = 8
+_PART = 1.0
+_NEGLIGIBLE = 1e-17   # probability of X beyond its last quadrature piece (dropped)
 _TANH_SINH_U = _tanh_sinh_probabilities(n_half=24, t_max=3.2)
 _TAIL_TOL = 1e-8
 _PROBE_POINTS = 128
@@ -94,15 +96,22 @@ def _gauss_pieces(X: Distribution, edges: np.ndarray) -> tuple[np.ndarray, np.nd
     density of ``X`` changes by orders of magnitude, is integrated as accurately as a short
     one. Returns arrays of shape (n_nodes, n_rows)."""
     t, wt = _GL_X
-    longest = (edges[1:, -1] - edges[:-1, -1]) / (0.5 * X.mean())
-    xs, weights = [], []
-    for k, count in enumerate(np.clip(np.ceil(longest), 1, _MAX_PARTS).astype(int)):
-        lo, width = edges[k], (edges[k + 1] - edges[k]) / count
-        frac = (np.arange(count)[:, None] + 0.5 * (1.0 + t[None, :])).ravel()
-        x = lo[None, :] + width[None, :] * frac[:, None]
-        xs.append(x)
-        weights.append(width[None, :] * np.tile(0.5 * wt, count)[:, None] * X.pdf(x))
-    return np.vstack(xs), np.vstack(weights)
+    edges = np.minimum(edges, float(X._isf(np.array([_NEGLIGIBLE]))[0]))
+    length = edges[1:] - edges[:-1]
+    wanted = np.clip(np.ceil(length / (_PART * X.mean())), 1, _MAX_PARTS).astype(int)
+    xs, weights, pieces = [], [], []
+    for k in range(length.shape[0]):
+        count = wanted[k]                                       # parts of piece k, per row
+        width = length[k] / count
+        frac = np.arange(count.max())[:, None] + 0.5 * (1.0 + t[None, :])    # (parts, 8)
+        x = edges[k][None, None, :] + width[None, None, :] * frac[:, :, None]
+        used = np.arange(count.max())[:, None, None] < count[None, None, :]
+        weight = np.where(used, width[None, None, :] * (0.5 * wt)[None, :, None]
+                          * X.pdf(x), 0.0)
+        xs.append(x.reshape(-1, x.shape[2]))
+        weights.append(weight.reshape(-1, x.shape[2]))
+        pieces.append(np.full(xs[-1].shape[0], k))
+    return np.vstack(xs), np.vstack(weights), np.concatenate(pieces)
 
 
 @dataclass
@@ -114,7 +123,7 @@ class _Discretisation:
     omega: np.ndarray          # (Q, n + 1) quadrature weights over X
     c: np.ndarray              # (Q, n + 1) P(x S > w_i)
     tau: np.ndarray            # (n + 1,) P(X > w_i / min S): there a = 1 exactly
-    sparse_map: sparse.csr_matrix | None = None   # (Q (n + 1), n + 1)
+    sparse_map: list | None = None    # CSR blocks (Q (n + 1), n + 1), one per slowdown
     toeplitz: tuple | None = None                 # (g, first column): (Q, n + 1) each
     flat: tuple | None = None     # (row of sparse_map, i (n + 1) + column, value) per entry
     left: _Discretisation | None = None   # left limits w_i- where a jumps (discrete X)
@@ -126,7 +135,7 @@ class _Discretisation:
 
     def apply(self, H: np.ndarray) -> np.ndarray:
         if self.sparse_map is not None:
-            lin = (self.sparse_map @ H).reshape(self.c.shape)
+            lin = sum(block @ H for block in self.sparse_map).reshape(self.c.shape)
         else:
             g, first = self.toeplitz
             lin = _causal_convolve(g, H)
@@ -175,68 +184,59 @@ def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
         right.left = _interpolation_map(x, omega, tau, s, p, h, n, closed=False, order=1)
         return right
     edges = np.vstack([np.zeros(n + 1), w[None, :] / s[:, None]])       # breakpoints w / s
-    x, omega = _gauss_pieces(X, edges)
+    x, omega, piece = _gauss_pieces(X, edges)
     tau = X.sf(w / s[-1])
-    return _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1)
+    return _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1, piece=piece)
 
 
 def _stencil(pos: np.ndarray, row: np.ndarray, order: int, n: int):
-    """Nodes and Lagrange weights interpolating ``H`` at ``pos`` (in steps, ``0 <= pos <=
-    row``) on ``order + 1`` consecutive nodes, centred where possible and never beyond node
-    ``row``; rows below ``order`` (and ``order = 1``) interpolate linearly (weights padded
-    with zeros)."""
-    cell = np.minimum(pos.astype(np.int64), n - 1)
-    linear = row < max(order, 1) if order > 1 else np.ones(pos.shape, dtype=bool)
-    first = np.where(linear, np.minimum(cell, np.maximum(row - 1, 0)),
-                     np.clip(cell - (order - 1) // 2, 0, row - order))
+    """Nodes and weights interpolating ``H`` linearly at ``pos`` (in steps, ``0 <= pos <=
+    row``) from nodes never beyond ``row``."""
+    del order
+    first = np.minimum(pos.astype(np.int64), np.maximum(row - 1, 0))
     t = pos - first
-    weights = np.zeros((pos.size, order + 1))
-    weights[linear, 0] = 1.0 - t[linear]
-    weights[linear, 1] = t[linear]
-    high = ~linear
-    for m in range(order + 1):
-        lag = np.ones(int(high.sum()))
-        for k in range(order + 1):
-            if k != m:
-                lag *= (t[high] - k) / (m - k)
-        weights[high, m] = lag
-    cols = np.minimum(first[:, None] + np.arange(order + 1)[None, :], n)
-    return cols, weights
+    return (np.column_stack([first, np.minimum(first + 1, n)]),
+            np.column_stack([1.0 - t, t]))
 
 
-def _interpolation_map(x, omega, tau, s, p, h, n, closed: bool, order: int
+def _interpolation_map(x, omega, tau, s, p, h, n, closed: bool, order: int, piece=None
                        ) -> _Discretisation:
     """``a[q, i] = sum_j p_j H(w_i - x[q, i] s_j)`` with ``H = 1`` below 0 (at 0: ``H[0]`` if
     ``closed``, the right limit in ``w``, else 1, the left limit; arguments within 1e-9 steps
     of a node are put on it), ``H`` interpolated on ``order + 1`` nodes that never reach
-    beyond ``w_i`` (so the Newton matrix stays lower Hessenberg): built piece by piece of
-    ``x`` so that memory stays proportional to the entries kept."""
+    beyond ``w_i`` (so the Newton matrix stays lower Hessenberg). ``piece[q]`` (slowdowns in
+    decreasing order) says that ``x[q]`` lies between ``w / s_(piece - 1)`` and
+    ``w / s_piece``, so only slowdowns ``j >= piece`` can be inside. Memory is proportional
+    to the entries kept."""
     q = x.shape[0]
-    rows = q * (n + 1)
     c = np.zeros_like(x)
-    counts = np.zeros((q, n + 1), dtype=np.int64)
-    parts = []
-    for sj, pj in zip(s, p):
-        y = np.arange(n + 1)[None, :] - x * (sj / h)                   # (Q, n + 1), steps
-        nearest = np.round(y)
-        y = np.where(np.abs(y - nearest) < 1e-9 * np.maximum(np.abs(nearest), 1.0), nearest, y)
+    steps = np.arange(n + 1)[None, :]
+    rows, cols, blocks = [], [], []
+    snap = piece is None            # discrete X: the arguments should fall on nodes
+    piece = np.zeros(q, dtype=np.int64) if piece is None else piece
+    for j, (sj, pj) in enumerate(zip(s, p)):
+        end = int(np.searchsorted(piece, j, side="right"))       # pieces are in order
+        y = steps - x[:end] * (sj / h)                                  # in steps
+        if snap:
+            nearest = np.round(y)
+            close = np.abs(y - nearest) < 1e-9 * np.maximum(np.abs(nearest), 1.0)
+            y = np.where(close, nearest, y)
         inside = (y >= 0) if closed else (y > 0)
-        c += np.where(inside, 0.0, pj)
-        keep = inside & (omega > 0)
-        qi, ii = np.nonzero(keep)
+        c += pj
+        c[:end] -= np.where(inside, pj, 0.0)
+        qi, ii = np.nonzero(inside & (omega[:end] > 0))
         pos = y[qi, ii]
-        cols, weights = _stencil(pos, ii, order, n)
-        counts[qi, ii] += order + 1
-        parts.append((qi * (n + 1) + ii, cols, pj * weights))
-    row = np.concatenate([np.repeat(r, part_cols.shape[1]) for r, part_cols, _ in parts])
-    cols = np.concatenate([part_cols.ravel() for _, part_cols, _ in parts])
-    data = np.concatenate([v.ravel() for _, _, v in parts])
-    order_ = np.argsort(row, kind="stable")
-    row, cols, data = row[order_], cols[order_], data[order_]
-    indptr = np.concatenate([[0], np.cumsum(counts.ravel())])
-    A = sparse.csr_matrix((data, cols, indptr), shape=(rows, n + 1))
-    target = (row % (n + 1)) * (n + 1) + cols
-    return _Discretisation(h, n, omega, c, tau, sparse_map=A, flat=(row, target, data))
+        node, weight = _stencil(pos, ii, order, n)
+        row = np.repeat(qi * (n + 1) + ii, order + 1)          # sorted: C order
+        indptr = np.searchsorted(row, np.arange(q * (n + 1) + 1))
+        blocks.append(sparse.csr_matrix(((pj * weight).ravel(), node.ravel(), indptr),
+                                        shape=(q * (n + 1), n + 1)))
+        rows.append(row)
+        cols.append(node.ravel())
+    row, col = np.concatenate(rows), np.concatenate(cols)
+    value = np.concatenate([block.data for block in blocks])
+    target = (row % (n + 1)) * (n + 1) + col
+    return _Discretisation(h, n, omega, c, tau, sparse_map=blocks, flat=(row, target, value))
 
 
 def _discretise_continuous_s(X, S, w, h, n) -> _Discretisation:
@@ -562,18 +562,154 @@ def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400
     return _solution(disc, H, lam, d, iters)
 
 
+def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndarray
+           ) -> np.ndarray:
+    """``P(T > t)`` from node values: right limits ``right``, left limits ``left``, step ``h``.
+
+    Cubic Lagrange interpolation on 4 nodes of the lattice cell (``steps`` grid steps) holding
+    ``t``, never across a lattice point, where the law may jump or kink (linear if the cell
+    holds fewer than 3 steps); 1 below 0, 0 beyond the grid."""
+    n = right.size - 1
+    t = np.asarray(t, dtype=float)
+    pos = np.clip(t / h, 0.0, n)
+    nearest = np.round(pos)
+    pos = np.where(np.abs(pos - nearest) < 1e-12 * np.maximum(nearest, 1.0), nearest, pos)
+    i = np.minimum(pos.astype(np.int64), n - 1)
+    start = (i // steps) * steps
+    end = np.minimum(start + steps, n)
+    cubic = end - start >= 3
+    first = np.where(cubic, np.clip(i - 1, start, end - 3), i)
+    u = pos - first
+    base = np.where(first == end, left[first], right[first])
+    out = base.copy()                     # differences: a constant stencil stays exact
+    for m in range(4):
+        node = np.minimum(first + m, n)
+        value = np.where(node == end, left[node], right[node]) - base
+        weight = np.ones(pos.shape)
+        for k in range(4):
+            if k != m:
+                weight *= (u - k) / (m - k)
+        linear = np.where(m == 0, 1.0 - u, np.where(m == 1, u, 0.0))
+        out += np.where(cubic, weight, linear) * value
+    out = np.clip(out, 0.0, 1.0)
+    return np.where(t < 0, 1.0, np.where(t > h * n, 0.0, out))
+
+
+@dataclass
+class ExtrapolatedSolution:
+    """Mean-field solutions on grids of steps ``h`` and ``h / 2`` and their Richardson
+    extrapolation, with error estimates.
+
+    The discretisation error is ``O(h^2)`` (the trapezoidal rule in ``w``, linear
+    interpolation of ``H``): the fine value's error is about ``|fine - coarse| / 3`` and the
+    extrapolated value ``(4 fine - coarse) / 3`` is much closer; each ``*_error`` attribute is
+    ``|fine - coarse| / 3``, an estimate of the fine value's error used as a (generous) bound
+    on the extrapolated value's. When the runtimes are discrete but their atoms have no common
+    measure (the jumps fall between nodes) the method is only first order: the fine values are
+    returned unextrapolated, with ``|fine - coarse|`` as their error.
+
+    Attributes
+    ----------
+    fine, coarse : MeanFieldSolution
+    mean, mean_error : float
+        ``E[T]`` and its error estimate.
+    busy_fraction, busy_error : float
+        ``P(U > 0)`` and its error estimate.
+    """
+
+    fine: MeanFieldSolution
+    coarse: MeanFieldSolution
+    second_order: bool
+    lattice: float | None = None
+
+    def _extrapolate(self, fine: np.ndarray | float, coarse: np.ndarray | float):
+        if self.second_order:
+            return (4.0 * fine - coarse) / 3.0, np.abs(fine - coarse) / 3.0
+        return fine, np.abs(fine - coarse)
+
+    @property
+    def mean(self) -> float:
+        return float(self._extrapolate(self.fine.mean, self.coarse.mean)[0])
+
+    @property
+    def mean_error(self) -> float:
+        return float(self._extrapolate(self.fine.mean, self.coarse.mean)[1])
+
+    @property
+    def busy_fraction(self) -> float:
+        return float(self._extrapolate(self.fine.busy_fraction, self.coarse.busy_fraction)[0])
+
+    @property
+    def busy_error(self) -> float:
+        return float(self._extrapolate(self.fine.busy_fraction,
+                                       self.coarse.busy_fraction)[1])
+
+    @property
+    def length(self) -> float:
+        return float(self.coarse.grid[-1])
+
+    def sf(self, t, which: str = "extrapolated") -> np.ndarray:
+        """``P(T > t)``: ``which`` is ``"extrapolated"``, ``"fine"`` or ``"coarse"``."""
+        c, f = self.coarse, self.fine
+        if which == "coarse":
+            return _table(c.response_sf, c.response_sf_left, float(c.grid[1]),
+                          c.lattice_steps, t)
+        if which == "fine":
+            return _table(f.response_sf, f.response_sf_left, float(f.grid[1]),
+                          f.lattice_steps, t)
+        right = self._extrapolate(f.response_sf[::2], c.response_sf)[0]
+        left = self._extrapolate(f.response_sf_left[::2], c.response_sf_left)[0]
+        # monotone and in [0, 1]: P(T >= w_i) >= P(T > w_i) >= P(T >= w_(i+1))
+        both = np.minimum.accumulate(np.clip(np.column_stack([left, right]).ravel(), 0, 1))
+        return _table(both[1::2], both[0::2], float(c.grid[1]), c.lattice_steps, t)
+
+    def quantile(self, q, which: str = "extrapolated"):
+        """The smallest ``t`` with ``P(T > t) <= 1 - q`` (``q`` a float or an array): the
+        bracketing grid cell from the node values, then bisection inside it (a level inside
+        a jump of the law returns the jump's point exactly)."""
+        q = np.asarray(q, dtype=float)
+        level = 1.0 - q.ravel()
+        grid = self.coarse.grid if which == "coarse" else self.fine.grid
+        nodes = self.sf(grid, which)
+        # first node at which the (non-increasing) tail is at or below the level
+        k = np.searchsorted(-np.minimum.accumulate(nodes), -level, side="left")
+        k = np.minimum(k, grid.size - 1)
+        hi = grid[k]
+        lo = np.where(k > 0, grid[np.maximum(k - 1, 0)], 0.0)
+        for _ in range(64):
+            mid = 0.5 * (lo + hi)
+            below = self.sf(mid, which) <= level
+            hi = np.where(below, mid, hi)
+            lo = np.where(below, lo, mid)
+            if np.all(hi - lo <= 2e-16 * hi):
+                break
+        if self.lattice is not None:
+            # a level inside a jump: the bisection ends within rounding of a lattice point
+            point = np.round(hi / self.lattice) * self.lattice
+            hi = np.where(np.abs(hi - point) <= 1e-9 * hi, point, hi)
+        out = np.where(level >= nodes[0], 0.0, hi).reshape(q.shape)
+        return float(out) if out.ndim == 0 else out
+
+    def quantile_error(self, q):
+        """Error estimate of :meth:`quantile`: from the fine and coarse tables' quantiles."""
+        fine, coarse = self.quantile(q, "fine"), self.quantile(q, "coarse")
+        return self._extrapolate(fine, coarse)[1]
+
+
 def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
-                       length: float | None = None):
+                       length: float | None = None) -> ExtrapolatedSolution:
     """:func:`solve` with ``n`` and ``2 n`` intervals on the same ``W`` (``n`` at least
-    ``points``, and at least ``W`` over half the mean of the fastest of ``d``); returns the fine
-    solution, the Richardson-extrapolated mean ``(4 m_(h/2) - m_h) / 3`` and the error estimate
-    ``|m_(h/2) - m_h| / 3`` of the fine mean."""
+    ``points``, and at least ``W`` over half the mean of the fastest of ``d``), Richardson
+    extrapolated (see :class:`ExtrapolatedSolution`)."""
     coarse = solve(model, d, arrival_rate, points=points, length=length)
     disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
                                     2 * (coarse.grid.size - 1), H0=coarse.workload_sf,
                                     h0=float(coarse.grid[1]), fitted=True)
     fine = _solution(disc, H, lam, d, iters)
-    return fine, (4.0 * fine.mean - coarse.mean) / 3.0, abs(fine.mean - coarse.mean) / 3.0
+    X, S = _laws(model)
+    second = not (isinstance(X, Discrete) and isinstance(S, Discrete)) or \
+        _lattice(model) is not None
+    return ExtrapolatedSolution(fine, coarse, second, _lattice(model))
 
 
 def arrival_rate_at_busy_fraction(model: RuntimeModel, d: int, busy: float, *,
