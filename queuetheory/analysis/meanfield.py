@@ -26,14 +26,35 @@ that piecewise-linear ``H``: for a discrete ``S`` by interpolation at the points
 against the law of ``x S`` cell by cell, a lower-triangular Toeplitz matrix). The expectation
 over ``X`` uses its atoms when ``X`` is discrete; for a continuous ``X`` and a discrete ``S`` the
 integrand jumps where ``x s = w``, so ``x`` is integrated piece by piece between the
-breakpoints ``w_i / s`` with Gauss-Legendre rules against the density of ``X`` (the piece
-beyond ``w_i / min s`` contributes exactly ``P(X > w_i / min s)``); for a continuous ``X`` and a
-continuous ``S`` a tanh-sinh rule in probability space (49 nodes). The equation is integrated by the
-trapezoidal rule, ``H_i - H_(i+1) = h (f_i + f_(i+1)) / 2``, and the resulting nonlinear system
-is solved by Newton's method with a dense Jacobian and backtracking. ``W`` is doubled until
-both ``H`` and the response-time tail are below ``1e-8`` at ``0.75 W``. The discretisation
-error is ``O(h^2)``; the mean is Richardson-extrapolated from steps ``h`` and ``h / 2``, and
-their difference is reported as the error estimate.
+breakpoints ``w_i / s``, each piece cut into parts no longer than ``E[X]`` (at most 8) with an
+8-point Gauss-Legendre rule against the density of ``X`` on each part, so the density integrates
+to 1 however long a piece is (the piece beyond ``w_i / min s`` contributes exactly
+``P(X > w_i / min s)``; ``X`` beyond its ``1 - 1e-17`` quantile is dropped); for a continuous
+``X`` and a continuous ``S`` a tanh-sinh rule in probability space (49 nodes).
+
+Atoms. When ``X`` and ``S`` are both discrete, ``a`` jumps (the atom of ``U`` at 0 meets the
+atoms ``x s`` of the runtime) and ``H'`` jumps with it, at the points ``x s`` and their sums.
+If every ``x s`` is a multiple of one ``g`` (:func:`_lattice`), the step divides ``g`` (at
+most ``g / 3``) so that every such point is a node, and the right limit of the integrand at a
+cell's left end and its left limit at its right end are kept apart; the scheme is then as
+accurate as on smooth laws (it reproduces M/D/1 to rounding). Without a common measure the
+jumps fall between nodes and the method is first order (said in ``method``).
+
+The equation is integrated by the trapezoidal rule, ``H_i - H_(i+1) = h (f_i+ + f_(i+1)-) / 2``,
+and the resulting nonlinear system is solved by Newton's method with a dense Jacobian and
+backtracking. ``W`` is doubled until both ``H`` and the response-time tail are below ``1e-8``
+at ``0.75 W``. The discretisation error is ``O(h^2)``: mean, busy fraction and the tail at
+the nodes are Richardson-extrapolated from steps ``h`` and ``h / 2`` (between nodes the tail is
+interpolated by cubics that never cross a lattice point), and ``|fine - coarse| / 3``, the
+estimated error of the step-``h / 2`` value, is reported as the error of each (a generous
+bound on the extrapolated value's error); quantile errors come from the quantiles of the two
+grids. The mean's error also counts the tail beyond ``W`` (``W P(T > 0.75 W)``).
+
+Memory. A grid has at most ``_MAX_POINTS = 3000`` intervals (dense Newton matrices of at most
+72 MB, a few alive at once) and at most ``_MAX_ENTRIES = 1e7`` interpolation entries (about
+48 bytes each), so one analysis stays below about 1 GB; a workload that does not fit (a runtime
+tail too heavy for the grid, e.g. Pareto job sizes, or a system at its stability frontier)
+raises :class:`GridTooLarge`, a ``NotImplementedError`` pointing to ``qt.simulate``.
 
 Stability
 ---------
@@ -59,6 +80,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 from scipy import fft, linalg, sparse
@@ -69,6 +91,8 @@ from ..runtime import IR, SX, RuntimeModel
 _GL_X = np.polynomial.legendre.leggauss(8)
 _GL_CELL = np.polynomial.legendre.leggauss(8)
 _MAX_PARTS = 8
+_MAX_POINTS = 3000      # grid intervals: dense Newton matrices of at most 72 MB each
+_MAX_ENTRIES = 10_000_000   # interpolation entries: about 48 bytes each
 _PART = 1.0
 _NEGLIGIBLE = 1e-17   # probability of X beyond its last quadrature piece (dropped)
 _TANH_SINH_U = _tanh_sinh_probabilities(n_half=24, t_max=3.2)
@@ -78,6 +102,10 @@ _PROBE_POINTS = 128
 
 class MeanFieldError(RuntimeError):
     """The Newton iteration of the mean-field equations did not converge."""
+
+
+class GridTooLarge(MeanFieldError, NotImplementedError):
+    """The workload needs a grid beyond the memory bound (a tail too heavy to resolve)."""
 
 
 def _laws(model: RuntimeModel) -> tuple[Distribution, Distribution]:
@@ -158,8 +186,21 @@ class _Discretisation:
         return out
 
 
+def _check_size(n: int, entries: int = 0):
+    """Refuse grids beyond the memory bound (see the module docstring)."""
+    if n > _MAX_POINTS or entries > _MAX_ENTRIES:
+        size = f"{n} points" + (f" and {entries:.3g} interpolation entries" if entries else "")
+        raise GridTooLarge(
+            f"the mean-field workload needs a grid of {size}, beyond the bound of "
+            f"{_MAX_POINTS} points and {_MAX_ENTRIES:.0e} entries that keeps the analysis "
+            f"within about 1 GB: the runtime tail is too heavy (or the system too close to "
+            f"its stability frontier) for the grid to hold the workload. Use "
+            f"qt.simulate(system) for this system")
+
+
 def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
     """The map ``H -> a`` on the grid ``w_i = i h``, i = 0..n."""
+    _check_size(n)
     X, S = _laws(model)
     w = h * np.arange(n + 1)
     if isinstance(S, Discrete):
@@ -209,6 +250,9 @@ def _interpolation_map(x, omega, tau, s, p, h, n, closed: bool, order: int, piec
     ``w / s_piece``, so only slowdowns ``j >= piece`` can be inside. Memory is proportional
     to the entries kept."""
     q = x.shape[0]
+    piece_ends = np.searchsorted(np.zeros(q, dtype=np.int64) if piece is None else piece,
+                                 np.arange(len(s)), side="right")
+    _check_size(n, int(piece_ends.sum()) * (n + 1) * (order + 1))
     c = np.zeros_like(x)
     steps = np.arange(n + 1)[None, :]
     rows, cols, blocks = [], [], []
@@ -472,9 +516,17 @@ def _grid(model: RuntimeModel, length: float, n: int) -> tuple[float, int]:
     return h, int(math.ceil(length / h - 1e-9))
 
 
+@lru_cache(maxsize=256)
 def _scale(model: RuntimeModel, d: int) -> float:
-    """Length scale of the workload: the mean of the fastest of ``d`` replicas."""
-    return model.fastest_moment(d, 1)
+    """Length scale of the workload: the mean of the fastest of ``d`` replicas, computed in
+    units of ``E[X]`` (S&X) or ``E[R]`` (IR) so that it scales exactly with the time unit
+    (a minimum taken at the scale 1e-9 or 1e9 would meet the absolute tolerances of the
+    quadratures)."""
+    X, S = _laws(model)
+    if isinstance(model, SX):
+        return float(X.mean() * S.minimum(d).mean())
+    unit = S.mean()
+    return float(unit * S.scaled(1.0 / unit).minimum(d).mean())
 
 
 def _regridded(H: np.ndarray, h_old: float, grid: np.ndarray, shift: float = 0.0) -> np.ndarray:
@@ -505,6 +557,7 @@ def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False
         if H[probe] < _TAIL_TOL and sf_t[probe] < _TAIL_TOL:
             break
         length *= 2.0
+        _check_size(int(math.ceil(length / _max_step(model, d))))
     else:
         raise MeanFieldError("the workload does not fit on the grid (the system is at or "
                              "beyond its stability frontier)")
@@ -633,7 +686,10 @@ class ExtrapolatedSolution:
 
     @property
     def mean_error(self) -> float:
-        return float(self._extrapolate(self.fine.mean, self.coarse.mean)[1])
+        """Discretisation error estimate plus ``W P(T > 0.75 W)`` for the tail beyond ``W``."""
+        c = self.coarse
+        truncation = self.length * float(c.response_sf[int(0.75 * (c.grid.size - 1))])
+        return float(self._extrapolate(self.fine.mean, c.mean)[1]) + truncation
 
     @property
     def busy_fraction(self) -> float:

@@ -400,6 +400,8 @@ def _mean_field(system: System) -> Prediction:
     # extrapolated one by its discretisation error.
     try:
         result = meanfield.solve_extrapolated(model, d, lam, points=points)
+    except meanfield.GridTooLarge:
+        raise
     except meanfield.MeanFieldError:
         result = None
     frontier = None
@@ -417,6 +419,8 @@ def _mean_field(system: System) -> Prediction:
             # moves its frontier towards the extrapolated value.
             try:
                 result = meanfield.solve_extrapolated(model, d, lam, points=4 * points)
+            except meanfield.GridTooLarge:
+                raise
             except meanfield.MeanFieldError:
                 result = None
         if result is None:
