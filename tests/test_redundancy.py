@@ -12,6 +12,8 @@ Reference values and how they were obtained:
 """
 
 import math
+import re
+import tracemalloc
 
 import mpmath
 import numpy as np
@@ -151,6 +153,71 @@ def test_mean_field_prediction_fields():
     # the mean is the integral of the tabulated tail (trapezoidal rule on the fine grid)
     grid = np.linspace(0, 40, 40001)
     assert np.trapezoid(T.sf(grid), grid) == pytest.approx(p.mean, rel=2e-3)
+
+
+def _stated_errors(method):
+    """The error estimates stated in a mean-field prediction's ``method``."""
+    found = re.search(r"estimated errors: mean ([^,]+), busy fraction ([^,]+), quantiles "
+                      r"p50 ([^,]+), p95 ([^,]+), p99 ([^;]+);", method)
+    return [float(v) for v in found.groups()]
+
+
+def test_mean_field_with_atoms_states_true_errors():
+    # IR Deterministic(1), d = 2, lam = 0.6: reference from the method of steps on the delay
+    # differential equation (code in tests/test_meanfield.py; the issue's independent solver
+    # and simulation at k = 2000 give 1.507201 and 1.507195 +- 0.0011)
+    p = qt.analyze(qt.System(qt.RedundancyD(2), qt.IR(qt.Deterministic(1.0)), 0.6))
+    mean_err, busy_err, *q_err = _stated_errors(p.method)
+    reference = [1.421226575359442, 2.466184925771187, 2.8381097782047053]
+    assert abs(p.mean - 1.5072010595743486) <= mean_err
+    assert abs(p.busy_fraction - 0.8233207023858847) <= busy_err
+    for q, ref, err in zip((0.5, 0.95, 0.99), reference, q_err):
+        assert abs(p.quantile(q) - ref) <= err
+        assert p.response_time.quantile_error(q) == pytest.approx(err, rel=0.05)
+
+
+def test_mean_field_hard_bounds_and_moments():
+    # every response time is at least the smallest runtime (1): quantiles, mean and the tail
+    # respect it; E[T^2] is finite for light tails and at least E[T]^2
+    p = qt.analyze(qt.System(qt.RedundancyD(3), qt.IR(qt.Deterministic(1.0)), 0.3))
+    T = p.response_time
+    assert all(p.quantile(q) >= 1.0 for q in (1e-6, 0.01, 0.3, 0.5))
+    assert T.sf(np.nextafter(1.0, 0.0)) == 1.0 and p.mean >= 1.0
+    m2 = T.moment(2)
+    assert math.isfinite(m2) and m2 >= p.mean ** 2
+    qs = np.array([0.1, 0.5, 0.9, 0.99])
+    assert np.all(np.diff([p.quantile(q) for q in qs]) >= 0)
+    with pytest.raises(ValueError, match="q must be at most"):
+        p.quantile(1 - 1e-9)
+
+
+@pytest.mark.parametrize("unit", [1e-9, 1e-3, 1e3, 1e9])
+def test_mean_field_is_equivariant_under_time_unit(unit):
+    # the same system in another time unit: times scale by the unit, fractions do not
+    def predict(c):
+        runtime = qt.SX(X=qt.Exponential(1.0 / c), S=qt.Discrete([1.0, 3.0], [0.7, 0.3]))
+        return qt.analyze(qt.System(qt.RedundancyD(2), runtime, 0.4 / c))
+
+    base, scaled = predict(1.0), predict(unit)
+    assert scaled.mean / unit == pytest.approx(base.mean, rel=1e-12)
+    assert scaled.busy_fraction == pytest.approx(base.busy_fraction, rel=1e-12)
+    assert scaled.quantile(0.95) / unit == pytest.approx(base.quantile(0.95), rel=1e-12)
+
+
+def test_heavy_tail_refused_in_bounded_memory():
+    # Pareto(2.5) job sizes: the workload tail does not fit on a grid of 3000 points; the
+    # analysis refuses (pointing to simulation) within its stated memory bound of about 1 GB
+    S = qt.slowdowns.facebook()
+    X = qt.Pareto(2.5, 1.5 / 2.5 / S.mean())
+    system = qt.System(qt.RedundancyD(3), qt.SX(X=X, S=S), 0.5)
+    tracemalloc.start()
+    try:
+        with pytest.raises(NotImplementedError, match="simulate"):
+            qt.analyze(system)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1e9
 
 
 def test_threshold_zero_is_riq_and_n1_not_implemented():

@@ -615,19 +615,27 @@ def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400
     return _solution(disc, H, lam, d, iters)
 
 
-def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndarray
-           ) -> np.ndarray:
+def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndarray,
+           lattice: float | None = None) -> np.ndarray:
     """``P(T > t)`` from node values: right limits ``right``, left limits ``left``, step ``h``.
 
     Cubic Lagrange interpolation on 4 nodes of the lattice cell (``steps`` grid steps) holding
     ``t``, never across a lattice point, where the law may jump or kink (linear if the cell
-    holds fewer than 3 steps); 1 below 0, 0 beyond the grid."""
+    holds fewer than 3 steps); 1 below 0, 0 beyond the grid. A ``t`` equal to a multiple
+    ``k g`` of the ``lattice`` (computed as ``k * g``) is read as that lattice node, so its
+    right limit is taken however ``k g / h`` rounds."""
     n = right.size - 1
     t = np.asarray(t, dtype=float)
     pos = np.clip(t / h, 0.0, n)
-    nearest = np.round(pos)
-    pos = np.where(np.abs(pos - nearest) < 1e-12 * np.maximum(nearest, 1.0), nearest, pos)
     i = np.minimum(pos.astype(np.int64), n - 1)
+    if lattice is not None:
+        k = np.round(t / lattice)
+        node = np.clip(k * steps, 0, n).astype(np.int64)
+        pos = np.where(k * lattice == t, node, pos)
+        # just below a lattice node but rounded onto it: the left limit, from the cell before
+        below = (t < k * lattice) & (pos >= node) & (node > 0)
+        pos = np.where(below, node, pos)
+        i = np.where(below, node - 1, np.minimum(pos.astype(np.int64), n - 1))
     start = (i // steps) * steps
     end = np.minimum(start + steps, n)
     cubic = end - start >= 3
@@ -709,15 +717,16 @@ class ExtrapolatedSolution:
         c, f = self.coarse, self.fine
         if which == "coarse":
             return _table(c.response_sf, c.response_sf_left, float(c.grid[1]),
-                          c.lattice_steps, t)
+                          c.lattice_steps, t, self.lattice)
         if which == "fine":
             return _table(f.response_sf, f.response_sf_left, float(f.grid[1]),
-                          f.lattice_steps, t)
+                          f.lattice_steps, t, self.lattice)
         right = self._extrapolate(f.response_sf[::2], c.response_sf)[0]
         left = self._extrapolate(f.response_sf_left[::2], c.response_sf_left)[0]
         # monotone and in [0, 1]: P(T >= w_i) >= P(T > w_i) >= P(T >= w_(i+1))
         both = np.minimum.accumulate(np.clip(np.column_stack([left, right]).ravel(), 0, 1))
-        return _table(both[1::2], both[0::2], float(c.grid[1]), c.lattice_steps, t)
+        return _table(both[1::2], both[0::2], float(c.grid[1]), c.lattice_steps, t,
+                      self.lattice)
 
     def quantile(self, q, which: str = "extrapolated"):
         """The smallest ``t`` with ``P(T > t) <= 1 - q`` (``q`` a float or an array): the
