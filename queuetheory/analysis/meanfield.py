@@ -234,10 +234,13 @@ def _stencil(pos: np.ndarray, row: np.ndarray, order: int, n: int):
     """Nodes and weights interpolating ``H`` linearly at ``pos`` (in steps, ``0 <= pos <=
     row``) from nodes never beyond ``row``."""
     del order
-    first = np.minimum(pos.astype(np.int64), np.maximum(row - 1, 0))
-    t = pos - first
-    return (np.column_stack([first, np.minimum(first + 1, n)]),
-            np.column_stack([1.0 - t, t]))
+    nodes = np.empty((pos.size, 2), dtype=np.int64)
+    weights = np.empty((pos.size, 2))
+    nodes[:, 0] = np.minimum(pos.astype(np.int64), np.maximum(row - 1, 0))
+    np.minimum(nodes[:, 0] + 1, n, out=nodes[:, 1])
+    weights[:, 1] = pos - nodes[:, 0]
+    weights[:, 0] = 1.0 - weights[:, 1]
+    return nodes, weights
 
 
 def _interpolation_map(x, omega, tau, s, p, h, n, closed: bool, order: int, piece=None
@@ -271,8 +274,10 @@ def _interpolation_map(x, omega, tau, s, p, h, n, closed: bool, order: int, piec
         qi, ii = np.nonzero(inside & (omega[:end] > 0))
         pos = y[qi, ii]
         node, weight = _stencil(pos, ii, order, n)
-        row = np.repeat(qi * (n + 1) + ii, order + 1)          # sorted: C order
-        indptr = np.searchsorted(row, np.arange(q * (n + 1) + 1))
+        flat_row = qi * (n + 1) + ii                            # sorted: C order
+        row = np.repeat(flat_row, order + 1)
+        indptr = np.zeros(q * (n + 1) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(flat_row, minlength=q * (n + 1)) * (order + 1), out=indptr[1:])
         blocks.append(sparse.csr_matrix(((pj * weight).ravel(), node.ravel(), indptr),
                                         shape=(q * (n + 1), n + 1)))
         rows.append(row)
