@@ -288,8 +288,13 @@ def _ir_exponential(system: System) -> Prediction:
 
 
 @lru_cache(maxsize=256)
+def _frontier_and_error(model: RuntimeModel, d: int, points: int) -> tuple[float, float]:
+    return meanfield.frontier_extrapolated(model, d, points=points)
+
+
+@lru_cache(maxsize=256)
 def _frontier_cached(model: RuntimeModel, d: int, points: int) -> float:
-    return meanfield.frontier(model, d, points=points)
+    return _frontier_and_error(model, d, points)[0]
 
 
 def stability_frontier(runtime: RuntimeModel, d: int, *, points: int = 400) -> float:
@@ -407,10 +412,11 @@ def _mean_field(system: System) -> Prediction:
     frontier = None
     if result is None or 1.0 - result.fine.busy_fraction < _NEAR_FRONTIER:
         frontier = stability_frontier(model, d, points=points)
+        frontier_text = _frontier_text(model, d, points, lam, frontier)
         if not lam < frontier:
             method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
                       f"approximation, {where}: unstable, the arrival rate is at or above the "
-                      f"stability frontier {frontier:.6g} (no stationary workload law)")
+                      f"{frontier_text} (no stationary workload law)")
             return Prediction(system, method=method, exact=False, stable=False,
                               mean=math.inf, busy_fraction=1.0, assumptions=assumptions,
                               references=_REFERENCES)
@@ -430,7 +436,7 @@ def _mean_field(system: System) -> Prediction:
     fine = result.fine
     n, h = fine.grid.size - 1, float(fine.grid[1])
     busy = result.busy_fraction
-    stability = (f"stable: arrival rate below the stability frontier {frontier:.6g}"
+    stability = (f"stable: arrival rate below the {frontier_text}"
                  if frontier is not None else
                  "stable: a stationary workload law exists at this arrival rate (busy "
                  f"fraction {busy:.4g} < 1; the arrival rate increases with the "
@@ -459,6 +465,18 @@ def _mean_field(system: System) -> Prediction:
     return Prediction(system, method=method, exact=False, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=busy, cost=busy / lam,
                       assumptions=assumptions, references=_REFERENCES)
+
+
+def _frontier_text(model, d, points, lam, frontier) -> str:
+    """The frontier with its estimated error, and whether ``lam`` lies within that error."""
+    if _is_ir_exponential(model) or d == 1:
+        return f"stability frontier {frontier:.6g} (exact)"
+    error = _frontier_and_error(model, d, points)[1]
+    text = f"stability frontier {frontier:.6g} (estimated error {error:.2g})"
+    if abs(lam - frontier) <= error:
+        text += (", within whose error the arrival rate lies: the verdict is uncertain, "
+                 "check it by simulation")
+    return text
 
 
 def _resolved(quantile):
