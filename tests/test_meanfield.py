@@ -69,8 +69,8 @@ def test_ir_exponential_reproduced(d, lam):
     r = meanfield.solve_extrapolated(model, d, lam, points=300)
     exact = _ir_exponential_mean_mp(lam, 1.0, d)
     _check_estimates(r, exact, lam, _ir_exponential_quantile(LEVELS, lam, 1.0, d))
-    # the estimate is that of the N-point mean: it must bound it too
-    assert abs(r.fine.mean - exact) < 1.5 * r.mean_error
+    # the estimate is three times that of the N-point mean: it must bound it too
+    assert abs(r.fine.mean - exact) < r.mean_error / 2
     # the Richardson-extrapolated mean is much closer (measured <= 7e-7 relative)
     assert abs(r.mean - exact) < 2e-6 * exact
 

@@ -403,16 +403,19 @@ def _mean_field(system: System) -> Prediction:
     # lam < lam*. The frontier is computed (cached) only when no solution is found or b is
     # within _NEAR_FRONTIER of 1, where the grid's own frontier may differ from the
     # extrapolated one by its discretisation error.
+    too_large = None
     try:
         result = meanfield.solve_extrapolated(model, d, lam, points=points)
-    except meanfield.GridTooLarge:
-        raise
+    except meanfield.GridTooLarge as error:
+        result, too_large = None, error       # unless the system is unstable: see below
     except meanfield.MeanFieldError:
         result = None
     frontier = None
     if result is None or 1.0 - result.fine.busy_fraction < _NEAR_FRONTIER:
         frontier = stability_frontier(model, d, points=points)
         frontier_text = _frontier_text(model, d, points, lam, frontier)
+        if too_large is not None and lam < frontier:
+            raise too_large
         if not lam < frontier:
             method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
                       f"approximation, {where}: unstable, the arrival rate is at or above the "
