@@ -29,7 +29,8 @@ integrand jumps where ``x s = w``, so ``x`` is integrated piece by piece between
 breakpoints ``w_i / s``, each piece cut into parts no longer than ``E[X]`` (at most 8) with an
 8-point Gauss-Legendre rule against the density of ``X`` on each part, so the density integrates
 to 1 however long a piece is (the piece beyond ``w_i / min s`` contributes exactly
-``P(X > w_i / min s)``; ``X`` beyond its ``1 - 1e-17`` quantile is dropped); for a continuous
+``P(X > w_i / min s)``; the pieces are clipped to the support of ``X``, where its density may
+jump, and ``X`` beyond its ``1e-17`` and ``1 - 1e-17`` quantiles is dropped); for a continuous
 ``X`` and a continuous ``S`` a tanh-sinh rule in probability space (49 nodes).
 
 Atoms. When ``X`` and ``S`` are both discrete, ``a`` jumps (the atom of ``U`` at 0 meets the
@@ -126,7 +127,10 @@ def _gauss_pieces(X: Distribution, edges: np.ndarray) -> tuple[np.ndarray, np.nd
     density of ``X`` changes by orders of magnitude, is integrated as accurately as a short
     one. Returns arrays of shape (n_nodes, n_rows)."""
     t, wt = _GL_X
-    edges = np.minimum(edges, float(X._isf(np.array([_NEGLIGIBLE]))[0]))
+    # the support [lower, upper] (up to 1e-17 at each end): a density that jumps at an end of
+    # its support (uniform, shifted exponential, Pareto) is then smooth on every part
+    lower = float(X._ppf(np.array([_NEGLIGIBLE]))[0])
+    edges = np.clip(edges, lower, max(lower, float(X._isf(np.array([_NEGLIGIBLE]))[0])))
     length = edges[1:] - edges[:-1]
     wanted = np.clip(np.ceil(length / (_PART * X.mean())), 1, _MAX_PARTS).astype(int)
     xs, weights, pieces = [], [], []
@@ -273,7 +277,7 @@ def _interpolation_map(x, omega, tau, s, p, h, n, closed: bool, order: int, piec
         inside = (y >= 0) if closed else (y > 0)
         c += pj
         c[:end] -= np.where(inside, pj, 0.0)
-        qi, ii = np.nonzero(inside & (omega[:end] > 0))
+        qi, ii = np.nonzero(inside & (omega[:end] > _NEGLIGIBLE))
         pos = y[qi, ii]
         node, weight = _stencil(pos, ii, order, n)
         flat_row = qi * (n + 1) + ii                            # sorted: C order
@@ -493,15 +497,37 @@ def _trapezoid(right: np.ndarray, left: np.ndarray, h: float) -> float:
     return float(0.5 * h * (right[:-1].sum() + left[1:].sum()))
 
 
+def _support_ends(law: Distribution) -> np.ndarray:
+    """The atoms of a discrete law; for a continuous law the ends of its support that are
+    positive and finite (where a density may jump), found as quantiles that do not move
+    between the levels 1e-17 and 1e-30."""
+    if isinstance(law, Discrete):
+        return law.values
+    tiny = np.array([1e-17, 1e-30])
+    ends = []
+    low, lower = law._ppf(tiny)
+    if low > 0 and abs(low - lower) <= 1e-12 * low:
+        ends.append(float(low))
+    high, higher = law._isf(tiny)
+    if np.isfinite(higher) and abs(high - higher) <= 1e-12 * high:
+        ends.append(float(high))
+    return np.array(ends)
+
+
+@lru_cache(maxsize=256)
 def _lattice(model: RuntimeModel) -> float | None:
-    """The largest ``g`` of which every runtime ``x s`` is a multiple when ``X`` and ``S`` are
-    both discrete (the points where the workload equation jumps), or ``None`` (continuous
-    laws, or runtimes with no common measure down to 1/1000 of the smallest)."""
+    """The largest ``g`` of which every point where the workload equation jumps or kinks is
+    a multiple, or ``None`` (no such points: smooth laws; or no common measure down to 1/1000
+    of the smallest). The points are the products ``x s`` of the atoms (discrete laws) or the
+    positive finite ends of the support (continuous laws, whose density may jump there) of
+    ``X`` and ``S``, when at least one of the two is discrete."""
     X, S = _laws(model)
-    if not (isinstance(X, Discrete) and isinstance(S, Discrete)):
+    if not (isinstance(X, Discrete) or isinstance(S, Discrete)):
         return None
-    values = np.unique(np.outer(X.values, S.values))
+    values = np.unique(np.outer(_support_ends(X), _support_ends(S)))
     values = values[values > 0]
+    if values.size == 0:
+        return None
     base = float(values[0])
     ratios = [Fraction(float(r)).limit_denominator(1000) for r in values / base]
     if any(abs(float(f) - r) > 1e-12 * r for f, r in zip(ratios, values / base)):
@@ -509,6 +535,14 @@ def _lattice(model: RuntimeModel) -> float | None:
     common = math.lcm(*(f.denominator for f in ratios))
     divisor = math.gcd(*(f.numerator * common // f.denominator for f in ratios))
     return base * divisor / common
+
+
+def _has_kinks(model: RuntimeModel) -> bool:
+    """Whether the workload equation has jumps or kinks (see :func:`_lattice`)."""
+    X, S = _laws(model)
+    if not (isinstance(X, Discrete) or isinstance(S, Discrete)):
+        return False
+    return bool(np.any(np.outer(_support_ends(X), _support_ends(S)) > 0))
 
 
 def _grid(model: RuntimeModel, length: float, n: int) -> tuple[float, int]:
@@ -792,9 +826,7 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
                                     2 * (coarse.grid.size - 1), H0=coarse.workload_sf,
                                     h0=float(coarse.grid[1]), fitted=True)
     fine = _solution(disc, H, lam, d, iters)
-    X, S = _laws(model)
-    second = not (isinstance(X, Discrete) and isinstance(S, Discrete)) or \
-        _lattice(model) is not None
+    second = not _has_kinks(model) or _lattice(model) is not None
     return ExtrapolatedSolution(fine, coarse, second, _lattice(model))
 
 
