@@ -347,3 +347,12 @@ def test_mean_field_does_not_depend_on_the_order_of_the_atoms():
     b = predict([4.0, 1.0, 2.0], [0.2, 0.5, 0.3])
     assert a.stable == b.stable and a.mean == b.mean and a.busy_fraction == b.busy_fraction
     assert not math.isnan(a.mean)
+
+
+def test_jumping_density_is_flagged():
+    # a uniform runtime's density jumps at the ends of its support: the mean-field method
+    # says that its error estimates may be too small there (measured up to 3.5 times)
+    p = qt.analyze(qt.System(qt.RedundancyD(2), qt.IR(qt.Uniform(0.5, 1.5)), 0.4))
+    assert "CAUTION" in p.method
+    assert "CAUTION" not in qt.analyze(
+        qt.System(qt.RedundancyD(2), qt.IR(qt.Erlang(2, 2.0)), 0.4)).method

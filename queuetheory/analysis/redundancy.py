@@ -459,6 +459,10 @@ def _mean_field(system: System) -> Prediction:
               f"fraction {result.busy_error:.2g}, quantiles {q_text}; quantiles by "
               f"bisection on the tail (cubic interpolation between nodes), resolved for "
               f"levels up to 1 - {_TAIL_LEVEL:g}; {stability}")
+    if meanfield.jumping_density(model):
+        method += ("; CAUTION: a runtime density jumps at an end of its support, the "
+                   "convergence is irregular and the estimated errors may be too small "
+                   "(measured up to 3.5 times)")
     mean = result.mean
 
     def response_time():
