@@ -196,3 +196,16 @@ def test_continuous_x_and_s_reproduce_pollaczek_khinchine():
     r = meanfield.solve_extrapolated(model, 1, lam, points=300)
     assert abs(r.mean - _pk(model, lam)) < 2e-3 * _pk(model, lam)
     assert math.isfinite(r.mean_error)
+
+
+def test_incommensurate_atoms_are_first_order_with_true_estimates():
+    # atoms 1 and pi have no common measure: the jumps fall between nodes, the method says it
+    # is first order and its (unextrapolated) values stay within their stated errors; the
+    # tail stays 1 below the smallest runtime 1
+    model = qt.IR(qt.Discrete([1.0, math.pi], [0.5, 0.5]))
+    r = meanfield.solve_extrapolated(model, 1, 0.2)
+    assert not r.second_order
+    _check_estimates(r, _pk(model, 0.2), 0.2 * model.mean_runtime())
+    r2 = meanfield.solve_extrapolated(model, 2, 0.3)
+    assert np.all(r2.sf(np.linspace(0.0, 1.0, 101, endpoint=False)) == 1.0)
+    assert r2.quantile(1e-6) >= 1.0

@@ -738,6 +738,7 @@ class ExtrapolatedSolution:
     coarse: MeanFieldSolution
     second_order: bool
     lattice: float | None = None
+    minimum: float = 0.0          # the smallest possible runtime: P(T > t) = 1 below it
 
     def _extrapolate(self, fine: np.ndarray | float, coarse: np.ndarray | float):
         if self.second_order:
@@ -769,7 +770,12 @@ class ExtrapolatedSolution:
         return float(self.coarse.grid[-1])
 
     def sf(self, t, which: str = "extrapolated") -> np.ndarray:
-        """``P(T > t)``: ``which`` is ``"extrapolated"``, ``"fine"`` or ``"coarse"``."""
+        """``P(T > t)``: ``which`` is ``"extrapolated"``, ``"fine"`` or ``"coarse"`` (1 below
+        the smallest possible runtime, whatever the interpolation)."""
+        t = np.asarray(t, dtype=float)
+        return np.where(t < self.minimum, 1.0, self._sf(t, which))
+
+    def _sf(self, t, which: str) -> np.ndarray:
         c, f = self.coarse, self.fine
         if which == "coarse":
             return _table(c.response_sf, c.response_sf_left, float(c.grid[1]),
@@ -830,7 +836,16 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
     X, S = _laws(model)
     second = not (isinstance(X, Discrete) and isinstance(S, Discrete)) or \
         _lattice(model) is not None
-    return ExtrapolatedSolution(fine, coarse, second, _lattice(model))
+    return ExtrapolatedSolution(fine, coarse, second, _lattice(model), _smallest(X) * _smallest(S))
+
+
+def _smallest(law: Distribution) -> float:
+    """The lower end of the support (0 unless it is positive; see :func:`_support_ends`)."""
+    if isinstance(law, Discrete):
+        return float(law.values[0])
+    ends = _support_ends(law)
+    low = float(law._ppf(np.array([1e-17]))[0])
+    return low if ends.size and ends[0] == low else 0.0
 
 
 def arrival_rate_at_busy_fraction(model: RuntimeModel, d: int, busy: float, *,
