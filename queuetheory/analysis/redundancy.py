@@ -462,7 +462,7 @@ def _mean_field(system: System) -> Prediction:
     if meanfield.jumping_density(model):
         method += ("; CAUTION: a runtime density jumps at an end of its support, the "
                    "convergence is irregular and the estimated errors may be too small "
-                   "(measured up to 3.5 times)")
+                   "(exceeded in 4 of 24 systems tested, by up to 3.5 times)")
     mean = result.mean
 
     def response_time():
