@@ -42,7 +42,7 @@ def main():
         r = meanfield.solve_extrapolated(model, d, lam)
         el = time.perf_counter() - t
         print(f"  lam={lam:4} d={d:2}  E[T]={r.mean:.6f}  (N={r.fine.grid.size - 1}, "
-              f"err(N)={r.mean_error:.1e})  {el:6.3f} s")
+              f"stated error {r.mean_error:.1e})  {el:6.3f} s")
     print("qt.analyze including the stability decision (frontier cache cleared; best of 3, "
           "wall and CPU):")
     for lam, d in [(0.6, 3), (0.7, 5), (0.5, 10), (0.45, 20), (0.7, 10), (0.66, 10)]:
