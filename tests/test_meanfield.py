@@ -1,12 +1,31 @@
-"""Numerics of the Redundancy-d mean-field (cavity) solver, against independent closed forms.
+"""Numerics of the Redundancy-d mean-field (cavity) solver, against independent references.
 
 Reference values and how they were obtained:
 * IR exponential(mu): E[T] = (1/mu) sum_n rho^n / (n (d-1) + d) summed with mpmath.nsum at 30
-  digits; P(U + R > t) = (rho + (1-rho) e^{(d-1) mu t})^{-1/(d-1)}, busy fraction rho and
-  frontier mu (Gardner et al. 2017; busy fraction and cost derived in analysis/redundancy.py).
-* d = 1: the M/G/1 Pollaczek-Khinchine mean E[B] + lam E[B^2] / (2 (1 - rho)) written out
-  here from the moments (not through queuetheory.mg1).
+  digits; P(T > t) = (rho + (1-rho) e^{(d-1) mu t})^{-d/(d-1)} inverted in closed form; busy
+  fraction rho and frontier mu (Gardner et al., Operations Research 65(4) 2017; busy fraction
+  derived in analysis/redundancy.py).
+* d = 1: the M/G/1 Pollaczek-Khinchine mean E[B] + lam E[B^2] / (2 (1 - rho)) and busy fraction
+  lam E[B], written out here from the moments (exact also for Deterministic/Discrete runtimes).
+* IR Deterministic(1), d = 2 and 3: the cavity equation is a delay differential equation,
+  -H'(w) = lam d (A(w) - H(w)) A(w)^(d-1) with A(w) = 1 for w < 1 and H(w - 1) after, solved by
+  the method of steps with scipy's DOP853 (rtol 1e-13) and bisection on H(0) = b (H(30) > 0 iff
+  b is above the root); P(T > t) = A(t)^d, E[T] = 1 + int_0^inf H^d. Code (run once, ~1 min):
+
+      def run(b, lam, d, L):
+          segs, prev, h0 = [], None, b
+          for k in range(L):
+              A = (lambda w: 1.0) if prev is None else (lambda w, f=prev: f(w - 1.0)[0])
+              sol = solve_ivp(lambda w, H: [-lam * d * (A(w) - H[0]) * A(w) ** (d - 1)],
+                              (k, k + 1), [h0], method="DOP853", rtol=1e-13, atol=1e-16,
+                              dense_output=True)
+              prev = sol.sol; segs.append(sol.sol); h0 = sol.y[0, -1]
+          return segs, h0
+      # b: 60 bisection steps on [0, 1] with L = 30; mean = 1 + sum_k quad(H^d, k, k + 1);
+      # quantile q: 1 if (1-q)^(1/d) >= b, else 1 + brentq(H(w) - (1-q)^(1/d)) on its interval
 """
+
+import math
 
 import mpmath
 import numpy as np
@@ -15,6 +34,8 @@ import pytest
 import queuetheory as qt
 from queuetheory.analysis import meanfield
 
+LEVELS = np.array([0.5, 0.95, 0.99])
+
 
 def _ir_exponential_mean_mp(lam, mu, d):
     rho = mpmath.mpf(lam) / mu
@@ -22,16 +43,36 @@ def _ir_exponential_mean_mp(lam, mu, d):
         return float(mpmath.nsum(lambda n: rho**n / (n * (d - 1) + d), [0, mpmath.inf]) / mu)
 
 
+def _ir_exponential_quantile(q, rho, mu, d):
+    return np.log(((1 - q) ** (-(d - 1) / d) - rho) / (1 - rho)) / ((d - 1) * mu)
+
+
+def _pk(model, lam):
+    m1, m2 = model.mean_runtime(), model.fastest_moment(1, 2)
+    return m1 + lam * m2 / (2 * (1 - lam * m1))
+
+
+def _check_estimates(result, mean=None, busy=None, quantiles=None):
+    """Every reported error estimate bounds the true error of the reported value."""
+    if mean is not None:
+        assert abs(result.mean - mean) <= result.mean_error
+    if busy is not None:
+        assert abs(result.busy_fraction - busy) <= result.busy_error
+    if quantiles is not None:
+        errors = np.abs(result.quantile(LEVELS) - quantiles)
+        assert np.all(errors <= result.quantile_error(LEVELS))
+
+
 @pytest.mark.parametrize(("d", "lam"), [(2, 0.5), (3, 0.9), (10, 0.7)])
-def test_ir_exponential_mean_reproduced(d, lam):
+def test_ir_exponential_reproduced(d, lam):
     model = qt.IR(qt.Exponential(1.0))
-    fine, mean, error = meanfield.solve_extrapolated(model, d, lam, points=300)
+    r = meanfield.solve_extrapolated(model, d, lam, points=300)
     exact = _ir_exponential_mean_mp(lam, 1.0, d)
-    # the N-point mean is O(h^2) accurate: its reported error estimate must bound its error
-    assert abs(fine.mean - exact) < 1.5 * error
-    # the Richardson-extrapolated mean is much closer (measured ~1e-6 relative)
-    assert abs(mean - exact) < 2e-5 * exact
-    assert abs(fine.busy_fraction - lam) < 2e-4
+    _check_estimates(r, exact, lam, _ir_exponential_quantile(LEVELS, lam, 1.0, d))
+    # the estimate is three times that of the N-point mean: it must bound it too
+    assert abs(r.fine.mean - exact) < r.mean_error / 2
+    # the Richardson-extrapolated mean is much closer (measured <= 7e-7 relative)
+    assert abs(r.mean - exact) < 2e-6 * exact
 
 
 def test_ir_exponential_tail_reproduced():
@@ -42,15 +83,66 @@ def test_ir_exponential_tail_reproduced():
     assert np.max(np.abs(sol.response_sf[: t.size] - exact)) < 2e-4
 
 
-def test_mg1_pollaczek_khinchine_at_d1():
-    S = qt.slowdowns.facebook()
-    model = qt.SX(X=qt.Exponential(rate=S.mean()), S=S)
-    lam = 0.5
-    m1 = 1.0                                     # E[X] E[S]
-    m2 = 2.0 / S.mean() ** 2 * 31.555            # E[X^2] E[S^2], X exponential
-    pk = m1 + lam * m2 / (2 * (1 - lam * m1))
-    _, mean, _ = meanfield.solve_extrapolated(model, 1, lam, points=300)
-    assert abs(mean - pk) < 1e-3 * pk
+@pytest.mark.parametrize(("runtime", "lam"), [
+    (qt.IR(qt.Deterministic(1.0)), 0.6),
+    (qt.IR(qt.Discrete([1.0, 2.5], [0.5, 0.5])), 0.3),
+    (qt.SX(X=qt.Discrete([0.5, 1.5], [0.7, 0.3]), S=qt.Discrete([1.0, 3.0], [0.7, 0.3])), 0.5),
+])
+def test_atoms_reproduce_pollaczek_khinchine(runtime, lam):
+    # the jumps lie on grid nodes, with left and right limits: M/D/1 and M/G/1 with a
+    # discrete service time to rounding
+    r = meanfield.solve_extrapolated(runtime, 1, lam, points=200)
+    assert r.mean == pytest.approx(_pk(runtime, lam), rel=1e-12)
+    assert r.busy_fraction == pytest.approx(lam * runtime.mean_runtime(), rel=1e-12)
+
+
+@pytest.mark.parametrize(("X", "S", "lam"), [
+    (qt.Exponential(1.9), qt.Discrete([1.0, 10.0], [0.9, 0.1]), 0.4),
+    (qt.Exponential(1.95), qt.Discrete([1.0, 20.0], [0.95, 0.05]), 0.5),
+])
+def test_far_apart_slowdowns_reproduce_pollaczek_khinchine(X, S, lam):
+    # X integrated over pieces [w / s_(j+1), w / s_j] cut into parts of length <= E[X]: the
+    # density integrates to 1 however long a piece is (measured errors 7e-5 and 3e-5 relative,
+    # were 1.8e-3 and 3.4e-2)
+    model = qt.SX(X=X, S=S)
+    r = meanfield.solve_extrapolated(model, 1, lam, points=300)
+    _check_estimates(r, _pk(model, lam), lam * model.mean_runtime())
+    assert abs(r.mean / _pk(model, lam) - 1) < 2e-4
+
+
+@pytest.mark.parametrize(("lam", "d", "busy", "mean", "quantiles"), [
+    (0.6, 2, 0.8233207023858847, 1.5072010595743486,
+     [1.421226575359442, 2.466184925771187, 2.8381097782047053]),
+    (0.3, 3, 0.6229881130115407, 1.0865188326738573, [1.0, 1.573305086473657,
+                                                       1.8142687911769846]),
+])
+def test_ir_deterministic_against_method_of_steps(lam, d, busy, mean, quantiles):
+    r = meanfield.solve_extrapolated(qt.IR(qt.Deterministic(1.0)), d, lam)
+    _check_estimates(r, mean, busy, np.array(quantiles))
+    assert r.mean == pytest.approx(mean, rel=1e-7)
+    assert r.busy_fraction == pytest.approx(busy, rel=1e-7)
+    np.testing.assert_allclose(r.quantile(LEVELS), quantiles, rtol=1e-6)
+
+
+def test_tail_is_consistent_with_mean_and_bounds():
+    # every response is at least the smallest runtime (1); the mean is the integral of the
+    # tail; quantiles invert it; the second moment is finite and the integral of 2 t P(T > t)
+    r = meanfield.solve_extrapolated(qt.IR(qt.Deterministic(1.0)), 2, 0.6)
+    t = np.linspace(0.0, 1.0, 1001, endpoint=False)
+    assert np.all(r.sf(t) == 1.0)
+    assert np.all(r.quantile(np.array([1e-9, 0.05, 0.3])) == 1.0)
+    cells = np.arange(math.ceil(r.length) * 400 + 1) / 400.0   # the jump at 1 on a cell edge
+    node, weight = np.polynomial.legendre.leggauss(8)
+    mid, half = 0.5 * (cells[1:] + cells[:-1]), 0.5 * np.diff(cells)
+    points = mid[:, None] + half[:, None] * node[None, :]
+    integral = float(np.sum(half[:, None] * weight * r.sf(points)))
+    assert abs(integral - r.mean) <= r.mean_error
+    q = r.quantile(LEVELS)
+    np.testing.assert_allclose(r.sf(q), 1 - LEVELS, rtol=1e-12)
+    assert np.all(r.sf(q * (1 - 1e-9)) > 1 - LEVELS)
+    T = qt.analysis.redundancy.TabulatedResponseTime(r.sf, r.mean, breaks=r.coarse.grid)
+    second = float(np.sum(half[:, None] * weight * 2 * points * r.sf(points)))
+    assert T.moment(2) == pytest.approx(second, rel=1e-9)
 
 
 def test_discretisation_is_second_order():
@@ -89,15 +181,11 @@ def test_solve_beyond_frontier_raises():
         meanfield.solve(model, 10, 0.8, points=100)
 
 
-def _pk(model, lam):
-    m1, m2 = model.mean_runtime(), model.fastest_moment(1, 2)
-    return m1 + lam * m2 / (2 * (1 - lam * m1))
-
-
 def test_product_integration_reproduces_pollaczek_khinchine():
     model, lam = qt.IR(qt.Erlang(2, 2.0)), 0.6            # continuous runtimes
-    _, mean, _ = meanfield.solve_extrapolated(model, 1, lam, points=300)
-    assert abs(mean - _pk(model, lam)) < 2e-4 * _pk(model, lam)
+    r = meanfield.solve_extrapolated(model, 1, lam, points=300)
+    _check_estimates(r, _pk(model, lam), lam * model.mean_runtime())
+    assert abs(r.mean - _pk(model, lam)) < 2e-4 * _pk(model, lam)
 
 
 def test_continuous_x_and_s_reproduce_pollaczek_khinchine():
@@ -105,5 +193,19 @@ def test_continuous_x_and_s_reproduce_pollaczek_khinchine():
     # accurate (measured 8e-4 relative): for small x the law of x S lies inside one grid cell
     # and its tail is integrated by the trapezoidal rule. Tolerance fixed before measuring.
     model, lam = qt.SX(X=qt.Exponential(2.0), S=qt.Uniform(1.0, 3.0)), 0.6
-    _, mean, _ = meanfield.solve_extrapolated(model, 1, lam, points=300)
-    assert abs(mean - _pk(model, lam)) < 2e-3 * _pk(model, lam)
+    r = meanfield.solve_extrapolated(model, 1, lam, points=300)
+    assert abs(r.mean - _pk(model, lam)) < 2e-3 * _pk(model, lam)
+    assert math.isfinite(r.mean_error)
+
+
+def test_incommensurate_atoms_are_first_order_with_true_estimates():
+    # atoms 1 and pi have no common measure: the jumps fall between nodes, the method says it
+    # is first order and its (unextrapolated) values stay within their stated errors; the
+    # tail stays 1 below the smallest runtime 1
+    model = qt.IR(qt.Discrete([1.0, math.pi], [0.5, 0.5]))
+    r = meanfield.solve_extrapolated(model, 1, 0.2)
+    assert not r.second_order
+    _check_estimates(r, _pk(model, 0.2), 0.2 * model.mean_runtime())
+    r2 = meanfield.solve_extrapolated(model, 2, 0.3)
+    assert np.all(r2.sf(np.linspace(0.0, 1.0, 101, endpoint=False)) == 1.0)
+    assert r2.quantile(1e-6) >= 1.0
