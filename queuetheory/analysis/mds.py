@@ -574,11 +574,10 @@ def analyze_batch(system: System) -> Prediction:
     True
     """
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
-    kind = type(policy).__name__
     if policy.remove:
-        raise NotImplementedError(
-            f"no analysis of {policy.label()} with removal of redundant tasks; use qt.simulate "
-            f"(the no-removal analysis is analyze(System({kind}(..., remove=False), ...)))")
+        from .removal import analyze_removal
+
+        return analyze_removal(system)
     tasks = _tasks(policy)
     lam_task = tasks * lam / policy.n
     B = runtime.replica()

@@ -1,0 +1,244 @@
+"""Tests of queuetheory.analysis.removal: MDS and batch replication WITH removal, k -> infinity.
+
+Independent references:
+(i) exponential runtimes: the closed form of ``docs``/module docstring re-derived here in mpmath
+    (30 digits) with ``Phi = int phi`` integrated exactly as a polynomial, not through the
+    binomial identity the code uses;
+(ii) n = 1 is Redundancy-d: Gardner et al., Operations Research 65(4), 2017,
+    ``P(T > t) = (rho + (1 - rho) e^{(d-1) mu t})^{-d/(d-1)}``,
+    ``E[T] = (1/mu) sum_k rho^k / (k (d - 1) + d)``;
+(iii) m = 0 is n independent M/D/1 queues: Erlang's M/D/1 waiting-time distribution in mpmath;
+(iv) runtimes on integer atoms: the delay differential equation solved by the method of steps
+    with an adaptive 8th-order Runge-Kutta method (``_dde_reference`` below; a different
+    discretisation from the grid march of the code), pinned as literals;
+(v) seeded simulation at k = 1000 (slow).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from math import comb
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import integrate, optimize, special
+
+import queuetheory as qt
+
+
+# ----------------------------------------------------------------------------- references
+def _mp_exponential(policy, lam: float, mu: float, level: float = 0.99):
+    """(mean, level-quantile) for IR exponential(mu) runtimes with removal, mpmath 30 digits.
+
+    F(q) = 1 - lam/mu + (lam_t/mu) Phi(q), dq/dt = mu (F(q) - q); Phi(q) = int_0^q phi with
+    phi expanded into monomials with exact rational coefficients and integrated term by term.
+    """
+    with mpmath.workdps(30):
+        if isinstance(policy, qt.MDS):
+            n, N = policy.n, policy.n + policy.m
+            lam_t = mpmath.mpf(lam) * N / n
+            coef = [Fraction(0)] * N            # phi(q) = sum_j C(N-1, j) q^j (1-q)^(N-1-j)
+            for j in range(n):
+                for i in range(N - j):
+                    coef[j + i] += Fraction(comb(N - 1, j) * comb(N - 1 - j, i) * (-1) ** i)
+
+            def sf(q):
+                return mpmath.betainc(policy.m + 1, n, 0, 1 - q, regularized=True)
+        else:
+            n, d = policy.n, policy.d
+            lam_t = mpmath.mpf(lam) * d
+            coef = [Fraction(comb(d - 1, i) * (-1) ** i) for i in range(d)]
+
+            def sf(q):
+                return 1 - (1 - (1 - q) ** d) ** n
+
+        def Phi(q):
+            return sum(mpmath.mpf(c.numerator) / c.denominator * q ** (i + 1) / (i + 1)
+                       for i, c in enumerate(coef))
+
+        def gap(q):
+            return mu * (1 - mpmath.mpf(lam) / mu + lam_t / mu * Phi(q) - q)
+
+        cuts = [0, 0.5, 0.9, 0.99, 0.999, 0.99999, 1 - mpmath.mpf(10) ** -20]  # rest < 1e-20
+        mean = mpmath.quad(lambda q: sf(q) / gap(q), cuts)
+        q_star = mpmath.findroot(lambda q: sf(q) - (1 - mpmath.mpf(level)),
+                                 (0, 1 - mpmath.mpf(10) ** -20), solver="anderson")
+        quantile = mpmath.quad(lambda q: 1 / gap(q), [0, 0.5, q_star])
+        return float(mean), float(quantile)
+
+
+def _gardner(lam: float, mu: float, d: int, t: float):
+    """Redundancy-d, IR exponential, k -> infinity (Gardner et al. 2017): (E[T], P(T > t))."""
+    with mpmath.workdps(30):
+        rho = mpmath.mpf(lam) / mu
+        mean = mpmath.nsum(lambda k: rho ** k / (k * (d - 1) + d), [0, mpmath.inf]) / mu
+        sf = (rho + (1 - rho) * mpmath.exp((d - 1) * mu * t)) ** (-mpmath.mpf(d) / (d - 1))
+        return float(mean), float(sf)
+
+
+def _md1_batch_mean(lam: float, n: int) -> float:
+    """E[max of n i.i.d. M/D/1 sojourns], service 1: Erlang's formula for the wait,
+    P(W <= x) = (1 - lam) sum_{k=0}^{floor x} (lam (k - x))^k e^{-lam (k - x)} / k!."""
+    with mpmath.workdps(60):
+        lam = mpmath.mpf(lam)
+
+        def cdf(x):
+            return (1 - lam) * mpmath.fsum((lam * (k - x)) ** k * mpmath.exp(-lam * (k - x))
+                                           / mpmath.factorial(k)
+                                           for k in range(int(mpmath.floor(x)) + 1))
+
+        tail = mpmath.fsum(mpmath.quad(lambda x: 1 - cdf(x) ** n, [a, a + 1]) for a in range(60))
+        return float(1 + tail)
+
+
+def _dde_reference(values, probs, lam, mds, n, r, W=60, level=0.99):
+    """(idle probability F(0), mean, level-quantile) for IR runtimes on integer atoms >= 1.
+
+    F'(w) = lam_t (F(w) - q(w)) phi(q(w)), q(w) = sum_x p_x F(w - x) (F = 0 below 0): on
+    each [j, j + 1] an ODE in F with known delayed terms (method of steps), solved by DOP853 at
+    rtol 1e-13 with dense output; F(0) by Brent's method on F(W) = 1.
+    """
+    values = np.asarray(values, dtype=int)
+    probs = np.asarray(probs, dtype=float)
+    lam_t = lam * (n + r) / n if mds else lam * r
+    if mds:
+        def phi(q):
+            return special.betainc(r, n, max(1 - q, 0.0)) if r else 1.0
+
+        def batch_sf(q):
+            return special.betainc(r + 1, n, max(1 - q, 0.0))
+    else:
+        def phi(q):
+            return max(1 - q, 0.0) ** (r - 1)
+
+        def batch_sf(q):
+            return 1 - (1 - max(1 - q, 0.0) ** r) ** n
+
+    def march(F0):
+        pieces = []
+
+        def q_in(j, w):  # left limits at the ends of [j, j + 1]
+            return sum(p * float(pieces[j - x](w - x)[0]) for x, p in zip(values, probs)
+                       if j - x >= 0)
+
+        start = F0
+        for j in range(W):
+            def rhs(w, y, j=j):
+                q = q_in(j, w)
+                return [lam_t * (y[0] - q) * phi(q)]
+
+            sol = integrate.solve_ivp(rhs, (j, j + 1), [start], method="DOP853", rtol=1e-13,
+                                      atol=1e-16, dense_output=True)
+            pieces.append(sol.sol)
+            start = sol.y[0, -1]
+        return (lambda t: q_in(min(int(t), W - 1), t)), start
+
+    F0 = optimize.brentq(lambda a: march(a)[1] - 1.0, 1e-6, 1.0, xtol=1e-15, rtol=1e-15)
+    q, _ = march(F0)
+    mean = sum(integrate.quad(lambda t: batch_sf(q(t)), a, a + 1, epsabs=1e-15, epsrel=1e-13,
+                              limit=200)[0] for a in range(W))
+    grid = np.arange(0, W, 0.25)
+    i = next(i for i, t in enumerate(grid) if batch_sf(q(t)) <= 1 - level)
+    quantile = optimize.brentq(lambda t: batch_sf(q(t)) - (1 - level), grid[i - 1], grid[i],
+                               xtol=1e-14, rtol=1e-15)
+    return F0, mean, quantile
+
+
+# (values, probs, lam, mds, n, r) -> _dde_reference(...) (pinned; regenerated by a slow test)
+_DDE = {
+    ((1,), (1.0,), 0.6, True, 4, 2): (0.2627530842219286, 1.8692320095322732, 2.835120810036249),
+    ((1,), (1.0,), 0.4, False, 3, 2): (0.3922298577396728, 1.4278311334812186, 2.343693587089309),
+    ((1, 3), (0.8, 0.2), 0.3, True, 3, 1): (0.5379924272473525, 2.069381167361426,
+                                            4.187269398557576),
+}
+
+
+def _policy(mds: bool, n: int, r: int):
+    return qt.MDS(n, r) if mds else qt.Replication(n, r)
+
+
+def _check_errors(p, idle, mean, quantile, level=0.99):
+    """Each statistic within its stated error, and the stated error within the goal."""
+    true = {"mean": abs(p.mean - mean), "busy_fraction": abs(p.busy_fraction - (1 - idle)),
+            "quantile": abs(p.quantile(level) - quantile)}
+    stated = dict(p.errors, quantile=p.response_time.quantile_error(level))
+    for key in true:
+        assert true[key] <= stated[key], (key, true[key], stated[key])
+    assert stated["mean"] <= 1e-6 * mean and stated["quantile"] <= 1e-5 * quantile
+
+
+# ----------------------------------------------------------------------------- exponential
+@pytest.mark.parametrize("policy,lam", [(qt.MDS(4, 2), 0.5), (qt.MDS(10, 3), 0.8),
+                                        (qt.Replication(3, 2), 0.4), (qt.MDS(5, 0), 0.6)])
+def test_exponential_closed_form_against_mpmath(policy, lam):
+    mu = 2.0
+    mean, quantile = _mp_exponential(policy, lam * mu, mu)
+    p = qt.analyze(qt.System(policy, qt.IR(qt.Exponential(mu)), arrival_rate=lam * mu))
+    assert p.mean == pytest.approx(mean, rel=1e-9)
+    assert p.quantile(0.99) == pytest.approx(quantile, rel=1e-9)
+    assert p.busy_fraction == lam and p.cost == pytest.approx(1 / mu, rel=1e-15)
+    assert "mean-field, k -> infinity" in p.method
+
+
+@pytest.mark.parametrize("policy,lam", [(qt.MDS(4, 2), 0.5), (qt.Replication(3, 2), 0.6)])
+def test_grid_method_on_exponential_runtimes(policy, lam):
+    # Erlang(1, mu) is exponential but goes through the general grid method: busy fraction
+    # lam / mu exactly, mean and p99 against mpmath, each within its stated error.
+    mean, quantile = _mp_exponential(policy, lam, 1.0)
+    p = qt.analyze(qt.System(policy, qt.IR(qt.Erlang(1, 1.0)), arrival_rate=lam))
+    _check_errors(p, 1 - lam, mean, quantile)
+    assert "grids of step h" in p.method
+
+
+@pytest.mark.parametrize("d,lam,mu", [(2, 0.5, 1.0), (3, 1.4, 2.0), (5, 0.9, 1.0)])
+def test_n_equal_1_is_redundancy_d(d, lam, mu):
+    mean, sf = _gardner(lam, mu, d, 0.7 / mu)
+    for policy in (qt.MDS(1, d - 1), qt.Replication(1, d)):
+        p = qt.analyze(qt.System(policy, qt.IR(qt.Exponential(mu)), arrival_rate=lam))
+        assert p.mean == pytest.approx(mean, rel=1e-10)
+        assert p.response_time.sf(0.7 / mu) == pytest.approx(sf, rel=1e-9)
+    grid = qt.analyze(qt.System(qt.MDS(1, d - 1), qt.IR(qt.Erlang(1, mu)), arrival_rate=lam))
+    assert abs(grid.mean - mean) <= grid.errors["mean"]
+
+
+# ----------------------------------------------------------------------------- atoms
+def test_m_equal_0_is_independent_md1_queues():
+    # MDS(4, 0) with removal cancels nothing: four M/D/1 queues at rate 0.3, batch = the last.
+    # Issue #9 reports the exact value 1.65289442; Erlang's formula gives it here.
+    exact = _md1_batch_mean(0.3, 4)
+    assert exact == pytest.approx(1.65289442, abs=5e-9)
+    p = qt.analyze(qt.System(qt.MDS(4, 0), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.3))
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+    assert p.busy_fraction == pytest.approx(0.3, abs=p.errors["busy_fraction"])
+
+
+@pytest.mark.parametrize("key", list(_DDE))
+def test_atoms_against_delay_equation(key):
+    values, probs, lam, mds, n, r = key
+    idle, mean, quantile = _DDE[key]
+    R = qt.Deterministic(values[0]) if len(values) == 1 else qt.Discrete(values, probs)
+    p = qt.analyze(qt.System(_policy(mds, n, r), qt.IR(R), arrival_rate=lam))
+    _check_errors(p, idle, mean, quantile)
+    assert p.quantile(0.5) >= min(values)  # every batch takes at least one runtime
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", list(_DDE))
+def test_pinned_delay_equation_references(key):
+    assert _dde_reference(*key) == pytest.approx(_DDE[key], rel=1e-11)
+
+
+# ----------------------------------------------------------------------------- stability, input
+def test_unstable_is_a_result():
+    p = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Exponential(1.0)), arrival_rate=1.0))
+    assert not p.stable and p.mean == math.inf and p.quantile(0.99) == math.inf
+    # Deterministic(1): every batch needs 4 units of work, so arrival_rate 1 is unstable
+    p = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Deterministic(1.0)), arrival_rate=1.0))
+    assert not p.stable and p.mean == math.inf
+
+
+def test_heavy_tail_is_refused():
+    with pytest.raises(NotImplementedError, match="simulate"):
+        qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Pareto(1.5, 0.4)), arrival_rate=0.3))
