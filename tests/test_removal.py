@@ -155,6 +155,11 @@ _DDE = {
 }
 
 
+_MD1_BATCH_MEAN = 1.652894423336054
+"""E[max of 4 M/D/1 sojourns], lam = 0.3: ``_dde_reference([1], [1.0], 0.3, True, 4, 0)[1]``;
+Erlang's formula (``_md1_batch_mean(0.3, 4)``, slow test) and issue #9 (1.65289442) agree."""
+
+
 def _policy(mds: bool, n: int, r: int):
     return qt.MDS(n, r) if mds else qt.Replication(n, r)
 
@@ -207,11 +212,16 @@ def test_n_equal_1_is_redundancy_d(d, lam, mu):
 def test_m_equal_0_is_independent_md1_queues():
     # MDS(4, 0) with removal cancels nothing: four M/D/1 queues at rate 0.3, batch = the last.
     # Issue #9 reports the exact value 1.65289442; Erlang's formula gives it here.
-    exact = _md1_batch_mean(0.3, 4)
-    assert exact == pytest.approx(1.65289442, abs=5e-9)
+    exact = _MD1_BATCH_MEAN
     p = qt.analyze(qt.System(qt.MDS(4, 0), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.3))
     assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
     assert p.busy_fraction == pytest.approx(0.3, abs=p.errors["busy_fraction"])
+
+
+@pytest.mark.slow
+def test_pinned_md1_reference():
+    assert _md1_batch_mean(0.3, 4) == pytest.approx(_MD1_BATCH_MEAN, rel=1e-12)
+    assert _MD1_BATCH_MEAN == pytest.approx(1.65289442, abs=5e-9)
 
 
 @pytest.mark.parametrize("key", list(_DDE))
