@@ -605,11 +605,22 @@ def analyze_removal(system: System) -> Prediction:
     try:
         sols, aligned = _solve_grids(kernel, R, max(1.0 - kernel.lam_t * R.mean(), 0.05))
     except RemovalError as error:
-        if str(error).startswith("unstable"):
-            method = f"{name}: unstable, no stationary workload law (its idle probability is 0)"
-            return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
-                              busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
-                              references=_REFERENCES)
+        # No stationary law on the grid: decide by the frontier (only beyond the no-removal
+        # limit can the system be unstable)
+        if kernel.lam_t * R.mean() >= 1:
+            try:
+                lam_star = frontier(policy, R)
+            except RemovalError:
+                lam_star = None
+            if lam_star is not None and lam >= lam_star:
+                method = (f"{name}: unstable, arrival_rate >= the stability frontier "
+                          f"{lam_star:.6g} (travelling-front equation, see "
+                          f"qt.stability_frontier)")
+                return Prediction(system, method=method, exact=False, stable=False,
+                                  mean=math.inf, busy_fraction=1.0, cost=math.inf,
+                                  assumptions=assumptions, references=_REFERENCES)
+            if lam_star is not None:
+                error = f"{error} (stability frontier {lam_star:.6g})"
         raise NotImplementedError(f"{policy.label()} with removal: {error}") from None
     order = 2 if aligned else 1
     mean, mean_error = _richardson([_grid_mean(kernel, s) for s in sols], order)
@@ -652,3 +663,73 @@ def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Pre
                             assumptions=assumptions, references=_REFERENCES)
     prediction.errors = {"mean": 1e-12 * mean, "busy_fraction": 0.0}
     return prediction
+
+
+# ------------------------------------------------------------------------ stability frontier
+_FRONT_SEED = 1e-12
+"""Idle probability of the march that traces the travelling front (see :func:`frontier`)."""
+
+
+def _front_level(kernel: _Kernel, R: Distribution, cells: int) -> tuple[float, float]:
+    """``F(inf)`` of the march started from the tiny atom ``_FRONT_SEED`` (the level behind the
+    travelling front) on a grid of ``cells`` cells, the horizon doubled until the front has
+    passed (``F - q < 1e-11`` at the end). Returns (level, horizon)."""
+    lattice = _lattice(R)
+    W = 32.0 * R.mean()
+    for _ in range(_HORIZON_DOUBLINGS + 4):
+        h = W / cells
+        if lattice is not None:
+            h = lattice / math.ceil(lattice / h - 1e-9)
+        M = math.ceil(W / h - 1e-9)
+        F, _, _, qm, _ = _march(kernel, _Weights(R, h, M), h, M, np.array([_FRONT_SEED]))
+        if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
+            return float(F[-1, 0]), W
+        W *= 2.0
+    raise RemovalError(f"the front has not passed w = {W:.4g}: the frontier is too close to the "
+                       f"no-removal limit for the grid method; use qt.simulate")
+
+
+def frontier(policy, R: Distribution) -> float:
+    """Largest stable ``arrival_rate`` of ``policy`` (MDS or Replication with removal) under IR
+    runtimes ``R``, k -> infinity.
+
+    Above the frontier the workload law travels to infinity at some speed ``c > 0`` keeping a
+    shape ``Psi``; level crossing in the moving frame gives ``(1 + c) Psi' = lam_t (Psi - q)
+    phi(q)``, so a front at rest exists only for one task rate ``Lambda*``: the one at which the
+    march started from a vanishing idle probability ends at level 1 (below: the stationary law
+    has a positive idle probability; above: none). ``Lambda*`` by Brent's method between the
+    no-removal limit ``1 / E[R]`` and the necessary bound of :func:`necessary_rate` (bracketed
+    from the bound downwards: near the no-removal limit the front forms slowly), on grids
+    of 256 and 512 cells, Richardson-extrapolated. Exponential runtimes: ``mu`` exactly.
+
+    Returns
+    -------
+    float
+        The frontier ``lam*`` (original jobs per server per unit time).
+    """
+    n = policy.n
+    tasks = n + policy.m if isinstance(policy, MDS) else policy.d
+    per_task = n / tasks if isinstance(policy, MDS) else 1.0 / policy.d
+    if isinstance(R, Exponential):
+        return float(R.rate)
+    no_removal = per_task / R.mean()
+    if tasks == n or (not isinstance(policy, MDS) and policy.d == 1):
+        return no_removal
+    upper = necessary_rate(policy, R)
+    values = []
+    for cells in (256, 512):
+        def excess(rate, cells=cells):
+            return _front_level(_kernel_of(policy, rate), R, cells)[0] - 1.0
+
+        hi, width = upper, upper - no_removal
+        for k in range(1, 9):  # the front is far (slow) near the no-removal limit: come down
+            lo = no_removal + width * 0.5 ** k
+            if excess(lo) < 0:
+                break
+            hi = lo
+        else:
+            raise RemovalError(f"the frontier lies within {width * 0.5 ** 8:.3g} of the "
+                               f"no-removal limit {no_removal:.6g}; use qt.simulate")
+        values.append(hi if excess(hi) <= 0 else
+                      optimize.brentq(excess, lo, hi, xtol=1e-12 * upper, rtol=1e-12))
+    return (4.0 * values[1] - values[0]) / 3.0
