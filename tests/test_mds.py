@@ -293,11 +293,12 @@ def test_unstable_without_removal_is_a_result():
     assert stability_limit(qt.Replication(10, 3), _ir_exp(2.0)) == pytest.approx(2 / 3)
 
 
-def test_removal_points_to_simulation():
+def test_removal_under_sx_points_to_simulation():
+    # with removal only IR runtimes are analysed (tests/test_removal.py)
     with pytest.raises(NotImplementedError, match="simulate"):
-        qt.analyze(qt.System(qt.MDS(10, 2), _ir_exp(), 0.5))
+        qt.analyze(qt.System(qt.MDS(10, 2), _facebook_sx(), 0.5))
     with pytest.raises(NotImplementedError, match="simulate"):
-        qt.analyze(qt.System(qt.Replication(10, 2), _ir_exp(), 0.3))
+        qt.analyze(qt.System(qt.Replication(10, 2), _facebook_sx(), 0.3))
 
 
 def test_precision_path_is_refused():

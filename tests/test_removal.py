@@ -252,3 +252,50 @@ def test_unstable_is_a_result():
 def test_heavy_tail_is_refused():
     with pytest.raises(NotImplementedError, match="simulate"):
         qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Pareto(1.5, 0.4)), arrival_rate=0.3))
+
+
+# ----------------------------------------------------------------------------- frontier
+def test_frontier_exponential_is_mu():
+    # derived (module docstring): busy fraction lam / mu, so the frontier is mu for every code
+    assert qt.stability_frontier(qt.IR(qt.Exponential(2.0)), qt.MDS(4, 2)) == 2.0
+    grid = qt.stability_frontier(qt.IR(qt.Erlang(1, 1.0)), qt.MDS(4, 2))
+    assert grid == pytest.approx(1.0, rel=1e-4)
+
+
+def test_frontier_n_equal_1_is_redundancy_d_frontier():
+    # Replication(1, 2) is Redundancy-2: its frontier from the Redundancy-d mean-field module
+    # (a different discretisation: queuetheory.analysis.meanfield); it exceeds 1 / E[R].
+    H = qt.HyperExponential([0.9, 0.1], [2.0, 0.2])
+    ours = qt.stability_frontier(qt.IR(H), qt.Replication(1, 2))
+    assert ours == pytest.approx(qt.stability_frontier(qt.IR(H), d=2), rel=5e-4)
+    assert ours > 1.4 > 1 / H.mean()
+
+
+def test_frontier_policy_forms():
+    R = qt.IR(qt.Exponential(1.0))
+    assert qt.stability_frontier(R, qt.MDS(10, 2, remove=False)) == pytest.approx(10 / 12)
+    assert qt.stability_frontier(R, qt.RedundancyD(3)) == qt.stability_frontier(R, d=3) == 1.0
+    with pytest.raises(ValueError, match="policy"):
+        qt.stability_frontier(R, qt.RIQ(2))
+
+
+def test_deterministic_either_side_of_the_frontier():
+    R = qt.IR(qt.Deterministic(1.0))
+    lam_star = qt.stability_frontier(R, qt.MDS(4, 2))
+    # between the no-removal limit 4/6 and the necessary bound 1 (4 units of work per batch)
+    assert 4 / 6 < lam_star < 1
+    assert qt.analyze(qt.System(qt.MDS(4, 2), R, arrival_rate=0.98 * lam_star)).stable
+    p = qt.analyze(qt.System(qt.MDS(4, 2), R, arrival_rate=1.02 * lam_star))
+    assert not p.stable and p.mean == math.inf
+
+
+# ----------------------------------------------------------------------------- matching code
+def test_smallest_matching_code_with_removal_exponential():
+    n, d, lam = 4, 2, 0.3
+    rep_mean, rep_q = _mp_exponential(qt.Replication(n, d), lam, 1.0)
+    expected = next(m for m in range(n * (d - 1) + 1)
+                    if all(a <= b for a, b in zip(_mp_exponential(qt.MDS(n, m), lam, 1.0),
+                                                  (rep_mean, rep_q))))
+    r = qt.smallest_matching_code(n, d, qt.IR(qt.Exponential(1.0)), lam, remove=True)
+    assert r.method == "analysis" and r.m == expected
+    assert r.replication["mean"] == pytest.approx(rep_mean, rel=1e-9)

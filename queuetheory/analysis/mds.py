@@ -649,7 +649,7 @@ class CodeMatch:
     percentile : float
         The percentile compared (e.g. 0.99).
     method : str
-        ``"analysis"`` (k -> infinity, exact) or ``"simulation"`` (finite k, with CIs).
+        ``"analysis"`` (k -> infinity) or ``"simulation"`` (finite k, with CIs).
     replication : dict
         Mean, percentile (and CIs for simulation) and stability of Replication(n, d).
     candidates : tuple of dict
@@ -726,8 +726,9 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     percentile : float, optional
         Level in (0, 1) of the compared percentile; default 0.99.
     method : {"analysis", "simulation"}, optional
-        Default: ``"analysis"`` without removal (k -> infinity, exact), ``"simulation"`` with
-        removal (no analysis exists).
+        Default: ``"analysis"`` (k -> infinity: exact without removal; with removal the
+        mean-field solution of :mod:`queuetheory.analysis.removal`, IR runtimes), except
+        ``"simulation"`` for S&X runtimes with removal (no analysis there).
     m_max : int, optional
         Largest ``m`` tried; default ``n (d - 1)`` (as many tasks as replication) or at least 1.
     servers, jobs, replications, seed : optional
@@ -758,7 +759,8 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     if not isinstance(remove, bool):
         raise ValueError(f"remove must be True or False, got {remove!r}")
     q = float(_checks.probability_level("percentile", percentile))
-    method = method if method is not None else ("simulation" if remove else "analysis")
+    if method is None:
+        method = "simulation" if remove and not isinstance(runtime, IR) else "analysis"
     if method not in ("analysis", "simulation"):
         raise ValueError(f"method must be 'analysis' or 'simulation', got {method!r}")
     m_max = max(n * (d - 1), 1) if m_max is None else _checks.positive_int("m_max", m_max, 0)
@@ -776,12 +778,14 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
             found = m
             break
     e_r = runtime.mean_runtime()
+    larger = ("sufficient with removal; the region with removal is larger, see "
+              "qt.stability_frontier(runtime, policy)")
     stability = {
         f"Replication(n={n}, d={d})": (f"stable iff arrival_rate < {1 / (d * e_r):.6g} without "
-                                       "removal (sufficient with removal)"),
+                                       f"removal ({larger})"),
         **{f"MDS(n={n}, m={row['m']})": (f"stable iff arrival_rate < "
                                           f"{n / ((n + row['m']) * e_r):.6g} without removal "
-                                          f"(sufficient with removal)") for row in candidates},
+                                          f"({larger})") for row in candidates},
     }
     assumptions = (f"{runtime.name} runtimes {runtime!r}",
                    f"arrival_rate {lam:g} original jobs per server (batches at arrival_rate / n)",
@@ -792,7 +796,8 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
         assumptions += ("S&X: a batch is n equal-sized jobs, so all its tasks (coded jobs or "
                         "copies) share one job size X",)
     if method == "analysis":
-        assumptions += ("k -> infinity limit (exact analysis)",)
+        assumptions += ("k -> infinity limit (mean-field analysis with removal)" if remove else
+                        "k -> infinity limit (exact analysis)",)
     else:
         assumptions += (f"simulation with k = {servers} servers, {replications} replications of "
                         f"{jobs} original jobs ({-(-jobs // n)} batches), 95% confidence "
