@@ -66,7 +66,7 @@ import numpy as np
 from scipy import interpolate, optimize, special
 
 from .. import _checks, mg1, transforms
-from ..distributions import Deterministic, Discrete, Distribution, Exponential
+from ..distributions import Deterministic, Discrete, Distribution, Exponential, Pareto
 from ..orderstats import OrderStatistic, _adaptive_gauss_legendre
 from ..policies import MDS, Replication
 from ..prediction import Prediction
@@ -554,6 +554,26 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
     return OrderStatistic(sojourn.minimum(policy.d), policy.n, policy.n)
 
 
+def _batch_tail_index(policy, R: Distribution) -> float:
+    """Tail index of the batch time without removal under IR, for runtimes with a power tail
+    ``P(R > t) ~ c t^(-alpha)``: the M/G/1 wait (hence a sojourn) has index ``alpha - 1``
+    (J. W. Cohen, "Some results on regular variation for distributions in queueing and
+    fluctuation theory", J. Appl. Prob. 10, 1973), a batch is late only if ``m + 1`` tasks
+    are (MDS: index ``(m + 1)(alpha - 1)``) or if the ``d`` copies of one job are
+    (replication: ``d (alpha - 1)``). ``alpha`` is the Pareto parameter, else the local slope
+    of ``log P(R > t)`` over an octave far in the tail; ``inf`` if the tail is lighter."""
+    if isinstance(R, Pareto):
+        alpha = R.alpha
+    else:
+        t = float(R.ppf(1.0 - 1e-9))
+        tails = R.sf(np.array([t, 2.0 * t]))
+        if not (np.isfinite(t) and tails[1] > 0):
+            return math.inf
+        alpha = math.log(tails[0] / tails[1]) / math.log(2.0)
+    copies = policy.m + 1 if isinstance(policy, MDS) else policy.d
+    return copies * (alpha - 1.0)
+
+
 # ------------------------------------------------------------------------ analysis
 @register(MDS, Replication)
 def analyze_batch(system: System) -> Prediction:
@@ -611,6 +631,12 @@ def analyze_batch(system: System) -> Prediction:
                           busy_fraction=1.0, cost=cost, assumptions=assumptions,
                           references=_REFERENCES)
     heavy = math.isinf(B.moment(2))
+    if isinstance(runtime, IR) and isinstance(runtime.R, Discrete | Deterministic):
+        # atoms: the P-K transform's inversion converges slowly at the jumps; the workload's
+        # level-crossing equation on a grid holding the atoms as nodes does not
+        from .removal import grid_prediction
+
+        return grid_prediction(system, method + "; the wait law by", assumptions, exact=True)
     if isinstance(runtime, SX):
         if heavy:
             raise NotImplementedError(
@@ -624,7 +650,11 @@ def analyze_batch(system: System) -> Prediction:
         inner = _ir_batch_law(policy, runtime, lam_task)
         law = BatchCompletionTime(inner._sf, _sojourn_scale(lam_task, B), law=inner,
                                   heavy=heavy)
-    mean = law.mean()
+    index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf
+    if index <= 1.0 + 1e-9:
+        method += (f"; P(T_b > t) decays like t^(-{index:.4g}) (runtime tail index alpha, wait "
+                   f"index alpha - 1, Cohen), so E[T_b] = inf")
+    mean = math.inf if index <= 1.0 + 1e-9 else law.mean()
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=lambda: law, busy_fraction=load_task, cost=cost,
                       assumptions=assumptions, references=_REFERENCES)

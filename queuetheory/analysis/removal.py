@@ -72,12 +72,15 @@ class RemovalError(ArithmeticError):
 class _Kernel:
     """``lam_t``, ``phi``, ``phi'`` and the batch survival function for MDS or replication."""
 
-    def __init__(self, mds: bool, n: int, r: int, lam: float):
+    def __init__(self, mds: bool, n: int, r: int, lam: float, remove: bool = True):
         self.mds, self.n, self.r = mds, n, r          # r = m (MDS) or d (replication)
+        self.remove = remove                          # without: phi = 1 (M/G/1 queues)
         self.tasks = n + r if mds else r
         self.lam_t = lam * (n + r) / n if mds else lam * r
 
     def phi(self, q):
+        if not self.remove:
+            return np.ones_like(q)
         p = np.maximum(1.0 - q, 0.0)
         if self.mds:
             return special.betainc(self.r, self.n, p) if self.r else np.ones_like(q)
@@ -87,6 +90,8 @@ class _Kernel:
         """:meth:`phi` for one float (the march's inner loop): for ``m <= 8``,
         ``1 - sum_{j < m} C(N-1, j) p^j (1-p)^(N-1-j)`` in Python floats (absolute error
         ~1e-16, several times faster than a scalar ``betainc``)."""
+        if not self.remove:
+            return 1.0
         p = 1.0 - q if q < 1.0 else 0.0
         if not self.mds:
             return p ** (self.r - 1)
@@ -571,8 +576,8 @@ _REFERENCES = (
 
 def _kernel_of(policy, lam: float) -> _Kernel:
     if isinstance(policy, MDS):
-        return _Kernel(True, policy.n, policy.m, lam)
-    return _Kernel(False, policy.n, policy.d, lam)
+        return _Kernel(True, policy.n, policy.m, lam, policy.remove)
+    return _Kernel(False, policy.n, policy.d, lam, policy.remove)
 
 
 def necessary_rate(policy, R: Distribution) -> float:
@@ -634,7 +639,7 @@ def analyze_removal(system: System) -> Prediction:
     if isinstance(R, Exponential):
         return _exponential(system, kernel, name, assumptions)
     try:
-        sols, aligned = _solve_grids(kernel, R, max(1.0 - kernel.lam_t * R.mean(), 0.05))
+        return grid_prediction(system, name, assumptions)
     except RemovalError as error:
         # No stationary law on the grid: decide by the frontier (only beyond the no-removal
         # limit can the system be unstable)
@@ -653,26 +658,6 @@ def analyze_removal(system: System) -> Prediction:
             if lam_star is not None:
                 error = f"{error} (stability frontier {lam_star:.6g})"
         raise NotImplementedError(f"{policy.label()} with removal: {error}") from None
-    order = 2 if aligned else 1
-    mean, mean_error = _richardson([_grid_mean(kernel, s) for s in sols], order)
-    idle, busy_error = _richardson([s.F0 for s in sols], order)
-    busy = 1.0 - idle
-    law = RemovalBatchTime(kernel, R, sols, mean, order)
-    h, M = sols[0].h, sols[0].F.size - 1
-    extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
-                     "atoms of R between the nodes (first-order error): values of the h/4 grid, "
-                     "not extrapolated")
-    method = (f"{name}: workload level-crossing equation f(w) = lam_t (F(w) - q(w)) phi(q(w)) "
-              f"(lam_t = {kernel.lam_t:.6g} tasks per server), marched on grids of step h = "
-              f"{h:.4g}, h/2, h/4 on [0, {M * h:.4g}] (trapezoid with one-sided limits at the "
-              f"atoms, product integration of q), busy fraction by Newton's method on F(W) = 1; "
-              f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
-              f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
-    prediction = Prediction(system, method=method, exact=False, stable=True, mean=mean,
-                            response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
-                            assumptions=assumptions, references=_REFERENCES)
-    prediction.errors = {"mean": mean_error, "busy_fraction": busy_error}
-    return prediction
 
 
 def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Prediction:
@@ -764,3 +749,37 @@ def frontier(policy, R: Distribution) -> float:
         values.append(hi if excess(hi) <= 0 else
                       optimize.brentq(excess, lo, hi, xtol=1e-12 * upper, rtol=1e-12))
     return (4.0 * values[1] - values[0]) / 3.0
+
+
+def grid_prediction(system: System, name: str, assumptions: tuple, *,
+                    exact: bool = False) -> Prediction:
+    """The grid solution of the level-crossing equation as a :class:`Prediction` (also used
+    without removal, ``phi = 1``: M/G/1 workloads, for runtimes with atoms). Raises
+    :class:`RemovalError` when no stationary law is found on the grid."""
+    policy, R, lam = system.policy, system.runtime.R, system.arrival_rate
+    kernel = _kernel_of(policy, lam)
+    sols, aligned = _solve_grids(kernel, R, max(1.0 - kernel.lam_t * R.mean(), 0.05))
+    order = 2 if aligned else 1
+    mean, mean_error = _richardson([_grid_mean(kernel, s) for s in sols], order)
+    idle, busy_error = _richardson([s.F0 for s in sols], order)
+    busy = 1.0 - idle
+    if not kernel.remove:  # every task runs fully: the load, exactly
+        busy, busy_error = kernel.lam_t * R.mean(), 0.0
+    law = RemovalBatchTime(kernel, R, sols, mean, order)
+    h, M = sols[0].h, sols[0].F.size - 1
+    extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
+                     "atoms of R between the nodes (first-order error): values of the h/4 grid, "
+                     "not extrapolated")
+    equation = ("f(w) = lam_t (F(w) - q(w)) phi(q(w))" if kernel.remove else
+                "f(w) = lam_t (F(w) - q(w)) (no removal: the M/G/1 wait, q the sojourn law)")
+    method = (f"{name}: workload level-crossing equation {equation} "
+              f"(lam_t = {kernel.lam_t:.6g} tasks per server), marched on grids of step h = "
+              f"{h:.4g}, h/2, h/4 on [0, {M * h:.4g}] (trapezoid with one-sided limits at the "
+              f"atoms, product integration of q), busy fraction by Newton's method on F(W) = 1; "
+              f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
+              f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
+    prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
+                            response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
+                            assumptions=assumptions, references=_REFERENCES)
+    prediction.errors = {"mean": mean_error, "busy_fraction": busy_error}
+    return prediction
