@@ -326,12 +326,43 @@ their intervals; the mean-field gap shrinks like 1/k."""
     (qt.MDS(4, 2), qt.Deterministic(1.0), 0.6, 31),
     (qt.Replication(3, 2), qt.Erlang(2, 2.0), 0.4, 32),
     (qt.MDS(10, 3), qt.HyperExponential([0.9, 0.1], [2.0, 0.2]), 0.8, 33),
+    (qt.MDS(4, 2), None, 0.4, 34),
 ])
 def test_against_simulation(policy, R, lam, seed):
-    system = qt.System(policy, qt.IR(R), arrival_rate=lam)
+    system = qt.System(policy, qt.IR(R) if R is not None else _SX, arrival_rate=lam)
     p = qt.analyze(system)
     sim = qt.simulate(system, servers=2000, jobs=400_000, replications=16, seed=seed,
                       confidence=0.999)
     low, high = sim.mean_ci
     allowance = _FINITE_K * p.mean
     assert low - allowance <= p.mean <= high + allowance, (p.mean, sim.mean_ci)
+
+
+# ----------------------------------------------------------------------------- S&X
+_SX = qt.SX(qt.Exponential(1.3), qt.Discrete([1, 2], [0.7, 0.3]))
+
+
+def test_sx_m_equal_0_is_the_no_removal_analysis():
+    # MDS(3, 0) cancels nothing: the no-removal S&X analysis (P-K transform inversion, an
+    # independent method) holds; every statistic within the stated error
+    a = qt.analyze(qt.System(qt.MDS(3, 0), _SX, arrival_rate=0.4))
+    b = qt.analyze(qt.System(qt.MDS(3, 0, remove=False), _SX, arrival_rate=0.4))
+    assert abs(a.mean - b.mean) <= a.errors["mean"] <= 1e-6 * b.mean
+    assert abs(a.quantile(0.99) - b.quantile(0.99)) <= a.response_time.quantile_error(0.99)
+    assert abs(a.busy_fraction - b.busy_fraction) <= a.errors["busy_fraction"]
+    assert "conditioned on the batch's X" in a.method
+
+
+def test_sx_deterministic_is_ir_deterministic():
+    # X = S = 1: IR Deterministic(1), whose value is checked against the delay equation above
+    a = qt.analyze(qt.System(qt.MDS(4, 2), qt.SX(qt.Deterministic(1.0), qt.Deterministic(1.0)),
+                             arrival_rate=0.6))
+    idle, mean, quantile = _DDE[((1,), (1.0,), 0.6, True, 4, 2)]
+    _check_errors(a, idle, mean, quantile)
+
+
+def test_sx_n_equal_1_is_redundancy_d():
+    # Replication(1, 2) is Redundancy-2 (one X per job): the Redundancy-d mean-field module
+    a = qt.analyze(qt.System(qt.Replication(1, 2), _SX, arrival_rate=0.4))
+    b = qt.analyze(qt.System(qt.RedundancyD(2), _SX, arrival_rate=0.4))
+    assert a.mean == pytest.approx(b.mean, rel=1e-5)

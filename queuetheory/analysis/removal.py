@@ -55,7 +55,7 @@ from ..distributions import Deterministic, Discrete, Distribution, Exponential
 from ..orderstats import OrderStatistic
 from ..policies import MDS
 from ..prediction import Prediction
-from ..runtime import IR
+from ..runtime import IR, SX
 from ..system import System
 from .mds import BatchCompletionTime, _no_precision
 
@@ -168,6 +168,7 @@ class _Solution:
         self.h, self.F = h, F
         self.f_left, self.f_right = f_left, f_right
         self.q_left, self.q_right = q_left, q_right
+        self.sf_left = self.sf_right = None   # P(C > t) at the nodes, set by the model
 
     @property
     def F0(self) -> float:
@@ -225,20 +226,20 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     return F, fm, fp, qm, qp
 
 
-def _shoot(kernel: _Kernel, R: Distribution, h: float, M: int, guess: float) -> _Solution:
+def _shoot(model, h: float, M: int, guess: float) -> _Solution:
     """Safeguarded Newton's method on ``F0`` in ``(0, 1]`` so that ``F(Mh) = 1``.
 
     ``F(Mh)`` increases with ``F0`` (0 at ``F0 = 0``, at least 1 at ``F0 = 1``). Each march
     carries a second column at ``F0 (1 + 1e-7)`` for the slope; once the Newton step is below
     ``_ACCEPT F0`` the solution at the root is interpolated linearly between the two columns
     (the neglected curvature term is of order ``step^2``)."""
-    weights = _Weights(R, h, M)
+    march = model.marcher(h, M)
     lo, hi = 0.0, 1.0
     F0 = min(max(guess, 1e-12), 1.0)
     for _ in range(60):
         eps = 1e-7 * F0
         cols = np.array([F0, F0 - eps if F0 + eps > 1 else F0 + eps])
-        F, fm, fp, qm, qp = _march(kernel, weights, h, M, cols)
+        F, fm, fp, qm, qp = march(cols)
         end = F[-1]
         if end[0] < 1.0:
             lo = max(lo, F0)
@@ -249,12 +250,153 @@ def _shoot(kernel: _Kernel, R: Distribution, h: float, M: int, guess: float) -> 
         if math.isfinite(step) and abs(step) <= _ACCEPT * F0:
             t = step / (cols[1] - cols[0])
             arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in (F, fm, fp, qm, qp)]
-            return _Solution(h, *arrays)
+            sol = _Solution(h, *arrays)
+            sol.sf_left, sol.sf_right = model.node_sf(sol)
+            return sol
         new = F0 + step if math.isfinite(step) else math.nan
         F0 = new if lo < new < hi else (0.5 * (lo + hi) if lo > 0 else 0.1 * hi)
         if hi - lo <= 1e-15 * hi:
             break
     raise RemovalError("Newton's method on the idle probability F(0) did not converge")
+
+
+# ------------------------------------------------------------------------ S&X: condition on X
+_GLX_NODES, _GLX_WEIGHTS = np.polynomial.legendre.leggauss(12)
+_U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
+                      0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
+"""Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X`` (as in
+:mod:`.mds`): graded towards 0 and 1 where ``F_X^{-1}`` is singular."""
+
+
+def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None):
+    """``F(z)`` from the grid (``f`` linear per cell), ``0`` for ``z < 0``; with ``current = i``
+    the points in cell ``i - 1`` are returned as ``(known, coefficient of f_i^-)``."""
+    z = np.clip(np.asarray(z, dtype=float), -1.0, sol_F.shape[0] * h)
+    top = sol_F.shape[0] - 2 if current is None else current - 1
+    c = np.clip(np.floor(z / h).astype(np.intp), 0, top)
+    d = z - c * h
+    fa = fp[c]
+    fb = fm[c + 1] if current is None else np.where(c < top, fm[np.minimum(c + 1, top)], 0.0)
+    known = sol_F[c] + d * fa + (fb - fa) * d * d / (2 * h)
+    if current is None:
+        return np.where(z < 0, 0.0, known), None
+    coef = np.where(c == top, d * d / (2 * h), 0.0)
+    known = np.where(c == top, sol_F[c] + d * fa - fa * d * d / (2 * h), known)
+    return np.where(z < 0, 0.0, known), np.where(z < 0, 0.0, coef)
+
+
+class _SXModel:
+    """S&X runtimes ``X S`` with discrete ``S``, one ``X`` per batch: given ``X = x`` the tasks
+    are independent with ``q(w | x) = sum_k p_k F(w - x s_k)``; the equation and the batch law
+    are averaged over ``X``: Gauss-Legendre in probability space, pieces split where
+    ``w - x s_k = 0`` (the atom of ``V`` at 0 meets an atom of ``x S``); beyond
+    ``x = w / s_min`` every task is unfinished (``q = 0``), exactly."""
+
+    def __init__(self, kernel: _Kernel, runtime):
+        X, S = runtime.X, runtime.S
+        if not isinstance(S, Discrete | Deterministic):
+            raise NotImplementedError("S&X with removal is analysed for discrete slowdowns S; "
+                                      "use qt.simulate")
+        self.kernel, self.X = kernel, X
+        self.s, self.p = np.asarray(S.values, dtype=float), np.asarray(S.probs, dtype=float)
+        self.discrete_x = isinstance(X, Discrete | Deterministic)
+        self.scale = runtime.mean_runtime()
+        self.has_atoms = self.discrete_x
+        if self.discrete_x:
+            xs, _ = _atoms(X)
+            self.lattice = _lattice(Discrete(np.unique(np.outer(xs, self.s)),
+                                             np.full(xs.size * self.s.size, 1.0)
+                                             / (xs.size * self.s.size)))
+        else:
+            self.lattice = None
+
+    def nodes(self, t: float):
+        """``X`` nodes and weights for time ``t``, and ``P(X > t / s_min)`` (``q = 0`` there)."""
+        if self.discrete_x:
+            xs, ps = _atoms(self.X)
+            return xs, ps, 0.0
+        X = self.X
+        top = float(X._cdf(np.array([t / self.s.min()]))[0]) if t > 0 else 0.0
+        jumps = np.asarray(X._cdf(t / self.s), dtype=float) if t > 0 else np.zeros(0)
+        levels = np.unique(np.concatenate([np.minimum(_U_LEVELS, top), jumps]))
+        lo, hi = levels[:-1], levels[1:]
+        keep = hi - lo > 1e-17
+        lo, hi = lo[keep, None], hi[keep, None]
+        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * _GLX_NODES).ravel()
+        w = (0.5 * (hi - lo) * _GLX_WEIGHTS).ravel()
+        with np.errstate(divide="ignore"):
+            x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0)), dtype=float)
+        return np.nan_to_num(x, posinf=1e300), w, 1.0 - top
+
+    def marcher(self, h: float, M: int):
+        table = [self.nodes(i * h) for i in range(M + 1)]
+        return lambda cols: _march_sx(self, table, h, M, cols)
+
+    def _q(self, sol: _Solution, t: float, side: str = "right") -> tuple[np.ndarray, np.ndarray,
+                                                                         float]:
+        x, w, ptop = self.nodes(t)
+        z = t - x[:, None] * self.s[None, :]
+        F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
+        if side == "left":
+            F = np.where(np.abs(z) <= 1e-12 * max(t, 1e-300), 0.0, F)
+        return F @ self.p, w, ptop
+
+    def node_sf(self, sol: _Solution):
+        out = []
+        for side in ("left", "right"):
+            values = np.empty(sol.F.size)
+            for i in range(sol.F.size):
+                q, w, ptop = self._q(sol, i * sol.h, side)
+                values[i] = float(self.kernel.batch_sf(q) @ w) + ptop
+            out.append(values)
+        return tuple(out)
+
+    def sf_at(self, sol: _Solution, t: float) -> float:
+        q, w, ptop = self._q(sol, t)
+        return float(self.kernel.batch_sf(q) @ w) + ptop
+
+
+def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
+    """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
+    one column at a time (the X nodes are the vector dimension)."""
+    K = F0.size
+    lam_t, phi, s, p = model.kernel.lam_t, model.kernel.phi, model.s, model.p
+    F = np.empty((M + 1, K))
+    fm = np.zeros((M + 1, K))
+    fp = np.empty((M + 1, K))
+    qm = np.empty((M + 1, K))
+    qp = np.empty((M + 1, K))
+    half = 0.5 * h
+    for col in range(K):
+        Fc, fmc, fpc = F[:, col], fm[:, col], fp[:, col]
+        a = F0[col]
+        Fc[0] = a
+        x, w, ptop = table[0]
+        qm[0, col] = qp[0, col] = 0.0
+        fpc[0] = lam_t * a * (float(w.sum()) * phi(np.zeros(1))[0] + ptop)
+        for i in range(1, M + 1):
+            x, w, ptop = table[i]
+            z = i * h - x[:, None] * s[None, :]
+            zero = np.abs(z) <= 1e-9 * h
+            known, coef = _evaluate_F(Fc, fpc, fmc, h, np.where(zero, -1.0, z), current=i)
+            c, b = known @ p, coef @ p
+            A = Fc[i - 1] + half * fpc[i - 1]
+            y = fpc[i - 1]
+            for _ in range(3):
+                ph = phi(c + b * y)
+                num = (w * (A - c) * ph).sum() + A * ptop
+                den = 1.0 - lam_t * ((w * (half - b) * ph).sum() + half * ptop)
+                y = lam_t * num / den
+            Fi = A + half * y
+            q = c + b * y
+            Fc[i], fmc[i] = Fi, y
+            qm[i, col] = float(q @ w)
+            if zero.any():
+                q = q + (zero * a) @ p
+                y = lam_t * ((w * (Fi - q) * phi(q)).sum() + Fi * ptop)
+            qp[i, col] = float(q @ w)
+            fpc[i] = y
+    return F, fm, fp, qm, qp
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
@@ -320,14 +462,14 @@ def _grid_step(W: float, lattice: float | None) -> tuple[float, int, bool]:
     return h, math.ceil(W / h - 1e-9), aligned
 
 
-def _solve_grids(kernel: _Kernel, R: Distribution, guess: float):
+def _solve_grids(model, guess: float):
     """The horizon ``W`` (doubling), then the solutions on grids ``h``, ``h / 2``, ``h / 4``."""
-    lattice = _lattice(R)
-    aligned = lattice is not None or _atoms(R)[0].size == 0
-    W = 16.0 * R.mean()
+    lattice = model.lattice
+    aligned = lattice is not None or not model.has_atoms
+    W = 16.0 * model.scale
     for _ in range(_HORIZON_DOUBLINGS):
         h, M, on_nodes = _grid_step(W, lattice)
-        coarse = _shoot(kernel, R, h, M, guess)
+        coarse = _shoot(model, h, M, guess)
         guess = coarse.F0
         tail_end, tail_mid = 1.0 - coarse.q_left[-1], 1.0 - coarse.q_left[M // 2]
         if tail_end < _TAIL:
@@ -344,7 +486,7 @@ def _solve_grids(kernel: _Kernel, R: Distribution, guess: float):
     for factor in (2, 4):
         if len(sols) == 2:
             guess = sols[1].F0 - (sols[0].F0 - sols[1].F0) / 4.0
-        sols.append(_shoot(kernel, R, h / factor, M * factor, guess))
+        sols.append(_shoot(model, h / factor, M * factor, guess))
     return sols, aligned and on_nodes
 
 
@@ -361,10 +503,29 @@ def _richardson(values, order: int = 2) -> tuple[float, float]:
     return r2, abs(r2 - r1) / 7 + 4e-15 * abs(r2)
 
 
-def _grid_mean(kernel: _Kernel, sol: _Solution) -> float:
+def _grid_mean(sol: _Solution) -> float:
     """``int P(C > t) dt`` on one grid: trapezoid with one-sided limits at the nodes."""
-    left, right = kernel.batch_sf(sol.q_left), kernel.batch_sf(sol.q_right)
-    return float(0.5 * sol.h * (right[:-1] + left[1:]).sum())
+    return float(0.5 * sol.h * (sol.sf_right[:-1] + sol.sf_left[1:]).sum())
+
+
+class _IRModel:
+    """IR runtimes ``R``: the march of :func:`_march`, ``P(C > t) = Psi(q(t))``."""
+
+    def __init__(self, kernel: _Kernel, R: Distribution):
+        self.kernel, self.R = kernel, R
+        self.scale = R.mean()
+        self.lattice = _lattice(R)
+        self.has_atoms = _atoms(R)[0].size > 0
+
+    def marcher(self, h: float, M: int):
+        weights = _Weights(self.R, h, M)
+        return lambda cols: _march(self.kernel, weights, h, M, cols)
+
+    def node_sf(self, sol: _Solution):
+        return self.kernel.batch_sf(sol.q_left), self.kernel.batch_sf(sol.q_right)
+
+    def sf_at(self, sol: _Solution, t: float) -> float:
+        return float(self.kernel.batch_sf(_q_at(sol, self.R, t)))
 
 
 # ------------------------------------------------------------------------ the batch law
@@ -382,8 +543,8 @@ class RemovalBatchTime(BatchCompletionTime):
     True
     """
 
-    def __init__(self, kernel: _Kernel, R: Distribution, sols, mean: float, order: int = 2):
-        self._kernel, self._R, self._sols, self._mean_value = kernel, R, sols, mean
+    def __init__(self, model, sols, mean: float, order: int = 2):
+        self._model, self._sols, self._mean_value = model, sols, mean
         self._order = order
         edges = sols[0].h * np.arange(sols[0].F.size)
         super().__init__(self._extrapolated_sf, mean, edges=edges)
@@ -397,7 +558,7 @@ class RemovalBatchTime(BatchCompletionTime):
         for j, sol in enumerate(self._sols):
             for i, ti in enumerate(t):
                 if ti >= 0:
-                    out[j, i] = self._kernel.batch_sf(_q_at(sol, self._R, float(ti)))
+                    out[j, i] = self._model.sf_at(sol, float(ti))
         return out
 
     def _extrapolated_sf(self, t, coarser: bool = False):
@@ -410,7 +571,7 @@ class RemovalBatchTime(BatchCompletionTime):
 
     def _node_sf(self, coarser: bool = False) -> np.ndarray:
         """Extrapolated ``P(C > t)`` at the coarsest grid's nodes, from the node arrays."""
-        s = [self._kernel.batch_sf(sol.q_right[::2 ** j]) for j, sol in enumerate(self._sols)]
+        s = [sol.sf_right[::2 ** j] for j, sol in enumerate(self._sols)]
         return np.clip(self._combine(s, coarser), 0.0, 1.0)
 
     def _combine(self, s, coarser: bool):
@@ -612,10 +773,8 @@ def analyze_removal(system: System) -> Prediction:
     .. [2] Hellemans, Van Houdt, ACM TOMPECS 4(2), 2019 (workload equation).
     """
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
-    if not isinstance(runtime, IR):
-        raise NotImplementedError(
-            f"no analysis of {policy.label()} with removal under {runtime.name} runtimes yet; use "
-            f"qt.simulate (IR runtimes are analysed)")
+    if isinstance(runtime, SX):
+        return _analyze_sx(system)
     R = runtime.R
     if math.isinf(R.moment(2)):
         raise NotImplementedError(
@@ -756,16 +915,18 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     """The grid solution of the level-crossing equation as a :class:`Prediction` (also used
     without removal, ``phi = 1``: M/G/1 workloads, for runtimes with atoms). Raises
     :class:`RemovalError` when no stationary law is found on the grid."""
-    policy, R, lam = system.policy, system.runtime.R, system.arrival_rate
+    policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
     kernel = _kernel_of(policy, lam)
-    sols, aligned = _solve_grids(kernel, R, max(1.0 - kernel.lam_t * R.mean(), 0.05))
+    model = _IRModel(kernel, runtime.R) if isinstance(runtime, IR) else _SXModel(kernel, runtime)
+    mean_runtime = runtime.mean_runtime()
+    sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
-    mean, mean_error = _richardson([_grid_mean(kernel, s) for s in sols], order)
+    mean, mean_error = _richardson([_grid_mean(s) for s in sols], order)
     idle, busy_error = _richardson([s.F0 for s in sols], order)
     busy = 1.0 - idle
     if not kernel.remove:  # every task runs fully: the load, exactly
-        busy, busy_error = kernel.lam_t * R.mean(), 0.0
-    law = RemovalBatchTime(kernel, R, sols, mean, order)
+        busy, busy_error = kernel.lam_t * mean_runtime, 0.0
+    law = RemovalBatchTime(model, sols, mean, order)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
                      "atoms of R between the nodes (first-order error): values of the h/4 grid, "
@@ -783,3 +944,38 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
                             assumptions=assumptions, references=_REFERENCES)
     prediction.errors = {"mean": mean_error, "busy_fraction": busy_error}
     return prediction
+
+
+def _analyze_sx(system: System) -> Prediction:
+    """S&X with removal (discrete ``S``): the grid method with ``E_X`` (see :class:`_SXModel`).
+    Stability: beyond the no-removal limit no frontier is computed; a failed solve there is
+    refused, pointing to :func:`queuetheory.simulate`."""
+    policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    if math.isinf(runtime.X.moment(2)) or math.isinf(runtime.S.moment(2)):
+        raise NotImplementedError(
+            f"{policy.label()} with removal: runtimes with E[R^2] = inf have a workload tail the "
+            f"grid method cannot resolve; use qt.simulate")
+    where = ("k -> infinity" if system.servers is None
+             else f"k -> infinity limit used as an approximation for k = {system.servers}")
+    assumptions = ("Poisson batch arrivals at arrival_rate / n per server", "FCFS at every server",
+                   "removal: a task's unfinished work is removed when its batch (MDS) or its job "
+                   "(replication) completes",
+                   "S&X: a batch is n equal-sized jobs, so all its tasks share one job size X; "
+                   "slowdowns i.i.d. per task",
+                   "k -> infinity (the servers a batch uses are independent)")
+    name = (f"{policy.label()}, S&X runtimes, with removal: mean-field, {where}, conditioned on "
+            f"the batch's X (Gauss-Legendre over X split at the jumps)")
+    kernel = _kernel_of(policy, lam)
+    if kernel.lam_t * runtime.mean_runtime() >= 1:
+        # below the necessary bound the solve decides; no frontier under S&X yet
+        work = runtime.X.mean() * (necessary_rate(policy, runtime.S) ** -1)
+        if lam * work >= 1:
+            method = (f"{name}: unstable, arrival_rate >= {1 / work:.6g} (a batch needs at least "
+                      f"the runtimes of the n completed tasks)")
+            return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                              busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                              references=_REFERENCES)
+    try:
+        return grid_prediction(system, name, assumptions)
+    except RemovalError as error:
+        raise NotImplementedError(f"{policy.label()} with removal: {error}") from None
