@@ -366,3 +366,40 @@ def test_sx_n_equal_1_is_redundancy_d():
     a = qt.analyze(qt.System(qt.Replication(1, 2), _SX, arrival_rate=0.4))
     b = qt.analyze(qt.System(qt.RedundancyD(2), _SX, arrival_rate=0.4))
     assert a.mean == pytest.approx(b.mean, rel=1e-5)
+
+
+# ----------------------------------------------------------------------------- edges
+@pytest.mark.parametrize("policy", [qt.MDS(4, 2), qt.Replication(3, 2), qt.MDS(5, 0)])
+def test_load_within_1e_12_of_the_frontier(policy):
+    # exponential runtimes, lam = mu (1 - 1e-12): stable, finite, no warnings. MDS(5, 0) cancels
+    # nothing: five M/M/1 queues, E = H_5 / (mu - lam) (Renyi) exactly.
+    lam = 1 - 1e-12
+    p = qt.analyze(qt.System(policy, qt.IR(qt.Exponential(1.0)), arrival_rate=lam))
+    assert p.stable and math.isfinite(p.mean) and p.quantile(0.99) > p.quantile(0.5) > 0
+    if policy.m == 0 if isinstance(policy, qt.MDS) else False:
+        assert p.mean == pytest.approx(float(sum(Fraction(1, i) for i in range(1, 6)))
+                                       / (1 - lam), rel=1e-9)
+
+
+@pytest.mark.parametrize("unit", [1e-9, 1e9])
+def test_time_unit_does_not_matter(unit):
+    base = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.6))
+    scaled = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Deterministic(unit)),
+                                  arrival_rate=0.6 / unit))
+    assert scaled.mean / unit == pytest.approx(base.mean, rel=1e-12)
+    assert scaled.quantile(0.99) / unit == pytest.approx(base.quantile(0.99), rel=1e-12)
+    assert scaled.busy_fraction == pytest.approx(base.busy_fraction, rel=1e-12)
+
+
+def test_distribution_is_consistent():
+    # mean = integral of the survival function; quantiles invert the cdf; T >= min runtime
+    p = qt.analyze(qt.System(qt.Replication(3, 2), qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.4))
+    T = p.response_time
+    t = np.linspace(0.0, 40.0, 4001)
+    sf = T.sf(t)
+    assert np.all(np.diff(sf) <= 1e-15) and sf[0] == 1.0 and sf[-1] < 1e-12
+    assert integrate.trapezoid(sf, t) == pytest.approx(p.mean, rel=1e-5)
+    for level in (0.1, 0.5, 0.9, 0.99, 0.999):
+        assert T.cdf(T.quantile(level)) == pytest.approx(level, abs=1e-9)
+    d = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.3))
+    assert d.quantile(0.01) == 1.0 and d.mean >= 1.0     # an atom of the batch time at 1

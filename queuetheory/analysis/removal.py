@@ -600,8 +600,11 @@ class RemovalBatchTime(BatchCompletionTime):
                 def excess(t, target=target):
                     return float(self._extrapolated_sf(t, coarser)[0]) - target
 
-                out[i] = hi if excess(hi) > 0 or excess(lo) <= 0 else optimize.brentq(
+                root = hi if excess(hi) > 0 or excess(lo) <= 0 else optimize.brentq(
                     excess, lo, hi, xtol=1e-14 * hi, rtol=1e-15)
+                # a jump of P(C > t) at a node (atoms of the runtime are nodes of every grid):
+                # the quantile is the node itself
+                out[i] = hi if hi - root <= 1e-12 * hi and excess(root) > 0 else root
         return out
 
     def quantile_error(self, q: float) -> float:
@@ -628,9 +631,21 @@ class _ExponentialClosedForm:
     def __init__(self, kernel: _Kernel, mu: float, lam: float):
         self.kernel, self.mu, self.lam = kernel, mu, lam
 
-    def gap(self, p: float) -> float:
-        """``mu (F - q)`` at ``q = 1 - p``, > 0 for ``p`` in (0, 1]."""
+    def gap(self, p: float, q: float | None = None) -> float:
+        """``mu (F - q)`` at ``q = 1 - p``, > 0 for ``p`` in (0, 1]: from the tail form for
+        ``p <= 1/2``, else ``(mu - lam) + lam_t Phi(q) - mu q`` (no cancellation near the
+        frontier, where ``mu - lam`` is tiny)."""
         k = self.kernel
+        if (k.mds and k.r == 0) or (not k.mds and k.r == 1):   # M/M/1 queues: exactly
+            return (self.mu - self.lam) * p
+        if p > 0.5:
+            q = 1.0 - p if q is None else q
+            if k.mds:
+                j = np.arange(1, k.n + 1)
+                head = float(special.bdtrc(j - 1, k.tasks, q).sum()) / k.tasks
+            else:
+                head = -math.expm1(k.r * math.log1p(-q)) / k.r
+            return (self.mu - self.lam) + (k.lam_t * head - self.mu * q)
         if k.mds:
             j = np.arange(1, k.n + 1)
             tail = float(special.bdtrc(k.tasks - j, k.tasks, p).sum()) / k.tasks
@@ -639,16 +654,31 @@ class _ExponentialClosedForm:
         return self.mu * p - k.lam_t * tail
 
     def _dt(self, u: float) -> float:
+        k = self.kernel
+        if (k.mds and k.r == 0) or (not k.mds and k.r == 1):   # M/M/1 queues: p / gap
+            return 1.0 / (self.mu - self.lam)
         p = math.exp(-u)
-        return p / self.gap(p)
+        if p < 1e-300:  # the limit of p / gap as p -> 0
+            return 1.0 / self.mu
+        return p / self.gap(p, -math.expm1(-u))
+
+    def _cuts(self, top: float) -> list:
+        """Break points in ``u`` up to ``top``: near ``u = 0`` the integrand ``p / gap`` peaks
+        with width ``1 - lam / mu`` and decays like ``1 / u`` beyond (decades from there)."""
+        slack = 1.0 - self.lam / self.mu
+        decades = [slack * 10.0 ** k for k in range(-2, 40) if slack * 10.0 ** k < 1.0]
+        inner = decades + [1.0, 4.0, 16.0, 64.0]
+        return [0.0] + sorted(c for c in set(inner) if c < top) + [top]
 
     def time(self, u: float) -> float:
         """``t(p)`` at ``p = exp(-u)``."""
-        return integrate.quad(self._dt, 0.0, u, epsabs=0, epsrel=1e-13, limit=200)[0]
+        cuts = self._cuts(u)
+        return sum(integrate.quad(self._dt, a, b, epsabs=0, epsrel=1e-13, limit=200)[0]
+                   for a, b in zip(cuts[:-1], cuts[1:]))
 
     def mean(self) -> float:
         k = self.kernel
-        pieces = [0.0, 1.0, 4.0, 16.0, 64.0, 745.0]
+        pieces = self._cuts(745.0)
         return sum(integrate.quad(lambda u: float(k.batch_sf_p(np.array(math.exp(-u))))
                                   * self._dt(u), a, b, epsabs=1e-16 / self.mu, epsrel=1e-13,
                                   limit=200)[0]
