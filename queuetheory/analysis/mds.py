@@ -757,8 +757,9 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
         Level in (0, 1) of the compared percentile; default 0.99.
     method : {"analysis", "simulation"}, optional
         Default: ``"analysis"`` (k -> infinity: exact without removal; with removal the
-        mean-field solution of :mod:`queuetheory.analysis.removal`, IR runtimes), except
-        ``"simulation"`` for S&X runtimes with removal (no analysis there).
+        mean-field solution of :mod:`queuetheory.analysis.removal`: IR runtimes, or S&X with
+        discrete slowdowns), else ``"simulation"`` (S&X with continuous slowdowns and
+        removal: no analysis there).
     m_max : int, optional
         Largest ``m`` tried; default ``n (d - 1)`` (as many tasks as replication) or at least 1.
     servers, jobs, replications, seed : optional
@@ -790,7 +791,9 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
         raise ValueError(f"remove must be True or False, got {remove!r}")
     q = float(_checks.probability_level("percentile", percentile))
     if method is None:
-        method = "simulation" if remove and not isinstance(runtime, IR) else "analysis"
+        analysed = (not remove or isinstance(runtime, IR)
+                    or isinstance(runtime.S, Discrete | Deterministic))
+        method = "analysis" if analysed else "simulation"
     if method not in ("analysis", "simulation"):
         raise ValueError(f"method must be 'analysis' or 'simulation', got {method!r}")
     m_max = max(n * (d - 1), 1) if m_max is None else _checks.positive_int("m_max", m_max, 0)

@@ -38,8 +38,15 @@ piecewise linear between nodes with separate left and right limits at each node 
 ``F`` is the exact integral of ``f`` (trapezoid with one-sided limits) and ``q`` the exact
 integral of that ``f`` against ``G = P(R <= .)`` (product integration; Gauss-Legendre per cell for
 continuous ``R``, exact for atoms). The march is explicit in ``w`` up to a scalar solve per node;
-``F(0)`` is found by Newton's method on ``F(W) = 1``. Two grids (``h`` and ``h / 2``) give
-Richardson-extrapolated statistics and their error estimates.
+``F(0)`` is found by Newton's method on ``F(W) = 1``. Three grids (``h``, ``h / 2``, ``h / 4``)
+give Richardson-extrapolated statistics and their error estimates (``Prediction.errors``,
+``response_time.quantile_error``). Memory: a few arrays of at most ``4 * 4096`` cells (IR); the
+S&X tables hold a few hundred ``X`` nodes per cell.
+
+S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
+space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
+Stability frontier (IR): :func:`frontier`, from the travelling-front form of the equation.
+Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`.
 """
 
 from __future__ import annotations
@@ -58,6 +65,9 @@ from ..prediction import Prediction
 from ..runtime import IR, SX
 from ..system import System
 from .mds import BatchCompletionTime, _no_precision
+
+__all__ = ["analyze_removal", "frontier", "necessary_rate", "RemovalBatchTime",
+           "ExponentialBatchTime", "RemovalError"]
 
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
 _ACCEPT = 1e-5
@@ -772,9 +782,30 @@ def _kernel_of(policy, lam: float) -> _Kernel:
 
 
 def necessary_rate(policy, R: Distribution) -> float:
-    """An upper bound of the stable arrival rates with removal (IR): a batch needs at least the
-    runtimes of ``n`` completed tasks, so ``lam E[sum of the n smallest of N runtimes] / n < 1``
-    (MDS) and ``lam E[min of d runtimes] < 1`` (replication) are necessary."""
+    """An upper bound of the stable arrival rates with removal (IR).
+
+    A batch needs at least the runtimes of ``n`` completed tasks, so
+    ``lam E[sum of the n smallest of N runtimes] / n < 1`` (MDS) and ``lam E[min of d
+    runtimes] < 1`` (replication) are necessary.
+
+    Parameters
+    ----------
+    policy : MDS or Replication
+    R : Distribution
+        One task's runtime.
+
+    Returns
+    -------
+    float
+        Arrival rates at or above this are unstable.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.analysis.removal import necessary_rate
+    >>> necessary_rate(qt.MDS(4, 2), qt.Deterministic(1.0))   # 4 units of work per batch
+    1.0
+    """
     if isinstance(policy, MDS):
         work = sum(OrderStatistic(R, r, policy.n + policy.m).mean() for r in range(1, policy.n + 1))
         return policy.n / work
@@ -907,10 +938,36 @@ def frontier(policy, R: Distribution) -> float:
     from the bound downwards: near the no-removal limit the front forms slowly), on grids
     of 256 and 512 cells, Richardson-extrapolated. Exponential runtimes: ``mu`` exactly.
 
+    Parameters
+    ----------
+    policy : MDS or Replication
+        With removal (its flag is not consulted here).
+    R : Distribution
+        One task's runtime (IR), ``E[R^2] < inf``.
+
     Returns
     -------
     float
         The frontier ``lam*`` (original jobs per server per unit time).
+
+    Raises
+    ------
+    RemovalError
+        When the frontier lies too close to the no-removal limit for the grid method.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.analysis.removal import frontier
+    >>> frontier(qt.MDS(4, 2), qt.Exponential(2.0))
+    2.0
+    >>> round(frontier(qt.MDS(4, 2), qt.Deterministic(1.0)), 3)
+    0.852
+
+    References
+    ----------
+    .. [1] docs/removal.md (travelling front); Gardner et al., Operations Research 65(4),
+       2017 (exponential runtimes, ``n = 1``).
     """
     n = policy.n
     tasks = n + policy.m if isinstance(policy, MDS) else policy.d
