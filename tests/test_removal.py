@@ -23,6 +23,8 @@ from math import comb
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, optimize, special
 
 import queuetheory as qt
@@ -403,3 +405,20 @@ def test_distribution_is_consistent():
         assert T.cdf(T.quantile(level)) == pytest.approx(level, abs=1e-9)
     d = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.3))
     assert d.quantile(0.01) == 1.0 and d.mean >= 1.0     # an atom of the batch time at 1
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(1, 12), m=st.integers(0, 6), load=st.floats(0.05, 0.95),
+       replicate=st.booleans())
+def test_exponential_properties(n, m, load, replicate):
+    # busy fraction lam / mu exactly; removal never makes a batch slower than without removal
+    # (pathwise: removal never increases a server's workload); quantiles increase
+    policy = qt.Replication(n, m + 1) if replicate else qt.MDS(n, m)
+    lam = load * (n / (n + m) if not replicate else 1 / (m + 1))   # stable without removal
+    runtime = qt.IR(qt.Exponential(1.0))
+    p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+    without = qt.analyze(qt.System(type(policy)(n, m + replicate, remove=False), runtime,
+                                   arrival_rate=lam))
+    assert p.busy_fraction == lam and p.mean <= without.mean * (1 + 1e-9)
+    q = [p.quantile(level) for level in (0.1, 0.5, 0.9, 0.99)]
+    assert all(a < b for a, b in zip(q, q[1:])) and math.isfinite(q[-1])
