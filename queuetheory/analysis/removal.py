@@ -319,6 +319,7 @@ class _SXModel:
                                              / (xs.size * self.s.size)))
         else:
             self.lattice = None
+        self._tables = {}
 
     def nodes(self, t: float):
         """``X`` nodes and weights for time ``t``, and ``P(X > t / s_min)`` (``q = 0`` there)."""
@@ -338,32 +339,36 @@ class _SXModel:
             x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0)), dtype=float)
         return np.nan_to_num(x, posinf=1e300), w, 1.0 - top
 
+    def table(self, h: float, M: int):
+        """``X`` nodes at every grid node (kept for the grid's marches and its ``P(C > t)``)."""
+        key = (h, M)
+        if key not in self._tables:
+            self._tables[key] = [self.nodes(i * h) for i in range(M + 1)]
+        return self._tables[key]
+
     def marcher(self, h: float, M: int):
-        table = [self.nodes(i * h) for i in range(M + 1)]
+        table = self.table(h, M)
         return lambda cols: _march_sx(self, table, h, M, cols)
 
-    def _q(self, sol: _Solution, t: float, side: str = "right") -> tuple[np.ndarray, np.ndarray,
-                                                                         float]:
-        x, w, ptop = self.nodes(t)
+    def _sf(self, sol: _Solution, t: float, nodes) -> tuple[float, float]:
+        """``P(C > t^-)`` and ``P(C > t)``."""
+        x, w, ptop = nodes
         z = t - x[:, None] * self.s[None, :]
         F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
-        if side == "left":
-            F = np.where(np.abs(z) <= 1e-12 * max(t, 1e-300), 0.0, F)
-        return F @ self.p, w, ptop
+        right = float(self.kernel.batch_sf(F @ self.p) @ w) + ptop
+        at_zero = np.abs(z) <= 1e-12 * max(t, 1e-300)
+        if not at_zero.any():
+            return right, right
+        left = np.where(at_zero, 0.0, F) @ self.p
+        return float(self.kernel.batch_sf(left) @ w) + ptop, right
 
     def node_sf(self, sol: _Solution):
-        out = []
-        for side in ("left", "right"):
-            values = np.empty(sol.F.size)
-            for i in range(sol.F.size):
-                q, w, ptop = self._q(sol, i * sol.h, side)
-                values[i] = float(self.kernel.batch_sf(q) @ w) + ptop
-            out.append(values)
-        return tuple(out)
+        table = self.table(sol.h, sol.F.size - 1)
+        pairs = np.array([self._sf(sol, i * sol.h, table[i]) for i in range(sol.F.size)])
+        return pairs[:, 0], pairs[:, 1]
 
     def sf_at(self, sol: _Solution, t: float) -> float:
-        q, w, ptop = self._q(sol, t)
-        return float(self.kernel.batch_sf(q) @ w) + ptop
+        return self._sf(sol, t, self.nodes(t))[1]
 
 
 def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
