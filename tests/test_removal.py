@@ -426,3 +426,21 @@ def test_exponential_properties(n, m, load, replicate):
     assert p.busy_fraction == lam and p.mean <= without.mean * (1 + 1e-9)
     q = [p.quantile(level) for level in (0.1, 0.5, 0.9, 0.99)]
     assert all(a < b for a, b in zip(q, q[1:])) and math.isfinite(q[-1])
+
+
+def test_frontier_consistency():
+    # S&X with X = S = 1 is IR Deterministic(1); replication's workload equation does not
+    # depend on n (each copy is cancelled by its own job's siblings), nor does its frontier
+    det = qt.IR(qt.Deterministic(1.0))
+    sx = qt.SX(qt.Deterministic(1.0), qt.Deterministic(1.0))
+    assert qt.stability_frontier(sx, qt.MDS(4, 2)) == pytest.approx(
+        qt.stability_frontier(det, qt.MDS(4, 2)), rel=1e-9)
+    assert qt.stability_frontier(det, qt.Replication(2, 2)) == pytest.approx(
+        qt.stability_frontier(det, qt.Replication(5, 2)), rel=1e-12)
+
+
+@pytest.mark.slow
+def test_sx_frontier_n_equal_1_is_redundancy_d_frontier():
+    ours = qt.stability_frontier(_SX, qt.Replication(1, 2))
+    assert ours == pytest.approx(qt.stability_frontier(_SX, d=2), rel=1e-3)
+    assert qt.stability_frontier(_SX, qt.MDS(4, 2)) > 4 / 6 / _SX.mean_runtime()

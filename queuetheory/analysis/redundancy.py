@@ -335,10 +335,7 @@ def _batch_frontier(runtime: RuntimeModel, policy) -> float:
 
     if not policy.remove:
         return mds.stability_limit(policy, runtime)
-    if not isinstance(runtime, IR):
-        raise NotImplementedError(f"no stability frontier of {policy.label()} with removal under "
-                                  f"S&X runtimes; use qt.simulate")
-    return removal.frontier(policy, runtime.R)
+    return removal.frontier(policy, runtime.R if isinstance(runtime, IR) else runtime)
 
 
 def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: int = 64,

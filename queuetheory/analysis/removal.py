@@ -866,23 +866,7 @@ def analyze_removal(system: System) -> Prediction:
     try:
         return grid_prediction(system, name, assumptions)
     except RemovalError as error:
-        # No stationary law on the grid: decide by the frontier (only beyond the no-removal
-        # limit can the system be unstable)
-        if kernel.lam_t * R.mean() >= 1:
-            try:
-                lam_star = frontier(policy, R)
-            except RemovalError:
-                lam_star = None
-            if lam_star is not None and lam >= lam_star:
-                method = (f"{name}: unstable, arrival_rate >= the stability frontier "
-                          f"{lam_star:.6g} (travelling-front equation, see "
-                          f"qt.stability_frontier)")
-                return Prediction(system, method=method, exact=False, stable=False,
-                                  mean=math.inf, busy_fraction=1.0, cost=math.inf,
-                                  assumptions=assumptions, references=_REFERENCES)
-            if lam_star is not None:
-                error = f"{error} (stability frontier {lam_star:.6g})"
-        raise NotImplementedError(f"{policy.label()} with removal: {error}") from None
+        return _unstable_or_refuse(system, runtime, name, assumptions, kernel, error)
 
 
 def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Prediction:
@@ -911,18 +895,18 @@ _FRONT_SEED = 1e-12
 """Idle probability of the march that traces the travelling front (see :func:`frontier`)."""
 
 
-def _front_level(kernel: _Kernel, R: Distribution, cells: int) -> tuple[float, float]:
+def _front_level(model, cells: int) -> tuple[float, float]:
     """``F(inf)`` of the march started from the tiny atom ``_FRONT_SEED`` (the level behind the
     travelling front) on a grid of ``cells`` cells, the horizon doubled until the front has
     passed (``F - q < 1e-11`` at the end). Returns (level, horizon)."""
-    lattice = _lattice(R)
-    W = 32.0 * R.mean()
+    lattice = model.lattice
+    W = 32.0 * model.scale
     for _ in range(_HORIZON_DOUBLINGS + 4):
         h = W / cells
         if lattice is not None:
             h = lattice / math.ceil(lattice / h - 1e-9)
         M = math.ceil(W / h - 1e-9)
-        F, _, _, qm, _ = _march(kernel, _Weights(R, h, M), h, M, np.array([_FRONT_SEED]))
+        F, _, _, qm, _ = model.marcher(h, M)(np.array([_FRONT_SEED]))
         if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
             return float(F[-1, 0]), W
         W *= 2.0
@@ -930,9 +914,9 @@ def _front_level(kernel: _Kernel, R: Distribution, cells: int) -> tuple[float, f
                        f"no-removal limit for the grid method; use qt.simulate")
 
 
-def frontier(policy, R: Distribution) -> float:
+def frontier(policy, R) -> float:
     """Largest stable ``arrival_rate`` of ``policy`` (MDS or Replication with removal) under IR
-    runtimes ``R``, k -> infinity.
+    runtimes ``R`` (or an S&X model with discrete slowdowns), k -> infinity.
 
     Above the frontier the workload law travels to infinity at some speed ``c > 0`` keeping a
     shape ``Psi``; level crossing in the moving frame gives ``(1 + c) Psi' = lam_t (Psi - q)
@@ -947,8 +931,9 @@ def frontier(policy, R: Distribution) -> float:
     ----------
     policy : MDS or Replication
         With removal (its flag is not consulted here).
-    R : Distribution
-        One task's runtime (IR), ``E[R^2] < inf``.
+    R : Distribution or SX
+        One task's runtime (IR), ``E[R^2] < inf``; or ``qt.SX(X, S)`` with discrete ``S``
+        (conditioned on the batch's ``X``; slower, seconds).
 
     Returns
     -------
@@ -974,19 +959,26 @@ def frontier(policy, R: Distribution) -> float:
     .. [1] docs/removal.md (travelling front); Gardner et al., Operations Research 65(4),
        2017 (exponential runtimes, ``n = 1``).
     """
-    n = policy.n
-    tasks = n + policy.m if isinstance(policy, MDS) else policy.d
-    per_task = n / tasks if isinstance(policy, MDS) else 1.0 / policy.d
+    mds = isinstance(policy, MDS)
+    per_task = policy.n / (policy.n + policy.m) if mds else 1.0 / policy.d
     if isinstance(R, Exponential):
         return float(R.rate)
-    no_removal = per_task / R.mean()
-    if tasks == n or (not isinstance(policy, MDS) and policy.d == 1):
+    if isinstance(R, SX):
+        model = _SXModel(_kernel_of(policy, 1.0), R)
+        mean = R.mean_runtime()
+        upper = necessary_rate(policy, R.S) / R.X.mean()
+    else:
+        model = _IRModel(_kernel_of(policy, 1.0), R)
+        mean = R.mean()
+        upper = necessary_rate(policy, R)
+    no_removal = per_task / mean
+    if (mds and policy.m == 0) or (not mds and policy.d == 1):   # nothing is removed
         return no_removal
-    upper = necessary_rate(policy, R)
     values = []
     for cells in (256, 512):
         def excess(rate, cells=cells):
-            return _front_level(_kernel_of(policy, rate), R, cells)[0] - 1.0
+            model.kernel = _kernel_of(policy, rate)
+            return _front_level(model, cells)[0] - 1.0
 
         hi, width = upper, upper - no_removal
         for k in range(1, 9):  # the front is far (slow) near the no-removal limit: come down
@@ -1040,8 +1032,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
 
 def _analyze_sx(system: System) -> Prediction:
     """S&X with removal (discrete ``S``): the grid method with ``E_X`` (see :class:`_SXModel`).
-    Stability: beyond the no-removal limit no frontier is computed; a failed solve there is
-    refused, pointing to :func:`queuetheory.simulate`."""
+    Stability: a failed solve beyond the no-removal limit is decided by :func:`frontier`."""
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
     if math.isinf(runtime.X.moment(2)) or math.isinf(runtime.S.moment(2)):
         raise NotImplementedError(
@@ -1070,4 +1061,24 @@ def _analyze_sx(system: System) -> Prediction:
     try:
         return grid_prediction(system, name, assumptions)
     except RemovalError as error:
-        raise NotImplementedError(f"{policy.label()} with removal: {error}") from None
+        return _unstable_or_refuse(system, runtime, name, assumptions, kernel, error)
+
+
+def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Prediction:
+    """No stationary law on the grid: beyond the no-removal limit decide by the frontier
+    (unstable at or above it), else refuse pointing to simulate."""
+    policy, lam = system.policy, system.arrival_rate
+    if kernel.lam_t * runtime.mean_runtime() >= 1:
+        try:
+            lam_star = frontier(policy, runtime if isinstance(runtime, SX) else runtime.R)
+        except RemovalError:
+            lam_star = None
+        if lam_star is not None and lam >= lam_star:
+            method = (f"{name}: unstable, arrival_rate >= the stability frontier "
+                      f"{lam_star:.6g} (travelling-front equation, see qt.stability_frontier)")
+            return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                              busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                              references=_REFERENCES)
+        if lam_star is not None:
+            error = f"{error} (stability frontier {lam_star:.6g})"
+    raise NotImplementedError(f"{policy.label()} with removal: {error}; use qt.simulate")
