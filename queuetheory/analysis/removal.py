@@ -873,7 +873,7 @@ def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Pre
     lam, mu = system.arrival_rate, system.runtime.R.rate
     if lam >= mu:
         method = f"{name}: unstable, arrival_rate >= mu = {mu:.6g} (busy fraction lam / mu)"
-        return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
+        return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
                           busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
                           references=_REFERENCES)
     form = _ExponentialClosedForm(kernel, mu, lam)
@@ -883,7 +883,7 @@ def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Pre
               f"F(q) = 1 - lam/mu + (lam_t/mu) int_0^q phi, t(q) = int_0^q dx / (mu (F - x)); "
               f"busy fraction lam / mu exactly; mean and quantiles by adaptive quadrature in q "
               f"(relative tolerance 1e-13)")
-    prediction = Prediction(system, method=method, exact=True, stable=True, mean=mean,
+    prediction = Prediction(system, method=method, exact=False, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=lam / mu, cost=1.0 / mu,
                             assumptions=assumptions, references=_REFERENCES)
     prediction.errors = {"mean": 1e-12 * mean, "busy_fraction": 0.0}
