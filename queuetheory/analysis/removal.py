@@ -373,7 +373,7 @@ class _SXModel:
 
 def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
-    one column at a time (the X nodes are the vector dimension)."""
+    the ``X`` nodes and the columns (starting atoms) vectorised."""
     K = F0.size
     lam_t, phi, s, p = model.kernel.lam_t, model.kernel.phi, model.s, model.p
     F = np.empty((M + 1, K))
@@ -382,35 +382,44 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     qm = np.empty((M + 1, K))
     qp = np.empty((M + 1, K))
     half = 0.5 * h
-    for col in range(K):
-        Fc, fmc, fpc = F[:, col], fm[:, col], fp[:, col]
-        a = F0[col]
-        Fc[0] = a
-        x, w, ptop = table[0]
-        qm[0, col] = qp[0, col] = 0.0
-        fpc[0] = lam_t * a * (float(w.sum()) * phi(np.zeros(1))[0] + ptop)
-        for i in range(1, M + 1):
-            x, w, ptop = table[i]
-            z = i * h - x[:, None] * s[None, :]
-            zero = np.abs(z) <= 1e-9 * h
-            known, coef = _evaluate_F(Fc, fpc, fmc, h, np.where(zero, -1.0, z), current=i)
-            c, b = known @ p, coef @ p
-            A = Fc[i - 1] + half * fpc[i - 1]
-            y = fpc[i - 1]
-            for _ in range(3):
-                ph = phi(c + b * y)
-                num = (w * (A - c) * ph).sum() + A * ptop
-                den = 1.0 - lam_t * ((w * (half - b) * ph).sum() + half * ptop)
-                y = lam_t * num / den
-            Fi = A + half * y
-            q = c + b * y
-            Fc[i], fmc[i] = Fi, y
-            qm[i, col] = float(q @ w)
-            if zero.any():
-                q = q + (zero * a) @ p
-                y = lam_t * ((w * (Fi - q) * phi(q)).sum() + Fi * ptop)
-            qp[i, col] = float(q @ w)
-            fpc[i] = y
+    _, w, ptop = table[0]
+    F[0] = F0
+    qm[0] = qp[0] = 0.0
+    fp[0] = lam_t * F0 * (float(w.sum()) * float(phi(np.zeros(1))[0]) + ptop)
+    for i in range(1, M + 1):
+        x, w, ptop = table[i]
+        z = i * h - x[:, None] * s[None, :]
+        zero = np.abs(z) <= 1e-9 * h
+        z = np.where(zero | (z < 0), -1.0, z)
+        negative = z < 0
+        c = np.clip((z / h).astype(np.intp), 0, i - 1)
+        d = np.where(negative, 0.0, z - c * h)
+        current = (c == i - 1) & ~negative
+        ahead = np.minimum(c + 1, i - 1)
+        quad = d * d / (2 * h)
+        fa = fp[c]                                           # (J, atoms, K)
+        fb = np.where(current[..., None], 0.0, fm[ahead])
+        known = F[c] + d[..., None] * fa + (fb - fa) * quad[..., None]
+        known[negative] = 0.0
+        cq = np.einsum("jak,a->jk", known, p)                # (J, K)
+        bq = (np.where(current, quad, 0.0) @ p)[:, None]     # (J, 1)
+        A = F[i - 1] + half * fp[i - 1]
+        y = fp[i - 1].copy()
+        wc = w[:, None]
+        for _ in range(3):
+            ph = phi(cq + bq * y)
+            num = (wc * (A - cq) * ph).sum(axis=0) + A * ptop
+            den = 1.0 - lam_t * ((wc * (half - bq) * ph).sum(axis=0) + half * ptop)
+            y = lam_t * num / den
+        Fi = A + half * y
+        q = cq + bq * y
+        F[i], fm[i] = Fi, y
+        qm[i] = w @ q
+        if zero.any():
+            q = q + ((zero * 1.0) @ p)[:, None] * F0[None, :]
+            y = lam_t * ((wc * (Fi - q) * phi(q)).sum(axis=0) + Fi * ptop)
+        qp[i] = w @ q
+        fp[i] = y
     return F, fm, fp, qm, qp
 
 
