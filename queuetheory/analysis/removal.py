@@ -319,7 +319,7 @@ class _SXModel:
                                              / (xs.size * self.s.size)))
         else:
             self.lattice = None
-        self._tables = {}
+        self._tables, self._geometry = {}, {}
 
     def nodes(self, t: float):
         """``X`` nodes and weights for time ``t``, and ``P(X > t / s_min)`` (``q = 0`` there)."""
@@ -348,7 +348,11 @@ class _SXModel:
 
     def marcher(self, h: float, M: int):
         table = self.table(h, M)
-        return lambda cols: _march_sx(self, table, h, M, cols)
+        key = (h, M)
+        if key not in self._geometry:
+            self._geometry[key] = [_sx_geometry(self, table[i][0], i, h) for i in range(M + 1)]
+        geometry = self._geometry[key]
+        return lambda cols: _march_sx(self, table, geometry, h, M, cols)
 
     def _sf(self, sol: _Solution, t: float, nodes) -> tuple[float, float]:
         """``P(C > t^-)`` and ``P(C > t)``."""
@@ -371,11 +375,28 @@ class _SXModel:
         return self._sf(sol, t, self.nodes(t))[1]
 
 
-def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
+def _sx_geometry(model: _SXModel, x: np.ndarray, i: int, h: float):
+    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution): cells,
+    offsets, masks (negative: ``F = 0``; zero: on the atom of ``V``; current: in cell
+    ``i - 1``, whose right end is being solved for)."""
+    z = i * h - x[:, None] * model.s[None, :]
+    zero = np.abs(z) <= 1e-9 * h
+    z = np.where(zero | (z < 0), -1.0, z)
+    negative = z < 0
+    c = np.clip((z / h).astype(np.intp), 0, max(i - 1, 0))
+    d = np.where(negative, 0.0, z - c * h)
+    current = (c == i - 1) & ~negative
+    quad = d * d / (2 * h)
+    return (zero, negative, c, np.minimum(c + 1, max(i - 1, 0)), d[..., None], current[..., None],
+            quad[..., None], (np.where(current, quad, 0.0) @ model.p)[:, None],
+            (zero * 1.0) @ model.p if zero.any() else None)
+
+
+def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
     the ``X`` nodes and the columns (starting atoms) vectorised."""
     K = F0.size
-    lam_t, phi, s, p = model.kernel.lam_t, model.kernel.phi, model.s, model.p
+    lam_t, phi, p = model.kernel.lam_t, model.kernel.phi, model.p
     F = np.empty((M + 1, K))
     fm = np.zeros((M + 1, K))
     fp = np.empty((M + 1, K))
@@ -387,22 +408,13 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     qm[0] = qp[0] = 0.0
     fp[0] = lam_t * F0 * (float(w.sum()) * float(phi(np.zeros(1))[0]) + ptop)
     for i in range(1, M + 1):
-        x, w, ptop = table[i]
-        z = i * h - x[:, None] * s[None, :]
-        zero = np.abs(z) <= 1e-9 * h
-        z = np.where(zero | (z < 0), -1.0, z)
-        negative = z < 0
-        c = np.clip((z / h).astype(np.intp), 0, i - 1)
-        d = np.where(negative, 0.0, z - c * h)
-        current = (c == i - 1) & ~negative
-        ahead = np.minimum(c + 1, i - 1)
-        quad = d * d / (2 * h)
+        _, w, ptop = table[i]
+        zero, negative, c, ahead, d, current, quad, bq, at_zero = geometry[i]
         fa = fp[c]                                           # (J, atoms, K)
-        fb = np.where(current[..., None], 0.0, fm[ahead])
-        known = F[c] + d[..., None] * fa + (fb - fa) * quad[..., None]
+        fb = np.where(current, 0.0, fm[ahead])
+        known = F[c] + d * fa + (fb - fa) * quad
         known[negative] = 0.0
-        cq = np.einsum("jak,a->jk", known, p)                # (J, K)
-        bq = (np.where(current, quad, 0.0) @ p)[:, None]     # (J, 1)
+        cq = np.einsum("jak,a->jk", known, p)                # (J, K); bq: (J, 1)
         A = F[i - 1] + half * fp[i - 1]
         y = fp[i - 1].copy()
         wc = w[:, None]
@@ -415,8 +427,8 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
         q = cq + bq * y
         F[i], fm[i] = Fi, y
         qm[i] = w @ q
-        if zero.any():
-            q = q + ((zero * 1.0) @ p)[:, None] * F0[None, :]
+        if at_zero is not None:
+            q = q + at_zero[:, None] * F0[None, :]
             y = lam_t * ((wc * (Fi - q) * phi(q)).sum(axis=0) + Fi * ptop)
         qp[i] = w @ q
         fp[i] = y
