@@ -914,6 +914,8 @@ def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Pre
 # ------------------------------------------------------------------------ stability frontier
 _FRONT_SEED = 1e-12
 """Idle probability of the march that traces the travelling front (see :func:`frontier`)."""
+_FRONT_CELLS = (512, 1024)
+"""Cells of the two grids of :func:`frontier` (Richardson-extrapolated)."""
 
 
 def _front_level(model, cells: int) -> tuple[float, float]:
@@ -946,7 +948,7 @@ def frontier(policy, R) -> float:
     has a positive idle probability; above: none). ``Lambda*`` by Brent's method between the
     no-removal limit ``1 / E[R]`` and the necessary bound of :func:`necessary_rate` (bracketed
     from the bound downwards: near the no-removal limit the front forms slowly), on grids
-    of 256 and 512 cells, Richardson-extrapolated. Exponential runtimes: ``mu`` exactly.
+    of 512 and 1024 cells, Richardson-extrapolated. Exponential runtimes: ``mu`` exactly.
 
     Parameters
     ----------
@@ -996,7 +998,7 @@ def frontier(policy, R) -> float:
     if (mds and policy.m == 0) or (not mds and policy.d == 1):   # nothing is removed
         return no_removal
     values = []
-    for cells in (256, 512):
+    for cells in _FRONT_CELLS:
         def excess(rate, cells=cells):
             model.kernel = _kernel_of(policy, rate)
             return _front_level(model, cells)[0] - 1.0
