@@ -66,7 +66,7 @@ import numpy as np
 from scipy import interpolate, optimize, special
 
 from .. import _checks, mg1, transforms
-from ..distributions import Deterministic, Discrete, Distribution, Exponential
+from ..distributions import Deterministic, Discrete, Distribution, Exponential, Pareto
 from ..orderstats import OrderStatistic, _adaptive_gauss_legendre
 from ..policies import MDS, Replication
 from ..prediction import Prediction
@@ -554,6 +554,26 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
     return OrderStatistic(sojourn.minimum(policy.d), policy.n, policy.n)
 
 
+def _batch_tail_index(policy, R: Distribution) -> float:
+    """Tail index of the batch time without removal under IR, for runtimes with a power tail
+    ``P(R > t) ~ c t^(-alpha)``: the M/G/1 wait (hence a sojourn) has index ``alpha - 1``
+    (J. W. Cohen, "Some results on regular variation for distributions in queueing and
+    fluctuation theory", J. Appl. Prob. 10, 1973), a batch is late only if ``m + 1`` tasks
+    are (MDS: index ``(m + 1)(alpha - 1)``) or if the ``d`` copies of one job are
+    (replication: ``d (alpha - 1)``). ``alpha`` is the Pareto parameter, else the local slope
+    of ``log P(R > t)`` over an octave far in the tail; ``inf`` if the tail is lighter."""
+    if isinstance(R, Pareto):
+        alpha = R.alpha
+    else:
+        t = float(R.ppf(1.0 - 1e-9))
+        tails = R.sf(np.array([t, 2.0 * t]))
+        if not (np.isfinite(t) and tails[1] > 0):
+            return math.inf
+        alpha = math.log(tails[0] / tails[1]) / math.log(2.0)
+    copies = policy.m + 1 if isinstance(policy, MDS) else policy.d
+    return copies * (alpha - 1.0)
+
+
 # ------------------------------------------------------------------------ analysis
 @register(MDS, Replication)
 def analyze_batch(system: System) -> Prediction:
@@ -574,11 +594,10 @@ def analyze_batch(system: System) -> Prediction:
     True
     """
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
-    kind = type(policy).__name__
     if policy.remove:
-        raise NotImplementedError(
-            f"no analysis of {policy.label()} with removal of redundant tasks; use qt.simulate "
-            f"(the no-removal analysis is analyze(System({kind}(..., remove=False), ...)))")
+        from .removal import analyze_removal
+
+        return analyze_removal(system)
     tasks = _tasks(policy)
     lam_task = tasks * lam / policy.n
     B = runtime.replica()
@@ -612,6 +631,12 @@ def analyze_batch(system: System) -> Prediction:
                           busy_fraction=1.0, cost=cost, assumptions=assumptions,
                           references=_REFERENCES)
     heavy = math.isinf(B.moment(2))
+    if isinstance(runtime, IR) and isinstance(runtime.R, Discrete | Deterministic):
+        # atoms: the P-K transform's inversion converges slowly at the jumps; the workload's
+        # level-crossing equation on a grid holding the atoms as nodes does not
+        from .removal import grid_prediction
+
+        return grid_prediction(system, method + "; the wait law by", assumptions, exact=True)
     if isinstance(runtime, SX):
         if heavy:
             raise NotImplementedError(
@@ -625,7 +650,11 @@ def analyze_batch(system: System) -> Prediction:
         inner = _ir_batch_law(policy, runtime, lam_task)
         law = BatchCompletionTime(inner._sf, _sojourn_scale(lam_task, B), law=inner,
                                   heavy=heavy)
-    mean = law.mean()
+    index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf
+    if index <= 1.0 + 1e-9:
+        method += (f"; P(T_b > t) decays like t^(-{index:.4g}) (runtime tail index alpha, wait "
+                   f"index alpha - 1, Cohen), so E[T_b] = inf")
+    mean = math.inf if index <= 1.0 + 1e-9 else law.mean()
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=lambda: law, busy_fraction=load_task, cost=cost,
                       assumptions=assumptions, references=_REFERENCES)
@@ -650,7 +679,7 @@ class CodeMatch:
     percentile : float
         The percentile compared (e.g. 0.99).
     method : str
-        ``"analysis"`` (k -> infinity, exact) or ``"simulation"`` (finite k, with CIs).
+        ``"analysis"`` (k -> infinity) or ``"simulation"`` (finite k, with CIs).
     replication : dict
         Mean, percentile (and CIs for simulation) and stability of Replication(n, d).
     candidates : tuple of dict
@@ -727,8 +756,10 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     percentile : float, optional
         Level in (0, 1) of the compared percentile; default 0.99.
     method : {"analysis", "simulation"}, optional
-        Default: ``"analysis"`` without removal (k -> infinity, exact), ``"simulation"`` with
-        removal (no analysis exists).
+        Default: ``"analysis"`` (k -> infinity: exact without removal; with removal the
+        mean-field solution of :mod:`queuetheory.analysis.removal`: IR runtimes, or S&X with
+        discrete slowdowns), else ``"simulation"`` (S&X with continuous slowdowns and
+        removal: no analysis there).
     m_max : int, optional
         Largest ``m`` tried; default ``n (d - 1)`` (as many tasks as replication) or at least 1.
     servers, jobs, replications, seed : optional
@@ -759,7 +790,10 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     if not isinstance(remove, bool):
         raise ValueError(f"remove must be True or False, got {remove!r}")
     q = float(_checks.probability_level("percentile", percentile))
-    method = method if method is not None else ("simulation" if remove else "analysis")
+    if method is None:
+        analysed = (not remove or isinstance(runtime, IR)
+                    or isinstance(runtime.S, Discrete | Deterministic))
+        method = "analysis" if analysed else "simulation"
     if method not in ("analysis", "simulation"):
         raise ValueError(f"method must be 'analysis' or 'simulation', got {method!r}")
     m_max = max(n * (d - 1), 1) if m_max is None else _checks.positive_int("m_max", m_max, 0)
@@ -777,12 +811,14 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
             found = m
             break
     e_r = runtime.mean_runtime()
+    larger = ("sufficient with removal; the region with removal is larger, see "
+              "qt.stability_frontier(runtime, policy)")
     stability = {
         f"Replication(n={n}, d={d})": (f"stable iff arrival_rate < {1 / (d * e_r):.6g} without "
-                                       "removal (sufficient with removal)"),
+                                       f"removal ({larger})"),
         **{f"MDS(n={n}, m={row['m']})": (f"stable iff arrival_rate < "
                                           f"{n / ((n + row['m']) * e_r):.6g} without removal "
-                                          f"(sufficient with removal)") for row in candidates},
+                                          f"({larger})") for row in candidates},
     }
     assumptions = (f"{runtime.name} runtimes {runtime!r}",
                    f"arrival_rate {lam:g} original jobs per server (batches at arrival_rate / n)",
@@ -793,7 +829,8 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
         assumptions += ("S&X: a batch is n equal-sized jobs, so all its tasks (coded jobs or "
                         "copies) share one job size X",)
     if method == "analysis":
-        assumptions += ("k -> infinity limit (exact analysis)",)
+        assumptions += ("k -> infinity limit (mean-field analysis with removal)" if remove else
+                        "k -> infinity limit (exact analysis)",)
     else:
         assumptions += (f"simulation with k = {servers} servers, {replications} replications of "
                         f"{jobs} original jobs ({-(-jobs // n)} batches), 95% confidence "

@@ -25,7 +25,7 @@ from scipy import special
 
 from .. import _checks
 from ..distributions import Distribution, Exponential
-from ..policies import RedundancyD, Threshold
+from ..policies import MDS, Policy, RedundancyD, Replication, Threshold
 from ..prediction import Prediction
 from ..runtime import IR, RuntimeModel
 from ..system import System
@@ -297,8 +297,13 @@ def _frontier_cached(model: RuntimeModel, d: int, points: int) -> float:
     return _frontier_and_error(model, d, points)[0]
 
 
-def stability_frontier(runtime: RuntimeModel, d: int, *, points: int = 400) -> float:
-    """Largest stable arrival rate per server of Redundancy-d as ``k -> infinity``.
+def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 400) -> float:
+    """Largest stable arrival rate per server of Redundancy-d (or of a policy) as ``k -> infinity``.
+
+    ``d`` may be a policy object: ``RedundancyD(d)``; ``MDS(n, m)`` or ``Replication(n, d)``
+    (without removal ``n / ((n + m) E[R])`` resp. ``1 / (d E[R])``; with removal, IR runtimes or
+    S&X with discrete slowdowns, the travelling-front equation of
+    :func:`queuetheory.analysis.removal.frontier`, which can exceed ``1 / E[R]``).
 
     ``1 / E[R]`` for ``d = 1`` (M/G/1) and ``mu`` for IR exponential(``mu``) runtimes (every
     ``d``, Gardner et al. 2017); otherwise the mean-field frontier of
@@ -329,6 +334,8 @@ def stability_frontier(runtime: RuntimeModel, d: int, *, points: int = 400) -> f
     >>> S = qt.slowdowns.facebook()
     >>> round(qt.stability_frontier(qt.SX(X=qt.Exponential(rate=S.mean()), S=S), d=10), 3)
     0.663
+    >>> qt.stability_frontier(qt.IR(qt.Exponential(1.0)), qt.MDS(10, 2))   # with removal
+    1.0
 
     References
     ----------
@@ -336,6 +343,12 @@ def stability_frontier(runtime: RuntimeModel, d: int, *, points: int = 400) -> f
     """
     if not isinstance(runtime, RuntimeModel):
         raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
+    if isinstance(d, MDS | Replication):
+        return _batch_frontier(runtime, d)
+    if isinstance(d, RedundancyD):
+        d = d.d
+    elif isinstance(d, Policy):
+        raise ValueError(f"policy must be qt.RedundancyD, qt.MDS or qt.Replication, got {d!r}")
     d = _checks.positive_int("d", d)
     points = _checks.positive_int("points", points, minimum=50)
     if _is_ir_exponential(runtime):
@@ -343,6 +356,14 @@ def stability_frontier(runtime: RuntimeModel, d: int, *, points: int = 400) -> f
     if d == 1:
         return 1.0 / runtime.mean_runtime()
     return float(_frontier_cached(runtime, d, points))
+
+
+def _batch_frontier(runtime: RuntimeModel, policy) -> float:
+    from . import mds, removal
+
+    if not policy.remove:
+        return mds.stability_limit(policy, runtime)
+    return removal.frontier(policy, runtime.R if isinstance(runtime, IR) else runtime)
 
 
 def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: int = 64,

@@ -1,0 +1,57 @@
+"""Speed of the MDS/Replication analysis with removal (mean-field level-crossing equation).
+
+Run from the repository root: ``python benchmarks/bench_removal.py``. Goals (issue #10): one
+analysed point (mean and p99) within 200 ms for n + m <= 30; a stability frontier within 2 s;
+``smallest_matching_code(..., remove=True)`` well under 1 s for n <= 20. Best of 3, wall and CPU
+time (the CPU figure is the one to read on a shared machine).
+"""
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import time  # noqa: E402
+
+import queuetheory as qt  # noqa: E402
+
+
+def _best(fn, repeat=3):
+    best = (float("inf"), float("inf"))
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        best = min(best, (time.perf_counter() - t, time.process_time() - c))
+    return best
+
+
+def main():
+    laws = {"exponential": qt.IR(qt.Exponential(1.0)), "Erlang(2)": qt.IR(qt.Erlang(2, 2.0)),
+            "deterministic": qt.IR(qt.Deterministic(1.0)),
+            "hyperexponential": qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
+            "S&X, exp X, S in {1, 2}": qt.SX(qt.Exponential(1.3), qt.Discrete([1, 2], [.7, .3]))}
+    print("one point: qt.analyze + p99 (best of 3: wall, CPU)")
+    for name, runtime in laws.items():
+        for policy, lam in ((qt.MDS(4, 2), 0.5), (qt.MDS(20, 10), 0.4),
+                            (qt.Replication(10, 2), 0.3)):
+            def point(policy=policy, lam=lam, runtime=runtime):
+                p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+                return p.mean, p.quantile(0.99)
+
+            wall, cpu = _best(point, 1 if "S&X" in name else 3)
+            print(f"  {name:24s} {policy.label():24s} lam={lam:3}  wall {wall:6.3f} s  "
+                  f"CPU {cpu:6.3f} s")
+    print("stability frontier (one call)")
+    for name in ("deterministic", "hyperexponential"):
+        wall, cpu = _best(lambda name=name: qt.stability_frontier(laws[name], qt.MDS(4, 2)), 1)
+        print(f"  {name:24s} MDS(4, 2)  wall {wall:6.3f} s  CPU {cpu:6.3f} s")
+    print("smallest_matching_code(n, 2, ..., 0.3, remove=True) (one call)")
+    for name in ("exponential", "deterministic", "hyperexponential"):
+        for n in (10, 20):
+            wall, cpu = _best(lambda name=name, n=n: qt.smallest_matching_code(
+                n, 2, laws[name], 0.3, remove=True), 1)
+            print(f"  {name:24s} n={n:2}  wall {wall:6.3f} s  CPU {cpu:6.3f} s")
+
+
+if __name__ == "__main__":
+    main()

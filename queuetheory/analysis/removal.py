@@ -1,0 +1,1107 @@
+"""MDS coding and batch replication WITH removal, k -> infinity: a mean-field (level-crossing) law.
+
+Model: ``k`` FCFS servers; batches of ``n`` jobs arrive at rate ``lam k / n`` (``lam`` =
+``arrival_rate`` per server). ``MDS(n, m)`` sends ``N = n + m`` coded tasks to distinct random
+servers and completes at the ``n``-th task completion; ``Replication(n, d)`` sends ``d`` copies
+of each job (``n d`` servers), a job completes at its first copy, the batch at its last job.
+With removal, a task's unfinished work is removed when its batch (MDS) or its job (replication)
+completes.
+
+Derivation (``docs/removal.md`` holds it in full). A task's occupancy is fixed when it arrives,
+so a server's state is ``V``, the time until it is free of the work assigned to it. A task
+arriving when the server's state is ``v`` and whose runtime is ``x`` moves it to
+``v + min(x, (C - v)^+)`` with ``C`` the completion time (from the arrival) of the batch
+(MDS) or of the job (replication). As ``k -> infinity`` the servers a batch uses are independent
+with the stationary law ``F(w) = P(V <= w)`` (PASTA), tasks arrive at a server at rate
+``lam_t = lam N / n`` (MDS) or ``lam d`` (replication), and ``V`` falls at rate 1 between them.
+Level crossing at ``w > 0``: downcrossings ``f(w) = F'(w)``; upcrossings are task arrivals with
+``V <= w < V + x`` whose batch is not complete at ``w``. Under IR, with
+``q(w) = P(V + R <= w)``, the other tasks are independent, finished by ``w`` each with
+probability ``q(w)``, so
+
+    f(w) = lam_t (F(w) - q(w)) phi(q(w)),
+    phi(q) = P(Binomial(N - 1, q) <= n - 1)      (MDS),   (1 - q)^(d - 1)   (replication),
+
+with ``F(0) = 1 - busy fraction`` fixed by ``F(inf) = 1``; the batch completion time has
+
+    P(C > t) = P(Binomial(N, q(t)) <= n - 1)     (MDS),   1 - (1 - (1 - q(t))^d)^n  (replication).
+
+``n = 1`` (MDS) and ``n = 1`` (replication) are Redundancy-d; ``m = 0`` / ``d = 1`` give
+``phi = 1``: independent M/G/1 queues. Exponential(``mu``) runtimes: ``q' = mu (F - q)``,
+hence ``dF/dq = (lam_t / mu) phi(q)``, ``F = 1 - busy + (lam_t / mu) int_0^q phi`` and, from
+``F(1) = 1`` and ``int_0^1 phi = n / N`` (MDS) or ``1 / d`` (replication), busy fraction
+``lam / mu`` exactly; ``w(q) = int_0^q dq' / (mu (F(q') - q'))``.
+
+Numerical method (IR): a uniform grid ``w_i = i h`` holding atoms of ``R`` as nodes; ``f``
+piecewise linear between nodes with separate left and right limits at each node (``q`` jumps by
+``F(0) P(R = w)`` at an atom ``w`` of ``R``: the atom of ``V`` at 0 meets the atom of ``R``), so
+``F`` is the exact integral of ``f`` (trapezoid with one-sided limits) and ``q`` the exact
+integral of that ``f`` against ``G = P(R <= .)`` (product integration; Gauss-Legendre per cell for
+continuous ``R``, exact for atoms). The march is explicit in ``w`` up to a scalar solve per node;
+``F(0)`` is found by Newton's method on ``F(W) = 1``. Three grids (``h``, ``h / 2``, ``h / 4``)
+give Richardson-extrapolated statistics and their error estimates (``Prediction.errors``,
+``response_time.quantile_error``). Memory: a few arrays of at most ``4 * 4096`` cells (IR); the
+S&X tables hold a few hundred ``X`` nodes per cell.
+
+S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
+space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
+Stability frontier (IR): :func:`frontier`, from the travelling-front form of the equation.
+Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+from scipy import integrate, optimize, special
+
+from .. import _checks
+from ..distributions import Deterministic, Discrete, Distribution, Exponential
+from ..orderstats import OrderStatistic
+from ..policies import MDS
+from ..prediction import Prediction
+from ..runtime import IR, SX
+from ..system import System
+from .mds import BatchCompletionTime, _no_precision
+
+__all__ = ["analyze_removal", "frontier", "necessary_rate", "RemovalBatchTime",
+           "ExponentialBatchTime", "RemovalError"]
+
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
+_ACCEPT = 1e-5
+"""Newton steps on ``F(0)`` below this (relative) end the iteration (see :func:`_shoot`)."""
+
+
+class RemovalError(ArithmeticError):
+    """The mean-field equation with removal could not be solved to the stated accuracy."""
+
+
+# ------------------------------------------------------------------------ the policy's kernel
+class _Kernel:
+    """``lam_t``, ``phi``, ``phi'`` and the batch survival function for MDS or replication."""
+
+    def __init__(self, mds: bool, n: int, r: int, lam: float, remove: bool = True):
+        self.mds, self.n, self.r = mds, n, r          # r = m (MDS) or d (replication)
+        self.remove = remove                          # without: phi = 1 (M/G/1 queues)
+        self.tasks = n + r if mds else r
+        self.lam_t = lam * (n + r) / n if mds else lam * r
+
+    def phi(self, q):
+        if not self.remove:
+            return np.ones_like(q)
+        p = np.maximum(1.0 - q, 0.0)
+        if self.mds:
+            return special.betainc(self.r, self.n, p) if self.r else np.ones_like(q)
+        return p ** (self.r - 1)
+
+    def phi_scalar(self, q: float) -> float:
+        """:meth:`phi` for one float (the march's inner loop): for ``m <= 8``,
+        ``1 - sum_{j < m} C(N-1, j) p^j (1-p)^(N-1-j)`` in Python floats (absolute error
+        ~1e-16, several times faster than a scalar ``betainc``)."""
+        if not self.remove:
+            return 1.0
+        p = 1.0 - q if q < 1.0 else 0.0
+        if not self.mds:
+            return p ** (self.r - 1)
+        if self.r == 0:
+            return 1.0
+        if self.r > 8:
+            return float(special.betainc(self.r, self.n, p))
+        rest, term = 1.0 - p, 0.0
+        below = rest ** (self.tasks - 1)   # j = 0
+        term = below
+        for j in range(1, self.r):
+            term *= (self.tasks - j) / j * p / rest if rest > 0 else 0.0
+            below += term
+        return max(1.0 - below, 0.0) if rest > 0 else 1.0
+
+    def batch_sf(self, q):
+        """``P(C > t)`` from ``q = q(t)``."""
+        return self.batch_sf_p(np.clip(1.0 - q, 0.0, 1.0))
+
+    def batch_sf_p(self, p):
+        """``P(C > t)`` from ``p = 1 - q(t)``."""
+        if self.mds:
+            return special.betainc(self.r + 1, self.n, p)
+        with np.errstate(divide="ignore"):
+            return -np.expm1(self.n * np.log1p(-(p ** self.r)))
+
+    def phi_integral(self) -> float:
+        """``int_0^1 phi(q) dq``: ``n / N`` (MDS), ``1 / d`` (replication)."""
+        return self.n / self.tasks if self.mds else 1.0 / self.r
+
+
+# ------------------------------------------------------------------------ runtime law on a grid
+def _atoms(R: Distribution) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(R, Discrete | Deterministic):
+        return np.asarray(R.values, dtype=float), np.asarray(R.probs, dtype=float)
+    return np.array([]), np.array([])
+
+
+class _Weights:
+    """Product-integration weights of ``G = P(R <= .)`` on the grid ``i h``, ``i = 0..M``.
+
+    ``alpha[k] = (1/h) int_{(k-1)h}^{kh} (u - (k-1)h) G(u) du`` and
+    ``beta[k] = (1/h) int_{(k-1)h}^{kh} (kh - u) G(u) du`` (``k = 1..M``), so that for ``f``
+    linear on each cell ``int_0^{ih} f(v) G(ih - v) dv = sum_k alpha_k f_{i-k}^+ +
+    beta_k f_{i-k+1}^-``; ``G_left[i] = G(ih-)``, ``G_right[i] = G(ih)``.
+    """
+
+    def __init__(self, R: Distribution, h: float, M: int):
+        values, probs = _atoms(R)
+        a = h * np.arange(M)                          # cell k = 1..M is [a[k-1], a[k-1] + h]
+        if values.size:
+            y = np.clip(values[None, :] - a[:, None], 0.0, h)
+            self.alpha = ((h * h - y * y) / (2 * h)) @ probs
+            self.beta = ((h - y) ** 2 / (2 * h)) @ probs
+            grid = h * np.arange(M + 1)
+            self.G_right = (values[None, :] <= grid[:, None] * (1 + 1e-13)) @ probs
+            self.G_left = (values[None, :] < grid[:, None] * (1 - 1e-13)) @ probs
+        else:
+            tau = 0.5 * (1.0 + _GL_NODES)
+            u = a[:, None] + h * tau
+            G = np.asarray(R._cdf(u.ravel()), dtype=float).reshape(u.shape)
+            self.alpha = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
+            self.beta = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+            self.G_right = self.G_left = np.asarray(R._cdf(h * np.arange(M + 1)), dtype=float)
+        self.alpha_rev = self.alpha[::-1].copy()     # alpha_rev[M - k] = alpha_k
+        self.beta_rev = self.beta[::-1].copy()
+
+
+# ------------------------------------------------------------------------ the march
+class _Solution:
+    """One grid's solution: ``F`` at the nodes, ``f`` and ``q`` left/right limits."""
+
+    def __init__(self, h, F, f_left, f_right, q_left, q_right):
+        self.h, self.F = h, F
+        self.f_left, self.f_right = f_left, f_right
+        self.q_left, self.q_right = q_left, q_right
+        self.sf_left = self.sf_right = None   # P(C > t) at the nodes, set by the model
+
+    @property
+    def F0(self) -> float:
+        return float(self.F[0])
+
+
+def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray):
+    """March the level-crossing equation from ``w = 0`` for each starting atom ``F0`` (columns).
+
+    Returns arrays of shape ``(M + 1, columns)``: ``F``, ``f^-``, ``f^+``, ``q^-``, ``q^+``. The
+    history sums are numpy dot products; the per-node solve is scalar Python (a few columns).
+    """
+    K = F0.size
+    lam_t, phi = kernel.lam_t, kernel.phi_scalar
+    F = np.empty((M + 1, K))
+    fm = np.zeros((M + 1, K))
+    fp = np.empty((M + 1, K))
+    qm = np.empty((M + 1, K))
+    qp = np.empty((M + 1, K))
+    aR, bR = weights.alpha_rev, weights.beta_rev
+    Gl, Gr = weights.G_left.tolist(), weights.G_right.tolist()
+    beta1 = float(weights.beta[0])
+    half = 0.5 * h
+    slope = half - beta1
+    starts = F0.tolist()
+    F[0] = F0
+    qm[0] = F0 * Gl[0]
+    qp[0] = F0 * Gr[0]
+    fp[0] = [lam_t * (a - a * Gr[0]) * phi(a * Gr[0]) for a in starts]
+    jumps = {i for i in range(M + 1) if Gr[i] != Gl[i]}
+    F_prev, fp_prev = F[0].tolist(), fp[0].tolist()
+    for i in range(1, M + 1):
+        conv = aR[M - i:] @ fp[:i]
+        if i > 1:
+            conv += bR[M - i:M - 1] @ fm[1:i]
+        F_row, fm_row, fp_row, qm_row, qp_row = [], [], [], [], []
+        for col, c in enumerate(conv.tolist()):
+            c += starts[col] * Gl[i]
+            A = F_prev[col] + half * fp_prev[col]
+            y = fp_prev[col]
+            for _ in range(2):
+                ph = phi(c + beta1 * y)
+                y = lam_t * (A - c) * ph / (1.0 - lam_t * slope * ph)
+            Fi, qi = A + half * y, c + beta1 * y
+            F_row.append(Fi)
+            fm_row.append(y)
+            qm_row.append(qi)
+            if i in jumps:
+                qi += starts[col] * (Gr[i] - Gl[i])
+                y = lam_t * (Fi - qi) * phi(qi)
+            qp_row.append(qi)
+            fp_row.append(y)
+        F[i], fm[i], fp[i], qm[i], qp[i] = F_row, fm_row, fp_row, qm_row, qp_row
+        F_prev, fp_prev = F_row, fp_row
+    return F, fm, fp, qm, qp
+
+
+def _shoot(model, h: float, M: int, guess: float) -> _Solution:
+    """Safeguarded Newton's method on ``F0`` in ``(0, 1]`` so that ``F(Mh) = 1``.
+
+    ``F(Mh)`` increases with ``F0`` (0 at ``F0 = 0``, at least 1 at ``F0 = 1``). Each march
+    carries a second column at ``F0 (1 + 1e-7)`` for the slope; once the Newton step is below
+    ``_ACCEPT F0`` the solution at the root is interpolated linearly between the two columns
+    (the neglected curvature term is of order ``step^2``)."""
+    march = model.marcher(h, M)
+    lo, hi = 0.0, 1.0
+    F0 = min(max(guess, 1e-12), 1.0)
+    for _ in range(60):
+        eps = 1e-7 * F0
+        cols = np.array([F0, F0 - eps if F0 + eps > 1 else F0 + eps])
+        F, fm, fp, qm, qp = march(cols)
+        end = F[-1]
+        if end[0] < 1.0:
+            lo = max(lo, F0)
+        else:
+            hi = min(hi, F0)
+        slope = (end[1] - end[0]) / (cols[1] - cols[0])
+        step = (1.0 - end[0]) / slope if slope > 0 and math.isfinite(slope) else math.nan
+        if math.isfinite(step) and abs(step) <= _ACCEPT * F0:
+            t = step / (cols[1] - cols[0])
+            arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in (F, fm, fp, qm, qp)]
+            sol = _Solution(h, *arrays)
+            sol.sf_left, sol.sf_right = model.node_sf(sol)
+            return sol
+        new = F0 + step if math.isfinite(step) else math.nan
+        F0 = new if lo < new < hi else (0.5 * (lo + hi) if lo > 0 else 0.1 * hi)
+        if hi - lo <= 1e-15 * hi:
+            break
+    raise RemovalError("Newton's method on the idle probability F(0) did not converge")
+
+
+# ------------------------------------------------------------------------ S&X: condition on X
+_GLX_NODES, _GLX_WEIGHTS = np.polynomial.legendre.leggauss(12)
+_U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
+                      0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
+"""Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X`` (as in
+:mod:`.mds`): graded towards 0 and 1 where ``F_X^{-1}`` is singular."""
+
+
+def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None):
+    """``F(z)`` from the grid (``f`` linear per cell), ``0`` for ``z < 0``; with ``current = i``
+    the points in cell ``i - 1`` are returned as ``(known, coefficient of f_i^-)``."""
+    z = np.clip(np.asarray(z, dtype=float), -1.0, sol_F.shape[0] * h)
+    top = sol_F.shape[0] - 2 if current is None else current - 1
+    c = np.clip(np.floor(z / h).astype(np.intp), 0, top)
+    d = z - c * h
+    fa = fp[c]
+    fb = fm[c + 1] if current is None else np.where(c < top, fm[np.minimum(c + 1, top)], 0.0)
+    known = sol_F[c] + d * fa + (fb - fa) * d * d / (2 * h)
+    if current is None:
+        return np.where(z < 0, 0.0, known), None
+    coef = np.where(c == top, d * d / (2 * h), 0.0)
+    known = np.where(c == top, sol_F[c] + d * fa - fa * d * d / (2 * h), known)
+    return np.where(z < 0, 0.0, known), np.where(z < 0, 0.0, coef)
+
+
+class _SXModel:
+    """S&X runtimes ``X S`` with discrete ``S``, one ``X`` per batch: given ``X = x`` the tasks
+    are independent with ``q(w | x) = sum_k p_k F(w - x s_k)``; the equation and the batch law
+    are averaged over ``X``: Gauss-Legendre in probability space, pieces split where
+    ``w - x s_k = 0`` (the atom of ``V`` at 0 meets an atom of ``x S``); beyond
+    ``x = w / s_min`` every task is unfinished (``q = 0``), exactly."""
+
+    def __init__(self, kernel: _Kernel, runtime):
+        X, S = runtime.X, runtime.S
+        if not isinstance(S, Discrete | Deterministic):
+            raise NotImplementedError("S&X with removal is analysed for discrete slowdowns S; "
+                                      "use qt.simulate")
+        self.kernel, self.X = kernel, X
+        self.s, self.p = np.asarray(S.values, dtype=float), np.asarray(S.probs, dtype=float)
+        self.discrete_x = isinstance(X, Discrete | Deterministic)
+        self.scale = runtime.mean_runtime()
+        self.has_atoms = self.discrete_x
+        if self.discrete_x:
+            xs, _ = _atoms(X)
+            self.lattice = _lattice(Discrete(np.unique(np.outer(xs, self.s)),
+                                             np.full(xs.size * self.s.size, 1.0)
+                                             / (xs.size * self.s.size)))
+        else:
+            self.lattice = None
+        self._tables, self._geometry = {}, {}
+
+    def nodes(self, t: float):
+        """``X`` nodes and weights for time ``t``, and ``P(X > t / s_min)`` (``q = 0`` there)."""
+        if self.discrete_x:
+            xs, ps = _atoms(self.X)
+            return xs, ps, 0.0
+        X = self.X
+        top = float(X._cdf(np.array([t / self.s.min()]))[0]) if t > 0 else 0.0
+        jumps = np.asarray(X._cdf(t / self.s), dtype=float) if t > 0 else np.zeros(0)
+        levels = np.unique(np.concatenate([np.minimum(_U_LEVELS, top), jumps]))
+        lo, hi = levels[:-1], levels[1:]
+        keep = hi - lo > 1e-17
+        lo, hi = lo[keep, None], hi[keep, None]
+        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * _GLX_NODES).ravel()
+        w = (0.5 * (hi - lo) * _GLX_WEIGHTS).ravel()
+        with np.errstate(divide="ignore"):
+            x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0)), dtype=float)
+        return np.nan_to_num(x, posinf=1e300), w, 1.0 - top
+
+    def table(self, h: float, M: int):
+        """``X`` nodes at every grid node (kept for the grid's marches and its ``P(C > t)``)."""
+        key = (h, M)
+        if key not in self._tables:
+            self._tables[key] = [self.nodes(i * h) for i in range(M + 1)]
+        return self._tables[key]
+
+    def marcher(self, h: float, M: int):
+        table = self.table(h, M)
+        key = (h, M)
+        if key not in self._geometry:
+            self._geometry[key] = [_sx_geometry(self, table[i][0], i, h) for i in range(M + 1)]
+        geometry = self._geometry[key]
+        return lambda cols: _march_sx(self, table, geometry, h, M, cols)
+
+    def _sf(self, sol: _Solution, t: float, nodes) -> tuple[float, float]:
+        """``P(C > t^-)`` and ``P(C > t)``."""
+        x, w, ptop = nodes
+        z = t - x[:, None] * self.s[None, :]
+        F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
+        right = float(self.kernel.batch_sf(F @ self.p) @ w) + ptop
+        at_zero = np.abs(z) <= 1e-12 * max(t, 1e-300)
+        if not at_zero.any():
+            return right, right
+        left = np.where(at_zero, 0.0, F) @ self.p
+        return float(self.kernel.batch_sf(left) @ w) + ptop, right
+
+    def node_sf(self, sol: _Solution):
+        table = self.table(sol.h, sol.F.size - 1)
+        pairs = np.array([self._sf(sol, i * sol.h, table[i]) for i in range(sol.F.size)])
+        return pairs[:, 0], pairs[:, 1]
+
+    def sf_at(self, sol: _Solution, t: float) -> float:
+        return self._sf(sol, t, self.nodes(t))[1]
+
+
+def _sx_geometry(model: _SXModel, x: np.ndarray, i: int, h: float):
+    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution): cells,
+    offsets, masks (negative: ``F = 0``; zero: on the atom of ``V``; current: in cell
+    ``i - 1``, whose right end is being solved for)."""
+    z = i * h - x[:, None] * model.s[None, :]
+    zero = np.abs(z) <= 1e-9 * h
+    z = np.where(zero | (z < 0), -1.0, z)
+    negative = z < 0
+    c = np.clip((z / h).astype(np.intp), 0, max(i - 1, 0))
+    d = np.where(negative, 0.0, z - c * h)
+    current = (c == i - 1) & ~negative
+    quad = d * d / (2 * h)
+    return (zero, negative, c, np.minimum(c + 1, max(i - 1, 0)), d[..., None], current[..., None],
+            quad[..., None], (np.where(current, quad, 0.0) @ model.p)[:, None],
+            (zero * 1.0) @ model.p if zero.any() else None)
+
+
+def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray):
+    """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
+    the ``X`` nodes and the columns (starting atoms) vectorised."""
+    K = F0.size
+    lam_t, phi, p = model.kernel.lam_t, model.kernel.phi, model.p
+    F = np.empty((M + 1, K))
+    fm = np.zeros((M + 1, K))
+    fp = np.empty((M + 1, K))
+    qm = np.empty((M + 1, K))
+    qp = np.empty((M + 1, K))
+    half = 0.5 * h
+    _, w, ptop = table[0]
+    F[0] = F0
+    qm[0] = qp[0] = 0.0
+    fp[0] = lam_t * F0 * (float(w.sum()) * float(phi(np.zeros(1))[0]) + ptop)
+    for i in range(1, M + 1):
+        _, w, ptop = table[i]
+        zero, negative, c, ahead, d, current, quad, bq, at_zero = geometry[i]
+        fa = fp[c]                                           # (J, atoms, K)
+        fb = np.where(current, 0.0, fm[ahead])
+        known = F[c] + d * fa + (fb - fa) * quad
+        known[negative] = 0.0
+        cq = np.einsum("jak,a->jk", known, p)                # (J, K); bq: (J, 1)
+        A = F[i - 1] + half * fp[i - 1]
+        y = fp[i - 1].copy()
+        wc = w[:, None]
+        for _ in range(3):
+            ph = phi(cq + bq * y)
+            num = (wc * (A - cq) * ph).sum(axis=0) + A * ptop
+            den = 1.0 - lam_t * ((wc * (half - bq) * ph).sum(axis=0) + half * ptop)
+            y = lam_t * num / den
+        Fi = A + half * y
+        q = cq + bq * y
+        F[i], fm[i] = Fi, y
+        qm[i] = w @ q
+        if at_zero is not None:
+            q = q + at_zero[:, None] * F0[None, :]
+            y = lam_t * ((wc * (Fi - q) * phi(q)).sum(axis=0) + Fi * ptop)
+        qp[i] = w @ q
+        fp[i] = y
+    return F, fm, fp, qm, qp
+
+
+# ------------------------------------------------------------------------ q and P(C > t) off-node
+def _q_at(sol: _Solution, R: Distribution, t: float) -> float:
+    """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` with the grid's piecewise-linear ``f``
+    (exact product integration: the same approximation the march used at the nodes)."""
+    h = sol.h
+    j = min(int(t / h), sol.F.size - 1)
+    a = h * np.arange(j + 1)
+    b = np.minimum(a + h, t)
+    fa = sol.f_right[:j + 1]
+    fb = np.append(sol.f_left[1:j + 1], sol.f_left[j + 1] if j + 1 < sol.F.size else 0.0)
+    values, probs = _atoms(R)
+    if values.size:
+        u = np.clip(t - values[None, :], a[:, None], b[:, None]) - a[:, None]
+        integral = (u * fa[:, None] + (fb - fa)[:, None] * u * u / (2 * h)) @ probs
+        G = float(probs[values <= t].sum())
+    else:
+        half = 0.5 * (b - a)
+        v = 0.5 * (a + b)[:, None] + half[:, None] * _GL_NODES
+        f = fa[:, None] + (fb - fa)[:, None] * (v - a[:, None]) / h
+        g = np.asarray(R._cdf(np.maximum(t - v, 0.0).ravel()), dtype=float).reshape(v.shape)
+        integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
+        G = float(R._cdf(np.array([t]))[0])
+    return sol.F0 * G + float(integral.sum())
+
+
+# ------------------------------------------------------------------------ grids and horizon
+_M_BASE = 128
+"""Cells of the coarsest of the three grids (``h``, ``h / 2``, ``h / 4``)."""
+_M_MAX = 4096
+"""Largest number of cells of the coarsest grid (memory: a few arrays of 4 * this)."""
+_TAIL = 1e-12
+"""The horizon ``W`` is where ``1 - q(W)`` (a bound of the workload's tail) falls below this."""
+_HORIZON_DOUBLINGS = 14
+
+
+def _lattice(R: Distribution) -> float | None:
+    """The largest ``b`` with every atom of ``R`` a multiple of ``b`` (atoms are then nodes of a
+    grid of step ``b / j``), or ``None`` (continuous law, or atoms without a common step: ratios
+    to the largest atom that are not fractions with denominators up to 1000)."""
+    values, _ = _atoms(R)
+    if values.size == 0:
+        return None
+    top = float(values.max())
+    ratios = [Fraction(float(v) / top).limit_denominator(1000) for v in values if v > 0]
+    if any(abs(float(f) * top - v) > 1e-12 * top for f, v in zip(ratios, values[values > 0])):
+        return None
+    lcm = math.lcm(*(f.denominator for f in ratios))
+    g = math.gcd(*(f.numerator * (lcm // f.denominator) for f in ratios))
+    return top * g / lcm
+
+
+def _grid_step(W: float, lattice: float | None) -> tuple[float, int, bool]:
+    """Step ``h`` (a divisor of the lattice step if any), cells ``M`` covering ``[0, W]``, and
+    whether every atom is a node."""
+    h = W / _M_BASE
+    aligned = True
+    if lattice is not None:
+        h = lattice / math.ceil(lattice / h - 1e-9)
+        if math.ceil(W / h - 1e-9) > _M_MAX:
+            h, aligned = W / _M_MAX, False
+    return h, math.ceil(W / h - 1e-9), aligned
+
+
+def _solve_grids(model, guess: float):
+    """The horizon ``W`` (doubling), then the solutions on grids ``h``, ``h / 2``, ``h / 4``."""
+    lattice = model.lattice
+    aligned = lattice is not None or not model.has_atoms
+    W = 16.0 * model.scale
+    for _ in range(_HORIZON_DOUBLINGS):
+        h, M, on_nodes = _grid_step(W, lattice)
+        coarse = _shoot(model, h, M, guess)
+        guess = coarse.F0
+        tail_end, tail_mid = 1.0 - coarse.q_left[-1], 1.0 - coarse.q_left[M // 2]
+        if tail_end < _TAIL:
+            break
+        rate = math.log(tail_mid / tail_end) / (0.5 * M * h) if tail_mid > tail_end > 0 else 0
+        grow = 1.25 * math.log(tail_end / _TAIL) / rate / W if rate > 0 else 1.0
+        W *= min(max(grow + 1.0, 1.5), 4.0)
+    else:
+        raise RemovalError(
+            f"the workload's tail P(V > w) is still above {_TAIL:g} at w = {W:.4g} (a heavy tail "
+            f"or a load close to the stability frontier): the grid method cannot resolve it; "
+            f"use qt.simulate")
+    sols = [coarse]
+    for factor in (2, 4):
+        if len(sols) == 2:
+            guess = sols[1].F0 - (sols[0].F0 - sols[1].F0) / 4.0
+        sols.append(_shoot(model, h / factor, M * factor, guess))
+    return sols, aligned and on_nodes
+
+
+def _richardson(values, order: int = 2) -> tuple[float, float]:
+    """Value on the finest grid extrapolated from ``h / 2`` and ``h / 4`` (``O(h^2)`` error
+    cancelled), and its error estimate: a seventh of its difference from the same extrapolation
+    one grid coarser (the remaining error is ``O(h^3)``, ``O(h^4)`` where smooth). With
+    ``order = 1`` (atoms between nodes: a first-order error) the finest value, unextrapolated,
+    with twice its difference from the next grid as the error estimate."""
+    v1, v2, v3 = values
+    if order == 1:
+        return v3, 2 * abs(v3 - v2) + 4e-15 * abs(v3)
+    r1, r2 = (4 * v2 - v1) / 3, (4 * v3 - v2) / 3
+    return r2, abs(r2 - r1) / 7 + 4e-15 * abs(r2)
+
+
+def _grid_mean(sol: _Solution) -> float:
+    """``int P(C > t) dt`` on one grid: trapezoid with one-sided limits at the nodes."""
+    return float(0.5 * sol.h * (sol.sf_right[:-1] + sol.sf_left[1:]).sum())
+
+
+class _IRModel:
+    """IR runtimes ``R``: the march of :func:`_march`, ``P(C > t) = Psi(q(t))``."""
+
+    def __init__(self, kernel: _Kernel, R: Distribution):
+        self.kernel, self.R = kernel, R
+        self.scale = R.mean()
+        self.lattice = _lattice(R)
+        self.has_atoms = _atoms(R)[0].size > 0
+
+    def marcher(self, h: float, M: int):
+        weights = _Weights(self.R, h, M)
+        return lambda cols: _march(self.kernel, weights, h, M, cols)
+
+    def node_sf(self, sol: _Solution):
+        return self.kernel.batch_sf(sol.q_left), self.kernel.batch_sf(sol.q_right)
+
+    def sf_at(self, sol: _Solution, t: float) -> float:
+        return float(self.kernel.batch_sf(_q_at(sol, self.R, t)))
+
+
+# ------------------------------------------------------------------------ the batch law
+class RemovalBatchTime(BatchCompletionTime):
+    """Batch completion time with removal (``Prediction.response_time``): ``P(C > t)``
+    Richardson-extrapolated from the grids ``h / 2`` and ``h / 4``; quantiles by Brent's method
+    between the nodes of the coarsest grid, each with :meth:`quantile_error`.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> p = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5))
+    >>> T = p.response_time
+    >>> bool(T.sf(T.quantile(0.99)) <= 0.01 + 1e-9)
+    True
+    """
+
+    def __init__(self, model, sols, mean: float, order: int = 2):
+        self._model, self._sols, self._mean_value = model, sols, mean
+        self._order = order
+        edges = sols[0].h * np.arange(sols[0].F.size)
+        super().__init__(self._extrapolated_sf, mean, edges=edges)
+
+    def __repr__(self):
+        return f"RemovalBatchTime(mean={self._mean_value!r})"
+
+    def _grid_sf(self, t: np.ndarray) -> np.ndarray:
+        """``P(C > t)`` on each grid, shape ``(3, t.size)``."""
+        out = np.ones((len(self._sols), t.size))
+        for j, sol in enumerate(self._sols):
+            for i, ti in enumerate(t):
+                if ti >= 0:
+                    out[j, i] = self._model.sf_at(sol, float(ti))
+        return out
+
+    def _extrapolated_sf(self, t, coarser: bool = False):
+        s = self._grid_sf(np.atleast_1d(np.asarray(t, dtype=float)))
+        value = self._combine(s, coarser)
+        return np.clip(value, 0.0, 1.0)
+
+    def _moment(self, k):
+        return self._mean_value if k == 1 else super()._moment(k)
+
+    def _node_sf(self, coarser: bool = False) -> np.ndarray:
+        """Extrapolated ``P(C > t)`` at the coarsest grid's nodes, from the node arrays."""
+        s = [sol.sf_right[::2 ** j] for j, sol in enumerate(self._sols)]
+        return np.clip(self._combine(s, coarser), 0.0, 1.0)
+
+    def _combine(self, s, coarser: bool):
+        """Richardson extrapolation of per-grid values (none when ``order == 1``)."""
+        if self._order == 1:
+            return s[1] if coarser else s[2]
+        return (4 * s[1] - s[0]) / 3 if coarser else (4 * s[2] - s[1]) / 3
+
+    def _ppf(self, q):
+        return self._quantiles(q, coarser=False)
+
+    def _quantiles(self, q, coarser: bool):
+        q = np.asarray(q, dtype=float)
+        nodes = self._node_sf(coarser)
+        out = np.empty(q.shape)
+        for i, level in np.ndenumerate(q):
+            target = 1.0 - level
+            j = int(np.argmax(nodes <= target))
+            if level <= 0 or (j == 0 and nodes[0] <= target):
+                out[i] = 0.0
+            elif nodes[j] > target:
+                out[i] = math.inf if level >= 1 else float(super()._ppf(np.array([level]))[0])
+            else:
+                lo, hi = self._edges[j - 1], self._edges[j]
+
+                def excess(t, target=target):
+                    return float(self._extrapolated_sf(t, coarser)[0]) - target
+
+                root = hi if excess(hi) > 0 or excess(lo) <= 0 else optimize.brentq(
+                    excess, lo, hi, xtol=1e-14 * hi, rtol=1e-15)
+                # a jump of P(C > t) at a node (atoms of the runtime are nodes of every grid):
+                # the quantile is the node itself
+                out[i] = hi if hi - root <= 1e-12 * hi and excess(root) > 0 else root
+        return out
+
+    def quantile_error(self, q: float) -> float:
+        """Estimated error of :meth:`quantile` at level ``q``: the difference between the
+        quantiles of the extrapolations from grids (``h / 2``, ``h / 4``) and (``h``, ``h / 2``)
+        (twice the difference between the ``h / 4`` and ``h / 2`` grids when atoms of ``R`` lie
+        between the nodes)."""
+        level = float(_checks.probability_level("q", q))
+        fine = float(self.ppf(level))
+        coarse = float(self._quantiles(np.array(level), coarser=True))
+        return abs(fine - coarse) * (2 if self._order == 1 else 1 / 3) + 4e-15 * fine
+
+
+# ------------------------------------------------------------------------ exponential runtimes
+class _ExponentialClosedForm:
+    """IR exponential(``mu``) runtimes: ``q' = mu (F - q)`` and ``F' = lam_t (F - q) phi(q)`` give
+    ``F(q) = 1 - lam / mu + (lam_t / mu) Phi(q)`` with ``Phi(q) = int_0^q phi``:
+    ``E[min(Binomial(N, q), n)] / N`` (MDS), ``(1 - (1 - q)^d) / d`` (replication). In
+    ``p = 1 - q`` (accurate in the tail): ``F - q = p - (lam_t / mu) (Phi(1) - Phi(1 - p))``,
+    the time at which ``p`` is reached is ``t(p) = int_p^1 dx / (mu (F - q)(x))``, so
+    ``E[C] = int_0^1 P(C > t(p)) dp / (mu (F - q)(p))`` and quantiles invert ``P(C > t(p))``.
+    Integrals in ``u = -log p`` (bounded integrand), adaptive Gauss-Kronrod."""
+
+    def __init__(self, kernel: _Kernel, mu: float, lam: float):
+        self.kernel, self.mu, self.lam = kernel, mu, lam
+
+    def gap(self, p: float, q: float | None = None) -> float:
+        """``mu (F - q)`` at ``q = 1 - p``, > 0 for ``p`` in (0, 1]: from the tail form for
+        ``p <= 1/2``, else ``(mu - lam) + lam_t Phi(q) - mu q`` (no cancellation near the
+        frontier, where ``mu - lam`` is tiny)."""
+        k = self.kernel
+        if (k.mds and k.r == 0) or (not k.mds and k.r == 1):   # M/M/1 queues: exactly
+            return (self.mu - self.lam) * p
+        if p > 0.5:
+            q = 1.0 - p if q is None else q
+            if k.mds:
+                j = np.arange(1, k.n + 1)
+                head = float(special.bdtrc(j - 1, k.tasks, q).sum()) / k.tasks
+            else:
+                head = -math.expm1(k.r * math.log1p(-q)) / k.r
+            return (self.mu - self.lam) + (k.lam_t * head - self.mu * q)
+        if k.mds:
+            j = np.arange(1, k.n + 1)
+            tail = float(special.bdtrc(k.tasks - j, k.tasks, p).sum()) / k.tasks
+        else:
+            tail = p ** k.r / k.r
+        return self.mu * p - k.lam_t * tail
+
+    def _dt(self, u: float) -> float:
+        k = self.kernel
+        if (k.mds and k.r == 0) or (not k.mds and k.r == 1):   # M/M/1 queues: p / gap
+            return 1.0 / (self.mu - self.lam)
+        p = math.exp(-u)
+        if p < 1e-300:  # the limit of p / gap as p -> 0
+            return 1.0 / self.mu
+        return p / self.gap(p, -math.expm1(-u))
+
+    def _cuts(self, top: float) -> list:
+        """Break points in ``u`` up to ``top``: near ``u = 0`` the integrand ``p / gap`` peaks
+        with width ``1 - lam / mu`` and decays like ``1 / u`` beyond (decades from there)."""
+        slack = 1.0 - self.lam / self.mu
+        decades = [slack * 10.0 ** k for k in range(-2, 40) if slack * 10.0 ** k < 1.0]
+        inner = decades + [1.0, 4.0, 16.0, 64.0]
+        return [0.0] + sorted(c for c in set(inner) if c < top) + [top]
+
+    def time(self, u: float) -> float:
+        """``t(p)`` at ``p = exp(-u)``."""
+        cuts = self._cuts(u)
+        return sum(integrate.quad(self._dt, a, b, epsabs=0, epsrel=1e-13, limit=200)[0]
+                   for a, b in zip(cuts[:-1], cuts[1:]))
+
+    def mean(self) -> float:
+        k = self.kernel
+        pieces = self._cuts(745.0)
+        return sum(integrate.quad(lambda u: float(k.batch_sf_p(np.array(math.exp(-u))))
+                                  * self._dt(u), a, b, epsabs=1e-16 / self.mu, epsrel=1e-13,
+                                  limit=200)[0]
+                   for a, b in zip(pieces[:-1], pieces[1:]))
+
+    def level(self, survival: float) -> float:
+        """``u = -log p`` at which ``P(C > t) = survival``."""
+        k = self.kernel
+        if k.mds:
+            return -math.log(float(special.betaincinv(k.r + 1, k.n, survival)))
+        return -math.log1p(-(1.0 - survival) ** (1.0 / k.n)) / k.r
+
+
+class ExponentialBatchTime(Distribution):
+    """Batch completion time with removal under IR exponential runtimes (closed form in ``q``;
+    see :class:`_ExponentialClosedForm`)."""
+
+    def __init__(self, form: _ExponentialClosedForm, mean: float):
+        self._form, self._mean = form, mean
+
+    def __repr__(self):
+        return f"ExponentialBatchTime(mean={self._mean!r})"
+
+    def cdf(self, x, precision: int | None = None):
+        """``P(C <= x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().cdf(x)
+
+    def sf(self, x, precision: int | None = None):
+        """``P(C > x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().sf(x)
+
+    def ppf(self, q, precision: int | None = None):
+        """Quantile (double precision only)."""
+        _no_precision(precision)
+        return super().ppf(q)
+
+    quantile = ppf
+
+    def quantile_error(self, q: float) -> float:
+        """Estimated error of a quantile: quadrature tolerance (relative 1e-12)."""
+        return 1e-12 * float(self.ppf(float(_checks.probability_level("q", q))))
+
+    def _sf(self, x):
+        x = np.asarray(x, dtype=float)
+        out = np.ones(x.shape)
+        form = self._form
+        for i, t in np.ndenumerate(x):
+            if t <= 0:
+                continue
+            hi = 1.0
+            while form.time(hi) < t and hi < 700:
+                hi *= 2.0
+            if form.time(hi) < t:
+                out[i] = 0.0
+                continue
+            u = optimize.brentq(lambda v, t=t: form.time(v) - t, 0.0, hi, xtol=1e-15,
+                                rtol=1e-15)
+            out[i] = float(form.kernel.batch_sf_p(np.array(math.exp(-u))))
+        return out
+
+    def _ppf(self, q):
+        q = np.asarray(q, dtype=float)
+        out = np.empty(q.shape)
+        for i, level in np.ndenumerate(q):
+            out[i] = 0.0 if level <= 0 else (math.inf if level >= 1 else
+                                             self._form.time(self._form.level(1.0 - level)))
+        return out
+
+    def _moment(self, k):
+        return self._mean if k == 1 else super()._moment(k)
+
+
+# ------------------------------------------------------------------------ analysis
+_REFERENCES = (
+    "K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, M. Velednitsky, S. Zbarsky, "
+    "'Redundancy-d: the power of d choices for redundancy', Operations Research 65(4), 2017 "
+    "(the n = 1 case)",
+    "T. Hellemans, B. Van Houdt, 'Performance of redundancy(d) with identical/independent "
+    "replicas', ACM TOMPECS 4(2), 2019 (the workload level-crossing equation)",
+    "K. Duffy, S. Shneer, 'MDS coding is better than replication for job completion times', "
+    "Operations Research Letters 49(1), 2021",
+)
+
+
+def _kernel_of(policy, lam: float) -> _Kernel:
+    if isinstance(policy, MDS):
+        return _Kernel(True, policy.n, policy.m, lam, policy.remove)
+    return _Kernel(False, policy.n, policy.d, lam, policy.remove)
+
+
+def necessary_rate(policy, R: Distribution) -> float:
+    """An upper bound of the stable arrival rates with removal (IR).
+
+    A batch needs at least the runtimes of ``n`` completed tasks, so
+    ``lam E[sum of the n smallest of N runtimes] / n < 1`` (MDS) and ``lam E[min of d
+    runtimes] < 1`` (replication) are necessary.
+
+    Parameters
+    ----------
+    policy : MDS or Replication
+    R : Distribution
+        One task's runtime.
+
+    Returns
+    -------
+    float
+        Arrival rates at or above this are unstable.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.analysis.removal import necessary_rate
+    >>> necessary_rate(qt.MDS(4, 2), qt.Deterministic(1.0))   # 4 units of work per batch
+    1.0
+    """
+    if isinstance(policy, MDS):
+        work = sum(OrderStatistic(R, r, policy.n + policy.m).mean() for r in range(1, policy.n + 1))
+        return policy.n / work
+    return 1.0 / R.minimum(policy.d).mean()
+
+
+def analyze_removal(system: System) -> Prediction:
+    """MDS(n, m) and Replication(n, d) with removal under IR, k -> infinity (mean-field).
+
+    See the module docstring for the equation and the numerical method. ``Prediction.errors``
+    holds the estimated errors of the mean and the busy fraction;
+    ``response_time.quantile_error(q)`` that of a quantile.
+
+    Examples
+    --------
+    Exponential runtimes: busy fraction ``lam / mu`` exactly (module docstring):
+
+    >>> import queuetheory as qt
+    >>> p = qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5))
+    >>> round(p.busy_fraction, 7), round(p.mean, 6)
+    (0.5, 1.453297)
+
+    References
+    ----------
+    .. [1] Gardner et al., Operations Research 65(4), 2017 (``n = 1``: Redundancy-d).
+    .. [2] Hellemans, Van Houdt, ACM TOMPECS 4(2), 2019 (workload equation).
+    """
+    policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    if isinstance(runtime, SX):
+        return _analyze_sx(system)
+    R = runtime.R
+    if math.isinf(R.moment(2)):
+        raise NotImplementedError(
+            f"{policy.label()} with removal: runtimes with E[R^2] = inf have a workload tail the "
+            f"grid method cannot resolve; use qt.simulate")
+    kernel = _kernel_of(policy, lam)
+    where = ("k -> infinity" if system.servers is None
+             else f"k -> infinity limit used as an approximation for k = {system.servers}")
+    assumptions = ("Poisson batch arrivals at arrival_rate / n per server", "FCFS at every server",
+                   "removal: a task's unfinished work is removed when its batch (MDS) or its job "
+                   "(replication) completes", "independent runtimes (IR)",
+                   "k -> infinity (the servers a batch uses are independent)")
+    name = f"{policy.label()}, IR runtimes, with removal: mean-field, {where}"
+    upper = necessary_rate(policy, R)
+    if lam >= upper:
+        method = (f"{name}: unstable, arrival_rate >= {upper:.6g} (a batch needs at least the "
+                  f"runtimes of the n completed tasks)")
+        return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                          busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                          references=_REFERENCES)
+    if isinstance(R, Exponential):
+        return _exponential(system, kernel, name, assumptions)
+    try:
+        return grid_prediction(system, name, assumptions)
+    except RemovalError as error:
+        return _unstable_or_refuse(system, runtime, name, assumptions, kernel, error)
+
+
+def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Prediction:
+    lam, mu = system.arrival_rate, system.runtime.R.rate
+    if lam >= mu:
+        method = f"{name}: unstable, arrival_rate >= mu = {mu:.6g} (busy fraction lam / mu)"
+        return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                          busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                          references=_REFERENCES)
+    form = _ExponentialClosedForm(kernel, mu, lam)
+    mean = form.mean()
+    law = ExponentialBatchTime(form, mean)
+    method = (f"{name}, exponential runtimes: closed form through dF/dq = (lam_t / mu) phi(q), "
+              f"F(q) = 1 - lam/mu + (lam_t/mu) int_0^q phi, t(q) = int_0^q dx / (mu (F - x)); "
+              f"busy fraction lam / mu exactly; mean and quantiles by adaptive quadrature in q "
+              f"(relative tolerance 1e-13)")
+    prediction = Prediction(system, method=method, exact=False, stable=True, mean=mean,
+                            response_time=lambda: law, busy_fraction=lam / mu, cost=1.0 / mu,
+                            assumptions=assumptions, references=_REFERENCES)
+    prediction.errors = {"mean": 1e-12 * mean, "busy_fraction": 0.0}
+    return prediction
+
+
+# ------------------------------------------------------------------------ stability frontier
+_FRONT_SEED = 1e-12
+"""Idle probability of the march that traces the travelling front (see :func:`frontier`)."""
+_FRONT_CELLS = (512, 1024)
+"""Cells of the two grids of :func:`frontier` (Richardson-extrapolated)."""
+
+
+def _front_level(model, cells: int) -> tuple[float, float]:
+    """``F(inf)`` of the march started from the tiny atom ``_FRONT_SEED`` (the level behind the
+    travelling front) on a grid of ``cells`` cells, the horizon doubled until the front has
+    passed (``F - q < 1e-11`` at the end). Returns (level, horizon)."""
+    lattice = model.lattice
+    W = 32.0 * model.scale
+    for _ in range(_HORIZON_DOUBLINGS + 4):
+        h = W / cells
+        if lattice is not None:
+            h = lattice / math.ceil(lattice / h - 1e-9)
+        M = math.ceil(W / h - 1e-9)
+        F, _, _, qm, _ = model.marcher(h, M)(np.array([_FRONT_SEED]))
+        if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
+            return float(F[-1, 0]), W
+        W *= 2.0
+    raise RemovalError(f"the front has not passed w = {W:.4g}: the frontier is too close to the "
+                       f"no-removal limit for the grid method; use qt.simulate")
+
+
+def frontier(policy, R) -> float:
+    """Largest stable ``arrival_rate`` of ``policy`` (MDS or Replication with removal) under IR
+    runtimes ``R`` (or an S&X model with discrete slowdowns), k -> infinity.
+
+    Above the frontier the workload law travels to infinity at some speed ``c > 0`` keeping a
+    shape ``Psi``; level crossing in the moving frame gives ``(1 + c) Psi' = lam_t (Psi - q)
+    phi(q)``, so a front at rest exists only for one task rate ``Lambda*``: the one at which the
+    march started from a vanishing idle probability ends at level 1 (below: the stationary law
+    has a positive idle probability; above: none). ``Lambda*`` by Brent's method between the
+    no-removal limit ``1 / E[R]`` and the necessary bound of :func:`necessary_rate` (bracketed
+    from the bound downwards: near the no-removal limit the front forms slowly), on grids
+    of 512 and 1024 cells, Richardson-extrapolated. Exponential runtimes: ``mu`` exactly.
+
+    Parameters
+    ----------
+    policy : MDS or Replication
+        With removal (its flag is not consulted here).
+    R : Distribution or SX
+        One task's runtime (IR), ``E[R^2] < inf``; or ``qt.SX(X, S)`` with discrete ``S``
+        (conditioned on the batch's ``X``; slower, seconds).
+
+    Returns
+    -------
+    float
+        The frontier ``lam*`` (original jobs per server per unit time).
+
+    Raises
+    ------
+    RemovalError
+        When the frontier lies too close to the no-removal limit for the grid method.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.analysis.removal import frontier
+    >>> frontier(qt.MDS(4, 2), qt.Exponential(2.0))
+    2.0
+    >>> round(frontier(qt.MDS(4, 2), qt.Deterministic(1.0)), 3)
+    0.852
+
+    References
+    ----------
+    .. [1] docs/removal.md (travelling front); Gardner et al., Operations Research 65(4),
+       2017 (exponential runtimes, ``n = 1``).
+    """
+    mds = isinstance(policy, MDS)
+    per_task = policy.n / (policy.n + policy.m) if mds else 1.0 / policy.d
+    if isinstance(R, Exponential):
+        return float(R.rate)
+    if isinstance(R, SX):
+        model = _SXModel(_kernel_of(policy, 1.0), R)
+        mean = R.mean_runtime()
+        upper = necessary_rate(policy, R.S) / R.X.mean()
+    else:
+        model = _IRModel(_kernel_of(policy, 1.0), R)
+        mean = R.mean()
+        upper = necessary_rate(policy, R)
+    no_removal = per_task / mean
+    if (mds and policy.m == 0) or (not mds and policy.d == 1):   # nothing is removed
+        return no_removal
+    values = []
+    for cells in _FRONT_CELLS:
+        def excess(rate, cells=cells):
+            model.kernel = _kernel_of(policy, rate)
+            return _front_level(model, cells)[0] - 1.0
+
+        hi, width = upper, upper - no_removal
+        for k in range(1, 9):  # the front is far (slow) near the no-removal limit: come down
+            lo = no_removal + width * 0.5 ** k
+            if excess(lo) < 0:
+                break
+            hi = lo
+        else:
+            raise RemovalError(f"the frontier lies within {width * 0.5 ** 8:.3g} of the "
+                               f"no-removal limit {no_removal:.6g}; use qt.simulate")
+        values.append(hi if excess(hi) <= 0 else
+                      optimize.brentq(excess, lo, hi, xtol=1e-12 * upper, rtol=1e-12))
+    return (4.0 * values[1] - values[0]) / 3.0
+
+
+def grid_prediction(system: System, name: str, assumptions: tuple, *,
+                    exact: bool = False) -> Prediction:
+    """The grid solution of the level-crossing equation as a :class:`Prediction` (also used
+    without removal, ``phi = 1``: M/G/1 workloads, for runtimes with atoms). Raises
+    :class:`RemovalError` when no stationary law is found on the grid."""
+    policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    kernel = _kernel_of(policy, lam)
+    model = _IRModel(kernel, runtime.R) if isinstance(runtime, IR) else _SXModel(kernel, runtime)
+    mean_runtime = runtime.mean_runtime()
+    sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
+    order = 2 if aligned else 1
+    mean, mean_error = _richardson([_grid_mean(s) for s in sols], order)
+    idle, busy_error = _richardson([s.F0 for s in sols], order)
+    busy = 1.0 - idle
+    if not kernel.remove:  # every task runs fully: the load, exactly
+        busy, busy_error = kernel.lam_t * mean_runtime, 0.0
+    law = RemovalBatchTime(model, sols, mean, order)
+    h, M = sols[0].h, sols[0].F.size - 1
+    extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
+                     "atoms of R between the nodes (first-order error): values of the h/4 grid, "
+                     "not extrapolated")
+    equation = ("f(w) = lam_t (F(w) - q(w)) phi(q(w))" if kernel.remove else
+                "f(w) = lam_t (F(w) - q(w)) (no removal: the M/G/1 wait, q the sojourn law)")
+    method = (f"{name}: workload level-crossing equation {equation} "
+              f"(lam_t = {kernel.lam_t:.6g} tasks per server), marched on grids of step h = "
+              f"{h:.4g}, h/2, h/4 on [0, {M * h:.4g}] (trapezoid with one-sided limits at the "
+              f"atoms, product integration of q), busy fraction by Newton's method on F(W) = 1; "
+              f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
+              f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
+    prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
+                            response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
+                            assumptions=assumptions, references=_REFERENCES)
+    prediction.errors = {"mean": mean_error, "busy_fraction": busy_error}
+    return prediction
+
+
+def _analyze_sx(system: System) -> Prediction:
+    """S&X with removal (discrete ``S``): the grid method with ``E_X`` (see :class:`_SXModel`).
+    Stability: a failed solve beyond the no-removal limit is decided by :func:`frontier`."""
+    policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    if math.isinf(runtime.X.moment(2)) or math.isinf(runtime.S.moment(2)):
+        raise NotImplementedError(
+            f"{policy.label()} with removal: runtimes with E[R^2] = inf have a workload tail the "
+            f"grid method cannot resolve; use qt.simulate")
+    where = ("k -> infinity" if system.servers is None
+             else f"k -> infinity limit used as an approximation for k = {system.servers}")
+    assumptions = ("Poisson batch arrivals at arrival_rate / n per server", "FCFS at every server",
+                   "removal: a task's unfinished work is removed when its batch (MDS) or its job "
+                   "(replication) completes",
+                   "S&X: a batch is n equal-sized jobs, so all its tasks share one job size X; "
+                   "slowdowns i.i.d. per task",
+                   "k -> infinity (the servers a batch uses are independent)")
+    name = (f"{policy.label()}, S&X runtimes, with removal: mean-field, {where}, conditioned on "
+            f"the batch's X (Gauss-Legendre over X split at the jumps)")
+    kernel = _kernel_of(policy, lam)
+    if kernel.lam_t * runtime.mean_runtime() >= 1:
+        # below the necessary bound the solve decides; no frontier under S&X yet
+        work = runtime.X.mean() * (necessary_rate(policy, runtime.S) ** -1)
+        if lam * work >= 1:
+            method = (f"{name}: unstable, arrival_rate >= {1 / work:.6g} (a batch needs at least "
+                      f"the runtimes of the n completed tasks)")
+            return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                              busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                              references=_REFERENCES)
+    try:
+        return grid_prediction(system, name, assumptions)
+    except RemovalError as error:
+        return _unstable_or_refuse(system, runtime, name, assumptions, kernel, error)
+
+
+def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Prediction:
+    """No stationary law on the grid: beyond the no-removal limit decide by the frontier
+    (unstable at or above it), else refuse pointing to simulate."""
+    policy, lam = system.policy, system.arrival_rate
+    if kernel.lam_t * runtime.mean_runtime() >= 1:
+        try:
+            lam_star = frontier(policy, runtime if isinstance(runtime, SX) else runtime.R)
+        except RemovalError:
+            lam_star = None
+        if lam_star is not None and lam >= lam_star:
+            method = (f"{name}: unstable, arrival_rate >= the stability frontier "
+                      f"{lam_star:.6g} (travelling-front equation, see qt.stability_frontier)")
+            return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                              busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                              references=_REFERENCES)
+        if lam_star is not None:
+            error = f"{error} (stability frontier {lam_star:.6g})"
+    raise NotImplementedError(f"{policy.label()} with removal: {error}; use qt.simulate")
