@@ -7,7 +7,7 @@ of each job (``n d`` servers), a job completes at its first copy, the batch at i
 With removal, a task's unfinished work is removed when its batch (MDS) or its job (replication)
 completes.
 
-Derivation (``docs/removal.md`` holds it in full). A task's occupancy is fixed when it arrives,
+Derivation (``docs/theory/removal.md`` holds it in full). A task's occupancy is fixed when it arrives,
 so a server's state is ``V``, the time until it is free of the work assigned to it. A task
 arriving when the server's state is ``v`` and whose runtime is ``x`` moves it to
 ``v + min(x, (C - v)^+)`` with ``C`` the completion time (from the arrival) of the batch
@@ -979,7 +979,7 @@ def frontier(policy, R) -> float:
 
     References
     ----------
-    .. [1] docs/removal.md (travelling front); Gardner et al., Operations Research 65(4),
+    .. [1] docs/theory/removal.md (travelling front); Gardner et al., Operations Research 65(4),
        2017 (exponential runtimes, ``n = 1``).
     """
     mds = isinstance(policy, MDS)
