@@ -279,16 +279,18 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
 
 
 def _stability_row(stable: bool, sim: SimulationResult) -> dict:
-    words = {True: "stable", False: "unstable"}
-    return {"statistic": "stability", "analysis": words[stable],
-            "simulation": words[sim.stable], "interval": (None, None), "allowance": None,
-            "verdict": "agree" if stable == sim.stable else "disagree",
-            "note": "" if stable == sim.stable else sim.stability}
+    if sim.stable is None:
+        verdict = "inconclusive"
+    else:
+        verdict = "agree" if stable == sim.stable else "disagree"
+    return {"statistic": "stability", "analysis": "stable" if stable else "unstable",
+            "simulation": sim.verdict, "interval": (None, None), "allowance": None,
+            "verdict": verdict, "note": "" if verdict == "agree" else sim.stability}
 
 
 def _simulation_rows(sim: SimulationResult) -> list[dict]:
     rows = [{"statistic": "stability", "analysis": None,
-             "simulation": "stable" if sim.stable else "unstable", "interval": (None, None),
+             "simulation": sim.verdict, "interval": (None, None),
              "allowance": None, "verdict": "n/a", "note": "" if sim.stable else sim.stability}]
     values = [("mean", sim.mean, sim.mean_ci)]
     if sim.stable:
