@@ -211,6 +211,9 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     elif simulation.servers != servers:
         raise ValueError(f"servers must match the simulation's {simulation.servers}, got "
                          f"{servers}")
+    elif not _same_system(system, simulation.system):
+        raise ValueError(f"simulation must be a simulation of system: it simulated "
+                         f"{simulation.system.describe()}, not {system.describe()}")
     note = ""
     if prediction is None:
         try:
@@ -240,6 +243,22 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
                             note, level)
 
 
+def _same_system(a: System, b: System) -> bool:
+    """Whether two systems are the same model (runtime laws compared by their repr and the
+    first moments of the fastest of one and two replicas)."""
+    if a == b:
+        return True
+    if (a.policy != b.policy or a.servers != b.servers
+            or not math.isclose(a.arrival_rate, b.arrival_rate, rel_tol=1e-12)
+            or repr(a.interarrival) != repr(b.interarrival)
+            or type(a.runtime) is not type(b.runtime) or repr(a.runtime) != repr(b.runtime)):
+        return False
+    keys = [(1, 1), (1, 2)] + ([(2, 1)] if a.policy.polled > 1 else [])
+    return all(x == y or math.isclose(x, y, rel_tol=1e-12)
+               for x, y in ((a.runtime.fastest_moment(*key), b.runtime.fastest_moment(*key))
+                            for key in keys))
+
+
 def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
              level: float) -> list[dict]:
     rows = [_stability_row(prediction.stable, sim)]
@@ -256,7 +275,7 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
                                else (math.inf, (math.inf, math.inf)))
         candidates.append((f"p{round(100 * q)}", value, simulated, interval))
     candidates.append(("busy fraction", prediction.busy_fraction, sim.busy_fraction,
-                       sim.interval(per["busy_fraction"], level)))
+                       sim.interval(per["busy_fraction"], level, support=(0.0, 1.0))))
     candidates.append(("cost", prediction.cost, sim.cost, sim.interval(per["cost"], level)))
     for name, value, simulated, interval in candidates:
         row = {"statistic": name, "analysis": value, "simulation": simulated,

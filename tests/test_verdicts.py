@@ -80,3 +80,41 @@ def test_verdict_reason_never_contradicts_itself(seed):
         assert rise > 10 and "significant" in sim.stability
     else:
         assert "not excluded" in sim.stability
+
+
+# -- intervals inside the support (issue #9 item 11) -------------------------------------------
+def _tiny_heavy_run():
+    # Two replications of 100 jobs with hyperexponential X: Student-t intervals with one
+    # degree of freedom reach below 0 (and the busy fraction's above 1) unless clipped.
+    S = qt.Discrete([1.0, 4.0], [0.8, 0.2])
+    X = qt.HyperExponential([0.9, 0.1], [2.0, 0.25])
+    system = qt.System(qt.RIQ(3), qt.SX(X=X, S=S), arrival_rate=0.5)
+    return system, qt.simulate(system, servers=10, jobs=100, replications=2, seed=1)
+
+
+def test_intervals_stay_in_the_support():
+    _, sim = _tiny_heavy_run()
+    per = sim.per_replication
+    # the unclipped Student-t intervals leave the support: this run is a real test
+    raw_mean_low = 2 * sim.observed_mean - sim.interval(per["mean"], support=(-math.inf,
+                                                                             math.inf))[1]
+    assert raw_mean_low < 0
+    for (low, high), center in ((sim.mean_ci, sim.mean), (sim.cost_ci, sim.cost),
+                                (sim.busy_fraction_ci, sim.busy_fraction)):
+        assert 0.0 <= low <= center <= high
+    assert sim.busy_fraction_ci[1] <= 1.0
+    assert sim.interval(per["busy_fraction"], 0.999, support=(0.0, 1.0)) == (
+        pytest.approx(sim.interval(per["busy_fraction"], 0.999)[0]), 1.0)
+
+
+def test_validate_rejects_a_simulation_of_another_system():
+    system, sim = _tiny_heavy_run()
+    with pytest.raises(ValueError, match="simulation must be a simulation of system"):
+        qt.validate(system.replace(arrival_rate=0.4), servers=10, simulation=sim)
+    with pytest.raises(ValueError, match="simulation must be a simulation of system"):
+        qt.validate(system.replace(policy=qt.RIQ(2)), servers=10, simulation=sim)
+    # the same model built again from equal parts is accepted
+    again = qt.System(qt.RIQ(3), qt.SX(X=qt.HyperExponential([0.9, 0.1], [2.0, 0.25]),
+                                       S=qt.Discrete([1.0, 4.0], [0.8, 0.2])),
+                      arrival_rate=0.5)
+    assert qt.validate(again, servers=10, simulation=sim).simulation is sim

@@ -27,7 +27,9 @@ class SimulationResult:
     """Estimates from independent replications of a simulated :class:`System`.
 
     Every interval is a two-sided Student-t confidence interval over the replications (each
-    replication gives one estimate; they are independent by construction). The response time
+    replication gives one estimate; they are independent by construction), intersected with
+    the support of the quantity (times and costs >= 0, busy fraction in [0, 1]): the true
+    value lies in the support, so the coverage is kept. The response time
     of a batch policy (:class:`MDS`, :class:`Replication`) is the **batch completion time**:
     from the arrival of the batch to the completion of its ``n``-th job (see ``statistic``).
 
@@ -131,7 +133,8 @@ class SimulationResult:
         else:
             self.mean, self.mean_ci = math.inf, (math.inf, math.inf)
         self.cost, self.cost_ci = self._interval(self._per_cost)
-        self.busy_fraction, self.busy_fraction_ci = self._interval(self._per_busy)
+        self.busy_fraction, self.busy_fraction_ci = self._interval(self._per_busy,
+                                                                   support=(0.0, 1.0))
         seconds = max(self.elapsed, 1e-12)
         self.jobs_per_second = (self.replications * self.batch
                                 * (self._arrivals + -(-self.warmup // self.batch)) / seconds)
@@ -161,11 +164,36 @@ class SimulationResult:
         half = self._half_width(own, level)
         return (max(center - half, 0.0), center + half)
 
-    def interval(self, values, confidence: float | None = None) -> tuple[float, float]:
+    def interval(self, values, confidence: float | None = None,
+                 support: tuple[float, float] = (0.0, math.inf)) -> tuple[float, float]:
         """Student-t interval of the mean of per-replication ``values`` (a helper for users
-        who compute their own statistic from ``samples``)."""
+        who compute their own statistic from ``samples``), intersected with ``support``.
+
+        Parameters
+        ----------
+        values : array_like
+            One value per replication.
+        confidence : float, optional
+            Level in (0, 1); default ``self.confidence``.
+        support : (float, float)
+            Where the estimated quantity lies (default: times and costs are >= 0). Clipping
+            to it keeps the coverage: the true value lies in the support.
+
+        Returns
+        -------
+        (float, float)
+            The interval.
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+        >>> sim = qt.simulate(system, servers=2, jobs=100, replications=2, seed=1)
+        >>> sim.interval([0.1, 0.9], support=(0.0, 1.0))
+        (0.0, 1.0)
+        """
         values = np.asarray(values, dtype=float)
-        return self._interval(values, self._level(confidence))[1]
+        return self._interval(values, self._level(confidence), support)[1]
 
     # -- reporting ---------------------------------------------------------------------------
     def describe(self) -> str:
@@ -232,10 +260,13 @@ class SimulationResult:
             return math.inf
         return float(special.stdtrit(n - 1, 0.5 + level / 2)) * spread / math.sqrt(n)
 
-    def _interval(self, values: np.ndarray, level: float | None = None):
+    def _interval(self, values: np.ndarray, level: float | None = None,
+                  support: tuple[float, float] = (0.0, math.inf)):
+        """Mean of ``values`` and its Student-t interval intersected with ``support``."""
         center = float(np.mean(values))
         half = self._half_width(values, self.confidence if level is None else level)
-        return center, (center - half, center + half)
+        low, high = support
+        return center, (min(max(center - half, low), high), max(min(center + half, high), low))
 
     def _hist_quantile(self, hist: np.ndarray, low: float, high: float, q: float) -> float:
         """Quantile of a histogram, geometric interpolation inside the bin (linear in the
