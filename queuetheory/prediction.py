@@ -10,7 +10,12 @@ from . import _checks
 from .response import ResponseTime
 from .system import System
 
-__all__ = ["Prediction"]
+__all__ = ["AccuracyWarning", "Prediction"]
+
+
+class AccuracyWarning(UserWarning):
+    """A result may be less accurate than its method suggests (e.g. the ``k -> infinity``
+    limit used for a small farm); the message gives the estimated size of the error."""
 
 
 class Prediction:
@@ -23,7 +28,10 @@ class Prediction:
     method : str
         How the numbers were obtained (model, limit, equations), fit for a methods section.
     exact : bool
-        ``True`` for an exact result (in the stated limit), ``False`` for an approximation.
+        ``True`` only if the method is exact for the system as given: for its own ``servers``
+        if set (Random for any ``k``, Redundancy-d IR exponential's finite-k mean), else in
+        the ``k -> infinity`` limit. ``False`` for an approximation, including a limit used
+        for a finite ``k``.
     stable : bool
         Whether the system is stable; if not, every time is ``inf``.
     load : float
@@ -40,6 +48,9 @@ class Prediction:
         ``True`` when the numbers are the ``k -> infinity`` limit, ``False`` when they hold
         exactly for the system's own number of servers (e.g. Random, or an exact finite-k
         formula).
+    finite_k_gap : FiniteKGap or None
+        When the limit is used for a finite ``servers``: the gap to the finite system
+        estimated from the simulated map (see :mod:`queuetheory.analysis.finite_k`).
 
     Examples
     --------
@@ -65,6 +76,7 @@ class Prediction:
         self.assumptions = tuple(assumptions)
         self.references = tuple(references)
         self.limit = bool(limit)
+        self.finite_k_gap = None
         self._response_factory = response_time
 
     @cached_property
@@ -95,6 +107,9 @@ class Prediction:
             parts.append("Assumptions: " + "; ".join(self.assumptions) + ".")
         if self.stable:
             parts.append(f"Mean response time {self.mean:.6g}.")
+        if self.finite_k_gap is not None:
+            parts.append(f"The k -> infinity limit is used for k = {self.system.servers}: "
+                         f"{self.finite_k_gap.describe()}.")
         if self.references:
             parts.append("References: " + "; ".join(self.references) + ".")
         return " ".join(parts)
@@ -105,7 +120,9 @@ class Prediction:
                 "arrival_rate": self.system.arrival_rate, "servers": self.system.servers,
                 "stable": self.stable, "load": self.load, "mean": self.mean,
                 "busy_fraction": self.busy_fraction, "cost": self.cost, "method": self.method,
-                "exact": self.exact, "limit": self.limit}
+                "exact": self.exact, "limit": self.limit,
+                "finite_k_gap": (None if self.finite_k_gap is None or not self.finite_k_gap.known
+                                 else self.finite_k_gap.mean)}
 
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "

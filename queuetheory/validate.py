@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from concurrent.futures import Executor
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from . import _checks
 from .analysis import analyze
 from .export import latex_table
-from .prediction import Prediction
+from .prediction import AccuracyWarning, Prediction
 from .simulation import SimulationResult, simulate
 from .system import System
 
@@ -283,7 +284,9 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     note = ""
     if prediction is None:
         try:
-            prediction = analyze(system)
+            with warnings.catch_warnings():  # the caveat below states the finite-k gap
+                warnings.simplefilter("ignore", AccuracyWarning)
+                prediction = analyze(system)
         except NotImplementedError as exc:
             note = f"no analysis available ({exc}); simulation only"
     if prediction is None:
@@ -302,6 +305,8 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
                   f"Intervals are widened by a relative finite-k allowance of "
                   f"{100 * allowance:.3g}% (1 / (k (1 - rho)), rho = "
                   f"{min(max(system.load, simulation.busy_fraction), _LOAD_CAP):.3g}).")
+        if prediction.finite_k_gap is not None:
+            caveat += f" Map of simulated gaps: {prediction.finite_k_gap.describe()}."
     else:
         caveat = (f"the analysis claims to be exact for k = {servers}; no finite-k "
                   f"allowance ({100 * allowance:.3g}%) beyond the confidence interval.")
