@@ -34,7 +34,7 @@ LOADS = (0.3, 0.5, 0.7, 0.9)
 SERVERS = (10, 30, 100, 300)
 REPLICATIONS = 12
 FIELDS = ["policy", "runtime", "polled", "servers", "load", "jobs", "warmup", "replications",
-          "seed", "limit_mean", "sim_mean", "gap_mean", "gap_mean_low", "gap_mean_high",
+          "seed", "verdict", "limit_mean", "sim_mean", "gap_mean", "gap_mean_low", "gap_mean_high",
           "limit_p99", "sim_p99", "gap_p99", "gap_p99_low", "gap_p99_high"]
 
 
@@ -76,15 +76,24 @@ def main():
                         sim = qt.simulate(qt.System(policy, runtime, arrival_rate=rate),
                                           servers=k, jobs=jobs, replications=REPLICATIONS,
                                           warmup=warmup, seed=SEED)
-                        if not sim.stable:
-                            print(f"skip {policy.label()} {key} load {load} k {k}: "
-                                  f"{sim.stability}", flush=True)
-                            continue
                         row = {"policy": policy.label(), "runtime": key, "polled": policy.polled,
                                "servers": k, "load": load, "jobs": jobs, "warmup": warmup,
                                "replications": REPLICATIONS, "seed": SEED,
-                               "limit_mean": limit.mean, "sim_mean": sim.mean,
-                               "limit_p99": limit_p99, "sim_p99": sim.quantile(0.99)}
+                               "verdict": sim.verdict, "limit_mean": limit.mean,
+                               "limit_p99": limit_p99}
+                        if sim.verdict != "stable":
+                            # unstable: the finite system has no finite mean (gap inf);
+                            # inconclusive: no gap measured (nan)
+                            gap = math.inf if sim.verdict == "unstable" else math.nan
+                            row.update({f"{name}{stat}{suffix}": gap
+                                        for name in ("sim_", "gap_") for stat in ("mean", "p99")
+                                        for suffix in ("", "_low", "_high")
+                                        if f"{name}{stat}{suffix}" in fields})
+                            writer.writerow(row)
+                            print(f"{policy.label():32s} {key:15s} load {load} k {k:4d}: "
+                                  f"{sim.verdict}: {sim.stability}", flush=True)
+                            continue
+                        row.update({"sim_mean": sim.mean, "sim_p99": sim.quantile(0.99)})
                         for stat, value, interval in (("mean", limit.mean, sim.mean_ci),
                                                       ("p99", limit_p99, sim.quantile_ci(0.99))):
                             low, high = interval

@@ -105,12 +105,19 @@ def test_large_farm_with_a_small_mapped_gap_is_quiet():
 
 
 def test_map_rows_are_consistent_with_the_analysis():
-    # Every row's gap is sim / limit - 1, and the RIQ rows' limits are today's analysis.
+    # Every stable row's gap is sim / limit - 1 (inf if unstable, nan if inconclusive), and the
+    # RIQ rows' limits are today's analysis.
     with finite_k.MAP_FILE.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) > 100
     runtimes = {"sx-facebook": _facebook(), "ir-exponential": qt.IR(qt.Exponential(1.0))}
+    assert {row["verdict"] for row in rows} <= {"stable", "unstable", "inconclusive"}
     for row in rows:
+        if row["verdict"] != "stable":
+            expected = math.inf if row["verdict"] == "unstable" else None
+            assert all((float(row[f"gap_{stat}"]) == expected) if expected
+                       else math.isnan(float(row[f"gap_{stat}"])) for stat in ("mean", "p99"))
+            continue
         for stat in ("mean", "p99"):
             gap = float(row[f"sim_{stat}"]) / float(row[f"limit_{stat}"]) - 1
             assert gap == pytest.approx(float(row[f"gap_{stat}"]), rel=2e-5, abs=2e-5)
@@ -121,3 +128,55 @@ def test_map_rows_are_consistent_with_the_analysis():
             limit = qt.analyze(qt.System(qt.RIQ(d), runtime,
                                          arrival_rate=float(row["load"]) / runtime.mean_runtime()))
             assert limit.mean == pytest.approx(float(row["limit_mean"]), rel=1e-5)
+
+
+def test_finite_farm_found_unstable_gives_an_infinite_gap():
+    # The map's k = 10 simulation of Redundancy-10 at load 0.5 was unstable although the
+    # mean-field limit is stable (frontier 0.663). An independent, longer run agrees.
+    system = qt.System(qt.RedundancyD(10), _facebook(), arrival_rate=0.5, servers=10)
+    with pytest.warns(qt.AccuracyWarning, match="UNSTABLE"):
+        p = qt.analyze(system)
+    assert p.stable and p.finite_k_gap.mean == math.inf and p.finite_k_gap.bound == math.inf
+    sim = qt.simulate(system, jobs=40_000, replications=8, seed=92)
+    assert sim.verdict == "unstable", sim.stability
+
+
+def _point(gap, verdict="stable"):
+    point = {stat: (gap, gap - 0.01, gap + 0.01) for stat in ("mean", "p99")}
+    point["verdict"] = verdict
+    return point
+
+
+@pytest.fixture
+def synthetic_map(monkeypatch):
+    """A made-up map for RIQ(2), IR exponential: gap 1/k * 3 at load 0.4, 6/k at load 0.8."""
+    table = {("RIQ(d=2)", "ir-exponential"): {
+        0.4: {10: _point(0.3), 100: _point(0.03)},
+        0.8: {10: _point(0.6), 100: _point(0.06, "stable")}}}
+    monkeypatch.setattr(finite_k, "_load_map", lambda: table)
+    return lambda lam, k: finite_k.finite_k_gap(
+        qt.System(qt.RIQ(2), qt.IR(qt.Exponential(1.0)), arrival_rate=lam, servers=k))
+
+
+def test_interpolation_rules_on_a_synthetic_map(synthetic_map):
+    # at a mapped point: the point
+    assert synthetic_map(0.4, 10).mean == pytest.approx(0.3)
+    # halfway in load: linear; range spans both neighbours
+    gap = synthetic_map(0.6, 10)
+    assert gap.mean == pytest.approx(0.45) and gap.mean_interval == pytest.approx((0.29, 0.61))
+    # between k = 10 and 100: k * gap is 3 at both, so the gap is 3 / k
+    assert synthetic_map(0.4, 30).mean == pytest.approx(0.1)
+    # beyond k = 100: scaled by 100 / k, and said to be extrapolated
+    gap = synthetic_map(0.8, 1000)
+    assert gap.mean == pytest.approx(0.006) and "extrapolated" in gap.source
+    # outside: unknown
+    assert not synthetic_map(0.3, 10).known and not synthetic_map(0.4, 5).known
+
+
+def test_unstable_and_inconclusive_points_on_a_synthetic_map(synthetic_map, monkeypatch):
+    table = finite_k._load_map()
+    table[("RIQ(d=2)", "ir-exponential")][0.8][100] = _point(math.nan, "inconclusive")
+    table[("RIQ(d=2)", "ir-exponential")][0.4][10] = _point(math.inf, "unstable")
+    assert not synthetic_map(0.8, 100).known and "inconclusive" in synthetic_map(0.8, 200).source
+    assert synthetic_map(0.6, 10).mean == math.inf       # a neighbour was unstable
+    assert synthetic_map(0.4, 100).mean == pytest.approx(0.03)

@@ -5,7 +5,9 @@
 removal), two runtime models (S&X with the Facebook slowdowns and exponential X; IR
 exponential), loads 0.3, 0.5, 0.7, 0.9 and k = 10, 30, 100, 300 servers, the relative gap
 ``simulated / limit - 1`` of the mean and the 99th percentile with the 95 % interval of the
-simulated value. ``scripts/finite_k_gap_map.py`` produced it (seeded; see its docstring).
+simulated value; ``verdict`` is the simulation's (an unstable finite farm has gap ``inf``, an
+inconclusive one ``nan``). ``scripts/finite_k_gap_map.py`` produced it (seeded; see its
+docstring).
 
 :func:`finite_k_gap` turns the map into an estimate for a given system:
 
@@ -15,7 +17,8 @@ simulated value. ``scripts/finite_k_gap_map.py`` produced it (seeded; see its do
   limits): between mapped ``k`` the scaled gap ``k * gap`` is interpolated linearly in
   ``log k``; beyond ``k = 300`` the ``k = 300`` value is scaled by ``300 / k`` (an
   extrapolation, stated as such);
-* outside the mapped loads, below ``k = 10``, for other runtime models or policy parameters
+* where a mapped point used was unstable the gap is ``inf``; where one was inconclusive,
+  outside the mapped loads, below ``k = 10``, for other runtime models or policy parameters
   the gap is *unknown*.
 """
 
@@ -79,6 +82,8 @@ class FiniteKGap:
         """One sentence: the estimated gap and its range, or why it is unknown."""
         if not self.known:
             return f"finite-k gap unknown ({self.source})"
+        if math.isinf(self.mean):
+            return f"finite-k gap infinite: {self.source}"
         low, high = self.mean_interval
         p_low, p_high = self.p99_interval
         return (f"estimated finite-k gap {100 * self.mean:+.3g}% on the mean (range "
@@ -114,10 +119,11 @@ def _load_map() -> dict:
         for row in csv.DictReader(handle):
             entry = table.setdefault((row["policy"], row["runtime"]), {})
             per_k = entry.setdefault(float(row["load"]), {})
-            per_k[int(row["servers"])] = {
-                stat: tuple(float(row[f"gap_{stat}{suffix}"])
-                            for suffix in ("", "_low", "_high"))
-                for stat in _STATISTICS}
+            point = {stat: tuple(float(row[f"gap_{stat}{suffix}"])
+                                 for suffix in ("", "_low", "_high"))
+                     for stat in _STATISTICS}
+            point["verdict"] = row["verdict"]
+            per_k[int(row["servers"])] = point
     return table
 
 
@@ -127,11 +133,23 @@ def _label(policy) -> str:
     return policy.label()
 
 
-def _at_k(per_k: dict, k: int) -> tuple[dict, str] | None:
-    """The gaps at ``k`` from the mapped ``k`` (1/k scaling), or ``None`` below the map."""
+def _at_k(per_k: dict, k: int) -> tuple[dict | str, str] | None:
+    """The gaps at ``k`` from the mapped ``k`` (1/k scaling), or ``None`` below the map;
+    ``("unstable" or "inconclusive", k used)`` where a mapped point used had that verdict."""
     ks = sorted(per_k)
     if k < ks[0]:
         return None
+    if k in per_k:
+        used = [k]
+    elif k > ks[-1]:
+        used = [ks[-1]]
+    else:
+        upper = next(i for i, m in enumerate(ks) if m > k)
+        used = [ks[upper - 1], ks[upper]]
+    for verdict in ("unstable", "inconclusive"):
+        bad = [m for m in used if per_k[m]["verdict"] == verdict]
+        if bad:
+            return verdict, f"k = {bad[0]}"
     if k in per_k:
         return per_k[k], ""
     if k > ks[-1]:
@@ -139,8 +157,7 @@ def _at_k(per_k: dict, k: int) -> tuple[dict, str] | None:
         scale = top / k
         return ({stat: tuple(scale * v for v in per_k[top][stat]) for stat in _STATISTICS},
                 f"extrapolated as 1/k from k = {top}")
-    upper = next(i for i, m in enumerate(ks) if m > k)
-    k1, k2 = ks[upper - 1], ks[upper]
+    k1, k2 = used
     w = math.log(k / k1) / math.log(k2 / k1)
     out = {}
     for stat in _STATISTICS:
@@ -200,13 +217,25 @@ def finite_k_gap(system: System) -> FiniteKGap:
     sides = [_at_k(entry[x], k) for x in (lower, upper)]
     if any(side is None for side in sides):
         return unknown(f"k = {k} is below the smallest mapped k for {label}")
+    where = f"{label} with {_RUNTIME_NAMES[key]} runtimes"
+    for verdict in ("unstable", "inconclusive"):
+        for x, (found, point) in zip((lower, upper), sides):
+            if found != verdict:
+                continue
+            what = f"the map's simulation of {where} at load {x:g}, {point}, was"
+            if verdict == "inconclusive":
+                return unknown(f"{what} inconclusive")
+            inf = (math.inf, math.inf)
+            return FiniteKGap(True, math.inf, inf, math.inf, inf,
+                              f"{what} UNSTABLE although the limit is stable: the finite farm "
+                              f"may have no steady state at all")
     w = 0.0 if upper == lower else (load - lower) / (upper - lower)
     values = {}
     for stat in _STATISTICS:
         (g1, l1, h1), (g2, l2, h2) = sides[0][0][stat], sides[1][0][stat]
         values[stat] = ((1 - w) * g1 + w * g2, (min(l1, l2), max(h1, h2)))
     how = "; ".join(sorted({note for _, note in sides if note}))
-    source = (f"from the simulated map for {label} with {_RUNTIME_NAMES[key]} runtimes at "
+    source = (f"from the simulated map for {where} at "
               f"load{'s' if upper != lower else ''} "
               f"{lower:g}{f' and {upper:g}' if upper != lower else ''}"
               + (f" ({how})" if how else ""))
