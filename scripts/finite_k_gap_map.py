@@ -9,8 +9,8 @@ the simulated value turned into an interval of the gap, to
 ``queuetheory/data/finite_k_gap.csv``. ``qt.analyze`` reads that file to decide whether to
 emit ``qt.AccuracyWarning`` (see ``queuetheory/analysis/finite_k.py``).
 
-Run from the repository root (about 25 minutes on one core; an optional argument names
-another output file)::
+Run from the repository root (13 minutes wall-clock, niced, on a shared 2-core machine; an
+optional argument names another output file)::
 
     nice python scripts/finite_k_gap_map.py
 """

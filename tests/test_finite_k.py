@@ -132,7 +132,10 @@ def test_map_rows_are_consistent_with_the_analysis():
 
 def test_finite_farm_found_unstable_gives_an_infinite_gap():
     # The map's k = 10 simulation of Redundancy-10 at load 0.5 was unstable although the
-    # mean-field limit is stable (frontier 0.663). An independent, longer run agrees.
+    # mean-field limit is stable (frontier 0.663). Independently: with d = k all servers start
+    # every job together (FCFS), so the farm is one queue with arrival rate k lam = 5 and
+    # service X min(S_1..S_10): E = E[min] / E[S] = 1.0866505 / 4.691 (E[min] = sum_s
+    # P(S >= s)^10, exact fractions), load 5 * 0.2316 = 1.158 > 1. A fresh run agrees.
     system = qt.System(qt.RedundancyD(10), _facebook(), arrival_rate=0.5, servers=10)
     with pytest.warns(qt.AccuracyWarning, match="UNSTABLE"):
         p = qt.analyze(system)

@@ -13,6 +13,8 @@ import math
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import queuetheory as qt
 
@@ -118,3 +120,23 @@ def test_validate_rejects_a_simulation_of_another_system():
                                        S=qt.Discrete([1.0, 4.0], [0.8, 0.2])),
                       arrival_rate=0.5)
     assert qt.validate(again, servers=10, simulation=sim).simulation is sim
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(policy=st.sampled_from([qt.Random(), qt.RIQ(2), qt.RedundancyD(2), qt.RedundancyD(3)]),
+       lam=st.floats(0.05, 1.5), servers=st.integers(3, 12), jobs=st.integers(1, 3000),
+       runtime=st.sampled_from([qt.IR(qt.Exponential(1.0)), qt.IR(qt.Deterministic(1.0)),
+                                _facebook()]))
+def test_any_run_has_a_verdict_and_supported_intervals(policy, lam, servers, jobs, runtime):
+    system = qt.System(policy, runtime, arrival_rate=lam)
+    sim = qt.simulate(system, servers=servers, jobs=jobs, replications=3, seed=0)
+    assert sim.verdict in ("stable", "unstable", "inconclusive")
+    assert sim.stable is {"stable": True, "unstable": False, "inconclusive": None}[sim.verdict]
+    assert (sim.verdict == "stable") == math.isfinite(sim.mean)
+    if "rise over the measured window" in sim.stability and sim.verdict == "stable" \
+            and "upper bound" in sim.stability:
+        assert _percent(r"upper bound ([-\d.e+]+)%", sim.stability) < 10
+    for low, high in (sim.cost_ci, sim.busy_fraction_ci, sim.mean_ci):
+        assert 0.0 <= low <= high and not math.isnan(high)
+    assert sim.busy_fraction_ci[1] <= 1.0
