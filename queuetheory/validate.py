@@ -392,7 +392,8 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
     rows = [_stability_row(prediction.stable, sim)]
     both_unstable = not prediction.stable and not sim.stable
     per = sim.per_replication
-    mean_ci = sim.interval(per["mean"], level) if sim.stable else sim.mean_ci
+    positive = (0.0, math.inf)
+    mean_ci = sim.interval(per["mean"], level, positive) if sim.stable else sim.mean_ci
     candidates = [("mean", prediction.mean, sim.mean, mean_ci)]
     for q in (0.95, 0.99):
         try:
@@ -404,7 +405,8 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
         candidates.append((f"p{round(100 * q)}", value, simulated, interval))
     candidates.append(("busy fraction", prediction.busy_fraction, sim.busy_fraction,
                        sim.interval(per["busy_fraction"], level, support=(0.0, 1.0))))
-    candidates.append(("cost", prediction.cost, sim.cost, sim.interval(per["cost"], level)))
+    candidates.append(("cost", prediction.cost, sim.cost,
+                       sim.interval(per["cost"], level, positive)))
     for name, value, simulated, interval in candidates:
         row = {"statistic": name, "analysis": value, "simulation": simulated,
                "interval": interval, "allowance": None, "verdict": "n/a", "note": ""}

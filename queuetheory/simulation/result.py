@@ -8,7 +8,9 @@ import numpy as np
 from scipy import special
 
 from .. import _checks
-from ..policies import RIQ, Random
+from ..distributions import Exponential
+from ..policies import RIQ, Random, RedundancyD
+from ..runtime import IR
 from ..system import System
 from . import engine
 
@@ -80,9 +82,11 @@ class SimulationResult:
     window, relative to the mean); the replications' rises are independent, so a Student-t
     interval covers their mean.
 
-    * **unstable**: Random or RIQ at load >= 1, or the rise exceeds 10 % and is significantly
-      positive (one-sided t test at level 1e-4) for another policy (Random and RIQ below
-      load 1 are stable; such a rise makes their verdict inconclusive: not at steady state);
+    * **unstable**: at load >= 1 where stability is known to mean load < 1 (Random, RIQ;
+      Redundancy-d with IR exponential runtimes and Poisson arrivals, Gardner et al.,
+      Operations Research 2017), or else the rise exceeds 10 % and is significantly positive
+      (one-sided t test at level 1e-4). Where stability is known, a load below 1 is stable
+      and such a rise makes the verdict inconclusive (not at steady state);
     * **stable**: the one-sided 90 % upper bound of the rise is below 10 %;
     * **inconclusive**: neither (a rise of 10 % or more is not excluded, nor shown), or fewer
       than three segments were measured. More jobs, replications or warm-up decide it.
@@ -165,7 +169,7 @@ class SimulationResult:
         return (max(center - half, 0.0), center + half)
 
     def interval(self, values, confidence: float | None = None,
-                 support: tuple[float, float] = (0.0, math.inf)) -> tuple[float, float]:
+                 support: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float]:
         """Student-t interval of the mean of per-replication ``values`` (a helper for users
         who compute their own statistic from ``samples``), intersected with ``support``.
 
@@ -176,8 +180,9 @@ class SimulationResult:
         confidence : float, optional
             Level in (0, 1); default ``self.confidence``.
         support : (float, float)
-            Where the estimated quantity lies (default: times and costs are >= 0). Clipping
-            to it keeps the coverage: the true value lies in the support.
+            Where the estimated quantity lies (default: anywhere; pass ``(0, inf)`` for times
+            and costs, ``(0, 1)`` for fractions). Clipping to it keeps the coverage: the true
+            value lies in the support.
 
         Returns
         -------
@@ -293,11 +298,12 @@ class SimulationResult:
         used = self._segment_counts > 0
         means = self._segments[:, used]
         x = np.arange(means.shape[1], dtype=float)
-        policy = self.system.policy
         load = self.system.load
-        if load >= 1 and isinstance(policy, _LOAD_BOUND):
-            return "unstable", (f"the offered load is {load:.4g} >= 1, and {policy.label()} is "
-                                f"stable only below load 1")
+        bound = self._load_bound()
+        if bound is not None and load >= 1:
+            return "unstable", f"the offered load is {load:.4g} >= 1, and {bound}"
+        if x.size < 3 and bound is not None:
+            return "stable", f"the offered load is {load:.4g} < 1, and {bound}"
         if x.size < 3:
             return "inconclusive", (f"only {x.size} segment(s) measured, too few for a trend "
                                     f"check (measure at least 3 jobs)")
@@ -318,9 +324,8 @@ class SimulationResult:
         found = (f"fitted rise over the measured window {100 * rise:.3g}% of the mean "
                  f"(trend t = {t_value:.3g} across {n} replications")
         trending = t_value > critical and rise > TREND_RISE
-        if isinstance(policy, _LOAD_BOUND):
-            known = (f"the offered load is {load:.4g} < 1, and {policy.label()} is stable "
-                     f"below load 1")
+        if bound is not None:
+            known = f"the offered load is {load:.4g} < 1, and {bound}"
             if trending:
                 return "inconclusive", (f"{known}, but the run is far from steady state: "
                                         f"{found}, significant at level {TREND_LEVEL:g}); "
@@ -342,4 +347,15 @@ class SimulationResult:
                                 f"more jobs, replications or a longer warm-up")
 
 
-_LOAD_BOUND = (Random, RIQ)
+    def _load_bound(self) -> str | None:
+        """Why the system is stable exactly when its load is below 1, if it is known to be."""
+        system = self.system
+        policy, runtime = system.policy, system.runtime
+        if isinstance(policy, Random | RIQ):
+            return f"{policy.label()} is stable exactly below load 1"
+        if isinstance(policy, RedundancyD) and isinstance(runtime, IR) \
+                and isinstance(runtime.R, Exponential) and system.interarrival is None:
+            return (f"{policy.label()} with IR exponential runtimes and Poisson arrivals is "
+                    f"stable exactly below load 1 (lam < mu) for every k (Gardner et al., "
+                    f"Operations Research 2017)")
+        return None
