@@ -26,7 +26,7 @@ from .distributions import (
     product,
 )
 from .policies import MDS, RIQ, Policy, Random, RedundancyD, Replication, Threshold
-from .prediction import Prediction
+from .prediction import AccuracyWarning, Prediction
 from .response import ResponseTime
 from .runtime import IR, SX, RuntimeModel
 from .simulation import SimulationResult, simulate
@@ -71,6 +71,7 @@ __all__ = [
     "RedundancyD",
     "Replication",
     "Threshold",
+    "AccuracyWarning",
     "Prediction",
     "ResponseTime",
     "IR",

@@ -12,7 +12,12 @@ from .export import short_repr
 from .response import ResponseTime
 from .system import System
 
-__all__ = ["Prediction"]
+__all__ = ["AccuracyWarning", "Prediction"]
+
+
+class AccuracyWarning(UserWarning):
+    """A result may be less accurate than its method suggests (e.g. the ``k -> infinity``
+    limit used for a small farm); the message gives the estimated size of the error."""
 
 
 class Prediction:
@@ -25,7 +30,10 @@ class Prediction:
     method : str
         How the numbers were obtained (model, limit, equations), fit for a methods section.
     exact : bool
-        ``True`` for an exact result (in the stated limit), ``False`` for an approximation.
+        ``True`` only if the method is exact for the system as given: for its own ``servers``
+        if set (Random for any ``k``, Redundancy-d IR exponential's finite-k mean), else in
+        the ``k -> infinity`` limit. ``False`` for an approximation, including a limit used
+        for a finite ``k``.
     stable : bool
         Whether the system is stable; if not, every time is ``inf``.
     load : float
@@ -42,6 +50,9 @@ class Prediction:
         ``True`` when the numbers are the ``k -> infinity`` limit, ``False`` when they hold
         exactly for the system's own number of servers (e.g. Random, or an exact finite-k
         formula).
+    finite_k_gap : FiniteKGap or None
+        When the limit is used for a finite ``servers``: the gap to the finite system
+        estimated from the simulated map (see :mod:`queuetheory.analysis.finite_k`).
 
     Examples
     --------
@@ -67,6 +78,7 @@ class Prediction:
         self.assumptions = tuple(assumptions)
         self.references = tuple(references)
         self.limit = bool(limit)
+        self.finite_k_gap = None
         self._response_factory = response_time
 
     @cached_property
@@ -121,6 +133,9 @@ class Prediction:
         scope = "in the k -> infinity limit" if self.limit else "for this number of servers"
         lines.append(f"Method ({kind} {scope}): {self.method}.")
         lines += [f"Assumption: {_sentence(a)}" for a in self.assumptions]
+        if self.finite_k_gap is not None:
+            lines.append(f"The k -> infinity limit is used for k = {system.servers}: "
+                         f"{self.finite_k_gap.describe()}.")
         if self.references:
             lines.append("References: " + "; ".join(self.references) + ".")
         return "\n".join(lines)
@@ -142,6 +157,8 @@ class Prediction:
             except NotImplementedError:
                 out[f"p{100 * q:g}"] = None
         out |= {"method": self.method, "exact": self.exact, "limit": self.limit,
+                "finite_k_gap": (None if self.finite_k_gap is None or not self.finite_k_gap.known
+                                 else self.finite_k_gap.mean),
                 "assumptions": list(self.assumptions), "references": list(self.references)}
         return out
 

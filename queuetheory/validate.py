@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+import warnings
 from concurrent.futures import Executor
+
+import numpy as np
 
 from . import _checks
 from .analysis import analyze
 from .export import latex_table
-from .prediction import Prediction
+from .prediction import AccuracyWarning, Prediction
 from .simulation import SimulationResult, simulate
 from .system import System
 
@@ -16,6 +19,12 @@ __all__ = ["validate", "ValidationReport"]
 
 #: The largest load used in the finite-k allowance ``1 / (k (1 - rho))`` (keeps it finite).
 _LOAD_CAP = 0.99
+#: Warm-up pilot: replications, batch means MSER reads, smallest length (jobs) and at most
+#: this many doublings of the length while the truncation point lies beyond its first quarter.
+PILOT_REPLICATIONS = 4
+PILOT_BATCHES = 100
+PILOT_MIN_JOBS = 20_000
+PILOT_DOUBLINGS = 3
 
 
 class ValidationReport:
@@ -41,21 +50,27 @@ class ValidationReport:
         Whether the analysis is the ``k -> infinity`` limit.
     caveat : str
         What the comparison means (finite ``k`` versus the limit).
+    verdict : str
+        ``"disagree"`` if a row disagrees, else ``"inconclusive"`` if a row is inconclusive
+        (its interval plus allowance is too wide to resolve ``resolution``), else ``"agree"``.
     agree : bool
-        ``True`` when no row disagrees.
+        ``verdict == "agree"``.
+    resolution : float or None
+        Relative error the comparison must be able to detect (``None``: not required).
 
     Examples
     --------
     >>> import queuetheory as qt
     >>> system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
     >>> report = qt.validate(system, servers=10, jobs=4000, replications=4, seed=2)
-    >>> report.agree, [row["statistic"] for row in report.rows][:2]
-    (True, ['stability', 'mean'])
+    >>> report.verdict, [row["statistic"] for row in report.rows][:2]
+    ('inconclusive', ['stability', 'mean'])
     """
 
     def __init__(self, system: System, prediction: Prediction | None,
                  simulation: SimulationResult, rows: list[dict], allowance: float,
-                 limit: bool, caveat: str, note: str = "", confidence: float = 0.95):
+                 limit: bool, caveat: str, note: str = "", confidence: float = 0.95,
+                 resolution: float | None = None):
         self.system = system
         self.prediction = prediction
         self.simulation = simulation
@@ -65,14 +80,18 @@ class ValidationReport:
         self.caveat = caveat
         self.note = note
         self.confidence = confidence
-        self.agree = all(row["verdict"] != "disagree" for row in rows)
+        self.resolution = resolution
+        verdicts = {row["verdict"] for row in rows}
+        self.verdict = next((v for v in ("disagree", "inconclusive") if v in verdicts), "agree")
+        self.agree = self.verdict == "agree"
 
     def to_dict(self) -> dict:
         """Everything as plain Python values (for JSON output)."""
         return {"policy": self.system.policy.label(), "servers": self.system.servers,
                 "method": None if self.prediction is None else self.prediction.method,
                 "limit": self.limit, "allowance": self.allowance,
-                "confidence": self.confidence, "agree": self.agree,
+                "confidence": self.confidence, "resolution": self.resolution,
+                "verdict": self.verdict, "agree": self.agree,
                 "rows": [dict(row, interval=list(row["interval"])) for row in self.rows],
                 "caveat": self.caveat, "note": self.note,
                 "simulation": self.simulation.to_dict()}
@@ -102,23 +121,36 @@ class ValidationReport:
         if self.note:
             lines.append(f"Note: {self.note}")
         lines.append(f"Caveat: {self.caveat}")
-        bad = [row["statistic"] for row in self.rows if row["verdict"] == "disagree"]
-        lines.append("Verdict: " + ("agree on every statistic compared." if not bad
-                                    else f"DISAGREE on {', '.join(bad)}."))
+        lines.append("Verdict: " + self._summary() + ".")
         return "\n".join(lines)
+
+    def _summary(self) -> str:
+        bad = [row["statistic"] for row in self.rows if row["verdict"] == "disagree"]
+        if bad:
+            return f"DISAGREE on {', '.join(bad)}"
+        unsure = [row["statistic"] for row in self.rows if row["verdict"] == "inconclusive"]
+        if unsure:
+            return (f"INCONCLUSIVE on {', '.join(unsure)} (no disagreement, but the intervals "
+                    f"are too wide to resolve a {100 * self.resolution:g}% error; simulate "
+                    f"more jobs or replications)" if self.resolution is not None
+                    else f"INCONCLUSIVE on {', '.join(unsure)}")
+        return "agree on every statistic compared"
 
     def describe(self) -> str:
         """A paragraph for a paper's methods section: both methods, the criterion, the verdict."""
         sim = self.simulation
         analysis = (f"Analysis: {self.prediction.method}." if self.prediction is not None
                     else "No analysis exists for this policy; simulation only.")
-        bad = [row["statistic"] for row in self.rows if row["verdict"] == "disagree"]
-        verdict = ("The analysis agrees with simulation on every statistic compared"
-                   if not bad else f"The analysis disagrees with simulation on {', '.join(bad)}")
+        verdict = f"Verdict: {self._summary()}"
         caveat = self.caveat[:1].upper() + self.caveat[1:]
         return (f"{analysis} {sim.describe()} Criterion: the analytic value must lie "
                 f"in the simulation's {100 * self.confidence:g}% confidence interval widened by a "
-                f"relative finite-k allowance of {self.allowance:.3g}. {verdict}. {caveat}")
+                f"relative finite-k allowance of {self.allowance:.3g}"
+                + ("" if self.resolution is None else
+                   f", and the interval plus allowance must be narrow enough (half-width at "
+                   f"most {100 * self.resolution / 2:g}% of the value) to detect a "
+                   f"{100 * self.resolution:g}% error, else the verdict is inconclusive")
+                + f". {verdict}. {caveat}")
 
     def to_latex(self, caption: str | None = None, label: str | None = None) -> str:
         """The comparison as a LaTeX booktabs table."""
@@ -132,13 +164,14 @@ class ValidationReport:
 
     def __repr__(self):
         return (f"ValidationReport({self.system.policy.label()}, k={self.system.servers}, "
-                f"agree={self.agree})")
+                f"verdict={self.verdict!r})")
 
 
 def validate(system: System, servers: int = 1000, jobs: int = 100_000, replications: int = 16,
              seed: int | None = None, *, confidence: float = 0.999,
              allowance: float | None = None, prediction: Prediction | None = None,
-             simulation: SimulationResult | None = None, workers: int | None = None,
+             simulation: SimulationResult | None = None, warmup: int | None = None,
+             resolution: float | None = 0.01, workers: int | None = None,
              executor: Executor | None = None, progress: bool | None = None
              ) -> ValidationReport:
     """Compare the analysis of ``system`` with a simulation of it on ``servers`` servers.
@@ -146,7 +179,19 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     For each statistic the analysis gives (stability, mean, 95th and 99th percentiles, busy
     fraction, cost), the analytic value is set beside the simulated one and its confidence
     interval. The verdict is *agree* when the analytic value lies in the interval widened on
-    both sides by the finite-k allowance ``allowance * |analytic value|``, else *disagree*.
+    both sides by the finite-k allowance ``allowance * |analytic value|``, else *disagree*;
+    an *agree* is downgraded to *inconclusive* when that widened interval is too wide to
+    detect an error of ``resolution`` (its half-width plus the allowance exceeds
+    ``resolution / 2`` of the value: then a true relative error of ``resolution`` would fall
+    inside it about half the time or more).
+
+    **Warm-up.** Unless ``warmup`` is given, a pilot of 4 replications started from the empty
+    system measures where the transient ends: MSER (White 1997) on 100 batch means of the
+    replications' averaged response times gives the truncation point, which must lie in the
+    pilot's first quarter (else the pilot doubles, up to three times); the warm-up is twice
+    that point. The fixed rule ``10 k / (1 - rho)`` of :func:`simulate` was too short at
+    high variance (RIQ(3) at k = 1000 with hyperexponential X: 31,251 jobs where the pilot
+    finds a transient of about 45,000).
 
     **The finite-k allowance.** Most analyses are the ``k -> infinity`` (mean-field) limit,
     which a system of ``k`` servers approaches at rate ``O(1/k)``. The default relative
@@ -174,7 +219,13 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     prediction : Prediction, optional
         Use this analysis instead of ``qt.analyze`` (e.g. one from an alternative method).
     simulation : SimulationResult, optional
-        Use this simulation of the same system instead of running one.
+        Use this simulation of the same system instead of running one (``ValueError`` if it
+        simulated another system).
+    warmup : int, optional
+        Jobs discarded per replication; default: chosen by the MSER pilot (see above).
+    resolution : float or None
+        Relative error (> 0) every compared statistic must be able to reveal for an *agree*
+        (default 0.01); ``None`` accepts any interval width.
 
     Returns
     -------
@@ -192,6 +243,13 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     ['stability', 'mean', 'p95', 'p99', 'busy fraction', 'cost']
     >>> "k -> infinity" in report.caveat
     True
+
+    References
+    ----------
+    .. [1] K. P. White Jr., "An effective truncation heuristic for bias reduction in
+       simulation output", Simulation 69(6), 323-334, 1997 (MSER).
+    .. [2] K. P. White Jr., M. J. Cobb, S. C. Spratt, "A comparison of five steady-state
+       truncation heuristics for simulation", Proc. Winter Simulation Conference 2000.
     """
     if not isinstance(system, System):
         raise ValueError(f"system must be a qt.System, got {system!r}")
@@ -200,52 +258,142 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     if allowance is not None:
         allowance = _checks.nonnegative("allowance", allowance)
     level = float(_checks.probability_level("confidence", confidence))
+    if resolution is not None:
+        resolution = _checks.positive("resolution", resolution)
     if prediction is not None and not isinstance(prediction, Prediction):
         raise ValueError(f"prediction must be a qt.Prediction, got {prediction!r}")
     if simulation is None:
+        jobs = _checks.positive_int("jobs", jobs)
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy)
+        seed = _checks.positive_int("seed", seed, minimum=0)
+        if warmup is None:
+            warmup = _pilot_warmup(system, max(PILOT_MIN_JOBS, jobs // 4, 50 * servers), seed,
+                                   workers=workers, executor=executor)
         simulation = simulate(system, jobs=jobs, replications=replications, seed=seed,
-                              workers=workers, executor=executor, progress=progress,
-                              confidence=level)
+                              warmup=warmup, workers=workers, executor=executor,
+                              progress=progress, confidence=level)
     elif not isinstance(simulation, SimulationResult):
         raise ValueError(f"simulation must be a qt.SimulationResult, got {simulation!r}")
     elif simulation.servers != servers:
         raise ValueError(f"servers must match the simulation's {simulation.servers}, got "
                          f"{servers}")
+    elif not _same_system(system, simulation.system):
+        raise ValueError(f"simulation must be a simulation of system: it simulated "
+                         f"{simulation.system.describe()}, not {system.describe()}")
     note = ""
     if prediction is None:
         try:
-            prediction = analyze(system)
+            with warnings.catch_warnings():  # the caveat below states the finite-k gap
+                warnings.simplefilter("ignore", AccuracyWarning)
+                prediction = analyze(system)
         except NotImplementedError as exc:
             note = f"no analysis available ({exc}); simulation only"
     if prediction is None:
         rows = _simulation_rows(simulation)
         caveat = "nothing to compare: the figures are the simulation's alone."
         return ValidationReport(system, None, simulation, rows, 0.0, False, caveat, note,
-                                level)
+                                level, resolution)
     limit = prediction.limit
     if allowance is None:
         rho = min(max(system.load, simulation.busy_fraction), _LOAD_CAP)
         allowance = 1.0 / (servers * (1.0 - rho)) if limit else 0.0
-    rows = _compare(prediction, simulation, allowance, level)
+    rows = _compare(prediction, simulation, allowance, level, resolution)
     if limit:
         caveat = (f"the analysis is the k -> infinity limit; the simulated system has k = "
                   f"{servers} servers, whose statistics differ from the limit by O(1/k). "
                   f"Intervals are widened by a relative finite-k allowance of "
                   f"{100 * allowance:.3g}% (1 / (k (1 - rho)), rho = "
                   f"{min(max(system.load, simulation.busy_fraction), _LOAD_CAP):.3g}).")
+        if prediction.finite_k_gap is not None:
+            caveat += f" Map of simulated gaps: {prediction.finite_k_gap.describe()}."
     else:
         caveat = (f"the analysis claims to be exact for k = {servers}; no finite-k "
                   f"allowance ({100 * allowance:.3g}%) beyond the confidence interval.")
     return ValidationReport(system, prediction, simulation, rows, allowance, limit, caveat,
-                            note, level)
+                            note, level, resolution)
+
+
+def _same_system(a: System, b: System) -> bool:
+    """Whether two systems are the same model (runtime laws compared by their repr and the
+    first moments of the fastest of one and two replicas)."""
+    if a == b:
+        return True
+    if (a.policy != b.policy or a.servers != b.servers
+            or not math.isclose(a.arrival_rate, b.arrival_rate, rel_tol=1e-12)
+            or repr(a.interarrival) != repr(b.interarrival)
+            or type(a.runtime) is not type(b.runtime) or repr(a.runtime) != repr(b.runtime)):
+        return False
+    keys = [(1, 1), (1, 2)] + ([(2, 1)] if a.policy.polled > 1 else [])
+    return all(x == y or math.isclose(x, y, rel_tol=1e-12)
+               for x, y in ((a.runtime.fastest_moment(*key), b.runtime.fastest_moment(*key))
+                            for key in keys))
+
+
+def mser_truncation(values, batches: int = PILOT_BATCHES) -> int:
+    """MSER truncation point of an output sequence: how many leading values to discard.
+
+    The sequence is cut into ``batches`` batch means ``y_1..y_m``; the truncation ``d`` (in
+    batches, ``d <= m / 2``) minimises the squared standard error of the mean of the rest,
+    ``sum_{j>d} (y_j - mean)^2 / (m - d)^2`` (White 1997; MSER-5 is batches of 5 values).
+
+    Parameters
+    ----------
+    values : array_like
+        The output sequence in time order (e.g. response times by arrival).
+    batches : int
+        Number of batch means (default 100; at least 5 values per batch are kept).
+
+    Returns
+    -------
+    int
+        Values to discard (a multiple of the batch size).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.r_[np.zeros(300), np.ones(700)]      # a transient of 300 values, then steady
+    >>> mser_truncation(x, batches=100)
+    300
+
+    References
+    ----------
+    .. [1] K. P. White Jr., Simulation 69(6), 323-334, 1997.
+    """
+    values = np.asarray(values, dtype=float)
+    size = max(values.size // batches, 5)
+    m = values.size // size
+    if m < 2:
+        return 0
+    y = values[:m * size].reshape(m, size).mean(axis=1)
+    d = np.arange(m // 2 + 1)                  # batches discarded
+    n = m - d                                  # batches kept: y[d:]
+    total = np.cumsum(y[::-1])[n - 1]          # sum of y[d:]
+    squares = np.cumsum((y * y)[::-1])[n - 1]
+    criterion = np.maximum(squares - total * total / n, 0.0) / (n * n)
+    return int(d[int(np.argmin(criterion))] * size)
+
+
+def _pilot_warmup(system: System, length: int, seed: int, **execution) -> int:
+    """Twice the MSER truncation point of a pilot from the empty system (see validate)."""
+    pilot_seed = (seed + 1) % 2 ** 63
+    for _ in range(PILOT_DOUBLINGS + 1):
+        pilot = simulate(system, jobs=length, replications=PILOT_REPLICATIONS,
+                         seed=pilot_seed, warmup=0, samples=True, **execution)
+        cut = mser_truncation(pilot.samples.mean(axis=0)) * system.policy.batch
+        if cut <= length // 4:
+            break
+        length *= 2
+    return 2 * cut
 
 
 def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
-             level: float) -> list[dict]:
+             level: float, resolution: float | None) -> list[dict]:
     rows = [_stability_row(prediction.stable, sim)]
     both_unstable = not prediction.stable and not sim.stable
     per = sim.per_replication
-    mean_ci = sim.interval(per["mean"], level) if sim.stable else sim.mean_ci
+    positive = (0.0, math.inf)
+    mean_ci = sim.interval(per["mean"], level, positive) if sim.stable else sim.mean_ci
     candidates = [("mean", prediction.mean, sim.mean, mean_ci)]
     for q in (0.95, 0.99):
         try:
@@ -256,8 +404,9 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
                                else (math.inf, (math.inf, math.inf)))
         candidates.append((f"p{round(100 * q)}", value, simulated, interval))
     candidates.append(("busy fraction", prediction.busy_fraction, sim.busy_fraction,
-                       sim.interval(per["busy_fraction"], level)))
-    candidates.append(("cost", prediction.cost, sim.cost, sim.interval(per["cost"], level)))
+                       sim.interval(per["busy_fraction"], level, support=(0.0, 1.0))))
+    candidates.append(("cost", prediction.cost, sim.cost,
+                       sim.interval(per["cost"], level, positive)))
     for name, value, simulated, interval in candidates:
         row = {"statistic": name, "analysis": value, "simulation": simulated,
                "interval": interval, "allowance": None, "verdict": "n/a", "note": ""}
@@ -273,22 +422,32 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
             room = allowance * abs(value)
             row["allowance"] = room
             low, high = interval
-            row["verdict"] = "agree" if low - room <= value <= high + room else "disagree"
+            if not low - room <= value <= high + room:
+                row["verdict"] = "disagree"
+            elif resolution is not None and (high - low) / 2 + room > resolution / 2 * abs(value):
+                row["verdict"] = "inconclusive"
+                row["note"] = (f"interval +-{100 * (high - low) / 2 / abs(value):.3g}% plus "
+                               f"allowance {100 * room / abs(value):.3g}%: cannot resolve a "
+                               f"{100 * resolution:g}% error")
+            else:
+                row["verdict"] = "agree"
         rows.append(row)
     return rows
 
 
 def _stability_row(stable: bool, sim: SimulationResult) -> dict:
-    words = {True: "stable", False: "unstable"}
-    return {"statistic": "stability", "analysis": words[stable],
-            "simulation": words[sim.stable], "interval": (None, None), "allowance": None,
-            "verdict": "agree" if stable == sim.stable else "disagree",
-            "note": "" if stable == sim.stable else sim.stability}
+    if sim.stable is None:
+        verdict = "inconclusive"
+    else:
+        verdict = "agree" if stable == sim.stable else "disagree"
+    return {"statistic": "stability", "analysis": "stable" if stable else "unstable",
+            "simulation": sim.verdict, "interval": (None, None), "allowance": None,
+            "verdict": verdict, "note": "" if verdict == "agree" else sim.stability}
 
 
 def _simulation_rows(sim: SimulationResult) -> list[dict]:
     rows = [{"statistic": "stability", "analysis": None,
-             "simulation": "stable" if sim.stable else "unstable", "interval": (None, None),
+             "simulation": sim.verdict, "interval": (None, None),
              "allowance": None, "verdict": "n/a", "note": "" if sim.stable else sim.stability}]
     values = [("mean", sim.mean, sim.mean_ci)]
     if sim.stable:

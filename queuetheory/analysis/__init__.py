@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
-from ..prediction import Prediction
+from ..prediction import AccuracyWarning, Prediction
 from ..system import System
 
 __all__ = ["analyze", "register"]
@@ -28,7 +29,10 @@ def analyze(system: System) -> Prediction:
 
     The ``k -> infinity`` (mean-field) limit is used unless ``System(..., servers=k)`` names a
     finite ``k`` for which the policy has an exact finite-``k`` method; ``Prediction.method``
-    says which.
+    says which. When the limit stands in for a finite ``k``, ``Prediction.exact`` is
+    ``False``, ``Prediction.finite_k_gap`` holds the gap estimated from a map measured by
+    simulation (:mod:`queuetheory.analysis.finite_k`), and an :class:`AccuracyWarning` is
+    emitted where that gap may exceed 1 % (its 95 % range reaches beyond 1 %) or is unknown.
 
     Parameters
     ----------
@@ -45,6 +49,12 @@ def analyze(system: System) -> Prediction:
     NotImplementedError
         When no analysis exists for the policy and runtime model (use :func:`simulate`).
 
+    Warns
+    -----
+    AccuracyWarning
+        When the ``k -> infinity`` limit is used for ``servers=k`` and the finite-k gap may
+        exceed 1 % or is unknown; the message states the estimated gap.
+
     Examples
     --------
     >>> import queuetheory as qt
@@ -54,6 +64,17 @@ def analyze(system: System) -> Prediction:
     >>> p = qt.analyze(system)
     >>> round(p.busy_fraction, 6), round(p.mean, 6)
     (0.732885, 1.777675)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     small = qt.analyze(system.replace(servers=10))
+    >>> small.exact, caught[0].category.__name__
+    (False, 'AccuracyWarning')
+
+    References
+    ----------
+    .. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, IEEE/ACM
+       Transactions on Networking 25(6), 2017 (the limits and their finite-k behaviour).
     """
     if not isinstance(system, System):
         raise ValueError(f"system must be a qt.System, got {system!r}")
@@ -66,7 +87,19 @@ def analyze(system: System) -> Prediction:
                    None)
     if handler is None:
         raise NotImplementedError(f"no analysis of {system.policy.label()} yet; use qt.simulate")
-    return handler(system)
+    prediction = handler(system)
+    if system.servers is not None and prediction.limit:
+        prediction.exact = False
+        gap = finite_k.finite_k_gap(system)
+        prediction.finite_k_gap = gap
+        if gap.bound > finite_k.THRESHOLD:
+            warnings.warn(AccuracyWarning(
+                f"the k -> infinity limit is used for k = {system.servers} servers of "
+                f"{system.policy.label()} at load {system.load:.4g}: {gap.describe()}; the "
+                f"finite system {'may differ' if gap.known else 'is not mapped and may differ'} "
+                f"by more than {100 * finite_k.THRESHOLD:g}% (qt.simulate gives the "
+                f"finite-k values)"), stacklevel=2)
+    return prediction
 
 
-from . import mds, redundancy, riq  # noqa: E402,F401  (each registers its handlers)
+from . import finite_k, mds, redundancy, riq  # noqa: E402,F401  (riq etc. register handlers)

@@ -8,7 +8,9 @@ import numpy as np
 from scipy import special
 
 from .. import _checks
-from ..policies import RIQ, Random
+from ..distributions import Exponential
+from ..policies import RIQ, Random, RedundancyD
+from ..runtime import IR
 from ..system import System
 from . import engine
 
@@ -18,13 +20,18 @@ __all__ = ["SimulationResult"]
 TREND_LEVEL = 1e-4
 #: ... and only if the fitted rise across the measured window exceeds this fraction of its mean.
 TREND_RISE = 0.1
+#: A run is called stable only if its rise is below ``TREND_RISE`` with this one-sided
+#: confidence (upper bound of the Student-t interval of the replications' rises).
+STABLE_CONFIDENCE = 0.9
 
 
 class SimulationResult:
     """Estimates from independent replications of a simulated :class:`System`.
 
     Every interval is a two-sided Student-t confidence interval over the replications (each
-    replication gives one estimate; they are independent by construction). The response time
+    replication gives one estimate; they are independent by construction), intersected with
+    the support of the quantity (times and costs >= 0, busy fraction in [0, 1]): the true
+    value lies in the support, so the coverage is kept. The response time
     of a batch policy (:class:`MDS`, :class:`Replication`) is the **batch completion time**:
     from the arrival of the batch to the completion of its ``n``-th job (see ``statistic``).
 
@@ -41,11 +48,14 @@ class SimulationResult:
         Level of the intervals (default 0.95).
     statistic : str
         ``"response time"`` or ``"batch completion time"``.
-    stable : bool
-        ``False`` if the run looks unstable (see ``stability``); then ``mean`` and every
-        quantile are ``inf`` and ``observed_mean`` holds the (meaningless) window average.
+    verdict : str
+        ``"stable"``, ``"unstable"`` or ``"inconclusive"`` (see Notes and ``stability``).
+    stable : bool or None
+        ``True``, ``False`` or ``None`` for the three verdicts. Unless the verdict is
+        ``"stable"``, ``mean`` and every quantile are ``inf`` and ``observed_mean`` holds the
+        window average (meaningless if unstable, unreliable if inconclusive).
     stability : str
-        Why the run is considered stable or not.
+        Why the verdict was reached.
     mean, mean_ci : float, (float, float)
         Mean response (or batch completion) time and its interval.
     cost, cost_ci : float, (float, float)
@@ -65,13 +75,29 @@ class SimulationResult:
     elapsed : float
         Wall-clock seconds of the run.
 
+    Notes
+    -----
+    The verdict reads the trend of the ten segment means of each replication's measured
+    window. Per replication the least-squares slope gives a *rise* (fitted change across the
+    window, relative to the mean); the replications' rises are independent, so a Student-t
+    interval covers their mean.
+
+    * **unstable**: at load >= 1 where stability is known to mean load < 1 (Random, RIQ;
+      Redundancy-d with IR exponential runtimes and Poisson arrivals, Gardner et al.,
+      Operations Research 2017), or else the rise exceeds 10 % and is significantly positive
+      (one-sided t test at level 1e-4). Where stability is known, a load below 1 is stable
+      and such a rise makes the verdict inconclusive (not at steady state);
+    * **stable**: the one-sided 90 % upper bound of the rise is below 10 %;
+    * **inconclusive**: neither (a rise of 10 % or more is not excluded, nor shown), or fewer
+      than three segments were measured. More jobs, replications or warm-up decide it.
+
     Examples
     --------
     >>> import queuetheory as qt
     >>> system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
     >>> sim = qt.simulate(system, servers=4, jobs=4000, replications=4, seed=1)
-    >>> sim.stable, sim.statistic
-    (True, 'response time')
+    >>> sim.verdict, sim.stable, sim.statistic
+    ('stable', True, 'response time')
     >>> low, high = sim.mean_ci
     >>> bool(low < sim.mean < high)
     True
@@ -103,14 +129,16 @@ class SimulationResult:
         self.per_replication = {"mean": self._per_mean, "cost": self._per_cost,
                                 "busy_fraction": self._per_busy}
         self.quantile_resolution = 10 ** (1 / engine.BINS_PER_DECADE) - 1
-        self.stable, self.stability = self._stability()
+        self.verdict, self.stability = self._stability()
+        self.stable = {"stable": True, "unstable": False}.get(self.verdict)
         self.observed_mean, self.observed_mean_ci = self._interval(self._per_mean)
         if self.stable:
             self.mean, self.mean_ci = self.observed_mean, self.observed_mean_ci
         else:
             self.mean, self.mean_ci = math.inf, (math.inf, math.inf)
         self.cost, self.cost_ci = self._interval(self._per_cost)
-        self.busy_fraction, self.busy_fraction_ci = self._interval(self._per_busy)
+        self.busy_fraction, self.busy_fraction_ci = self._interval(self._per_busy,
+                                                                   support=(0.0, 1.0))
         seconds = max(self.elapsed, 1e-12)
         self.jobs_per_second = (self.replications * self.batch
                                 * (self._arrivals + -(-self.warmup // self.batch)) / seconds)
@@ -140,11 +168,37 @@ class SimulationResult:
         half = self._half_width(own, level)
         return (max(center - half, 0.0), center + half)
 
-    def interval(self, values, confidence: float | None = None) -> tuple[float, float]:
+    def interval(self, values, confidence: float | None = None,
+                 support: tuple[float, float] = (-math.inf, math.inf)) -> tuple[float, float]:
         """Student-t interval of the mean of per-replication ``values`` (a helper for users
-        who compute their own statistic from ``samples``)."""
+        who compute their own statistic from ``samples``), intersected with ``support``.
+
+        Parameters
+        ----------
+        values : array_like
+            One value per replication.
+        confidence : float, optional
+            Level in (0, 1); default ``self.confidence``.
+        support : (float, float)
+            Where the estimated quantity lies (default: anywhere; pass ``(0, inf)`` for times
+            and costs, ``(0, 1)`` for fractions). Clipping to it keeps the coverage: the true
+            value lies in the support.
+
+        Returns
+        -------
+        (float, float)
+            The interval.
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> system = qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
+        >>> sim = qt.simulate(system, servers=2, jobs=100, replications=2, seed=1)
+        >>> sim.interval([0.1, 0.9], support=(0.0, 1.0))
+        (0.0, 1.0)
+        """
         values = np.asarray(values, dtype=float)
-        return self._interval(values, self._level(confidence))[1]
+        return self._interval(values, self._level(confidence), support)[1]
 
     # -- reporting ---------------------------------------------------------------------------
     def describe(self) -> str:
@@ -162,7 +216,7 @@ class SimulationResult:
             parts.append(f"Mean {self.statistic} {self.mean:.6g} [{low:.6g}, {high:.6g}]; "
                          f"99th percentile {self.quantile(0.99):.6g}.")
         else:
-            parts.append(f"The run looks UNSTABLE: {self.stability}.")
+            parts.append(f"The run looks {self.verdict.upper()}: {self.stability}.")
         low, high = self.cost_ci
         parts.append(f"Cost {self.cost:.6g} [{low:.6g}, {high:.6g}] server time per job; "
                      f"busy fraction {self.busy_fraction:.6g}.")
@@ -175,7 +229,8 @@ class SimulationResult:
                "load": self.system.load, "jobs": self.jobs, "warmup": self.warmup,
                "replications": self.replications, "seed": self.seed,
                "confidence": self.confidence, "statistic": self.statistic,
-               "stable": self.stable, "stability": self.stability,
+               "stable": self.stable, "verdict": self.verdict,
+               "stability": self.stability,
                "mean": self.mean, "mean_ci": list(self.mean_ci),
                "observed_mean": self.observed_mean}
         for q in (0.5, 0.95, 0.99):
@@ -192,7 +247,7 @@ class SimulationResult:
     def __repr__(self):
         if not self.stable:
             return (f"SimulationResult({self.system.policy.label()}, k={self.servers}, "
-                    f"unstable)")
+                    f"{self.verdict})")
         low, high = self.mean_ci
         return (f"SimulationResult({self.system.policy.label()}, k={self.servers}, "
                 f"mean={self.mean:.6g} [{low:.6g}, {high:.6g}])")
@@ -210,10 +265,13 @@ class SimulationResult:
             return math.inf
         return float(special.stdtrit(n - 1, 0.5 + level / 2)) * spread / math.sqrt(n)
 
-    def _interval(self, values: np.ndarray, level: float | None = None):
+    def _interval(self, values: np.ndarray, level: float | None = None,
+                  support: tuple[float, float] = (0.0, math.inf)):
+        """Mean of ``values`` and its Student-t interval intersected with ``support``."""
         center = float(np.mean(values))
         half = self._half_width(values, self.confidence if level is None else level)
-        return center, (center - half, center + half)
+        low, high = support
+        return center, (min(max(center - half, low), high), max(min(center + half, high), low))
 
     def _hist_quantile(self, hist: np.ndarray, low: float, high: float, q: float) -> float:
         """Quantile of a histogram, geometric interpolation inside the bin (linear in the
@@ -235,36 +293,69 @@ class SimulationResult:
             value = edge_low * math.exp(frac * step)
         return float(min(max(value, low), high))
 
-    def _stability(self) -> tuple[bool, str]:
+    def _stability(self) -> tuple[str, str]:
+        """The verdict (stable, unstable, inconclusive) and its reason; see the class Notes."""
         used = self._segment_counts > 0
         means = self._segments[:, used]
         x = np.arange(means.shape[1], dtype=float)
-        policy = self.system.policy
         load = self.system.load
-        if load >= 1 and isinstance(policy, _LOAD_BOUND):
-            return False, (f"the offered load is {load:.4g} >= 1, and {policy.label()} is "
-                           f"stable only below load 1")
+        bound = self._load_bound()
+        if bound is not None and load >= 1:
+            return "unstable", f"the offered load is {load:.4g} >= 1, and {bound}"
+        if x.size < 3 and bound is not None:
+            return "stable", f"the offered load is {load:.4g} < 1, and {bound}"
         if x.size < 3:
-            return True, "too few measured jobs for a trend check"
-        xc = x - x.mean()
-        slopes = means @ xc / (xc @ xc)
+            return "inconclusive", (f"only {x.size} segment(s) measured, too few for a trend "
+                                    f"check (measure at least 3 jobs)")
         overall = float(np.mean(self._per_mean))
-        spread = float(np.std(slopes, ddof=1))
-        mean_slope = float(np.mean(slopes))
-        if spread > 0:
-            t_value = mean_slope / (spread / math.sqrt(slopes.size))
+        if not overall > 0:
+            return "stable", "every measured time is 0"
+        xc = x - x.mean()
+        rises = (means @ xc / (xc @ xc)) * (x[-1] - x[0]) / overall
+        n = rises.size
+        rise = float(np.mean(rises))
+        se = float(np.std(rises, ddof=1)) / math.sqrt(n)
+        if se > 0:
+            t_value = rise / se
         else:
-            t_value = math.inf if mean_slope > 0 else 0.0
-        rise = mean_slope * (x[-1] - x[0]) / overall if overall > 0 else 0.0
-        critical = float(-special.stdtrit(slopes.size - 1, TREND_LEVEL))
-        if t_value > critical and rise > TREND_RISE:
-            return False, (f"the {self.statistic} trends upward through the run: the fitted "
-                           f"rise over the measured window is {100 * rise:.3g}% of its mean "
-                           f"(trend t = {t_value:.3g} across {slopes.size} replications); the "
-                           f"system is unstable or far from steady state at load {load:.4g} "
-                           f"(try more jobs or warmup)")
-        return True, (f"no upward trend (fitted rise {100 * rise:.3g}% over the measured "
-                      f"window, trend t = {t_value:.3g})")
+            t_value = math.copysign(math.inf, rise) if rise else 0.0
+        critical = float(special.stdtrit(n - 1, 1.0 - TREND_LEVEL))
+        upper = rise + float(special.stdtrit(n - 1, STABLE_CONFIDENCE)) * se
+        found = (f"fitted rise over the measured window {100 * rise:.3g}% of the mean "
+                 f"(trend t = {t_value:.3g} across {n} replications")
+        trending = t_value > critical and rise > TREND_RISE
+        if bound is not None:
+            known = f"the offered load is {load:.4g} < 1, and {bound}"
+            if trending:
+                return "inconclusive", (f"{known}, but the run is far from steady state: "
+                                        f"{found}, significant at level {TREND_LEVEL:g}); "
+                                        f"simulate a longer warm-up")
+            return "stable", f"{known} ({found}))"
+        if trending:
+            return "unstable", (f"the {self.statistic} trends upward through the run: {found}, "
+                                f"significant at level {TREND_LEVEL:g}, t > {critical:.3g}); the "
+                                f"system is unstable or far from steady state at load "
+                                f"{load:.4g} (try more jobs or warmup)")
+        level = f"{100 * STABLE_CONFIDENCE:g}%"
+        if upper < TREND_RISE:
+            return "stable", (f"no upward trend: {found}); its one-sided {level} upper bound "
+                              f"{100 * upper:.3g}% is below {100 * TREND_RISE:g}%")
+        return "inconclusive", (f"cannot tell stable from unstable: {found}) is not "
+                                f"significant at level {TREND_LEVEL:g} (t <= {critical:.3g}), "
+                                f"yet a rise of {100 * TREND_RISE:g}% or more is not excluded "
+                                f"(one-sided {level} upper bound {100 * upper:.3g}%); simulate "
+                                f"more jobs, replications or a longer warm-up")
 
 
-_LOAD_BOUND = (Random, RIQ)
+    def _load_bound(self) -> str | None:
+        """Why the system is stable exactly when its load is below 1, if it is known to be."""
+        system = self.system
+        policy, runtime = system.policy, system.runtime
+        if isinstance(policy, Random | RIQ):
+            return f"{policy.label()} is stable exactly below load 1"
+        if isinstance(policy, RedundancyD) and isinstance(runtime, IR) \
+                and isinstance(runtime.R, Exponential) and system.interarrival is None:
+            return (f"{policy.label()} with IR exponential runtimes and Poisson arrivals is "
+                    f"stable exactly below load 1 (lam < mu) for every k (Gardner et al., "
+                    f"Operations Research 2017)")
+        return None

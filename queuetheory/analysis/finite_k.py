@@ -1,0 +1,243 @@
+"""The finite-k gap of the k -> infinity analyses, read from a map measured by simulation.
+
+``queuetheory/data/finite_k_gap.csv`` holds, for each policy whose analysis is the
+``k -> infinity`` limit (RIQ, Redundancy-d mean-field, MDS and batch Replication without
+removal), two runtime models (S&X with the Facebook slowdowns and exponential X; IR
+exponential), loads 0.3, 0.5, 0.7, 0.9 and k = 10, 30, 100, 300 servers, the relative gap
+``simulated / limit - 1`` of the mean and the 99th percentile with the 95 % interval of the
+simulated value; ``verdict`` is the simulation's (an unstable finite farm has gap ``inf``, an
+inconclusive one ``nan``). ``scripts/finite_k_gap_map.py`` produced it (seeded; see its
+docstring).
+
+:func:`finite_k_gap` turns the map into an estimate for a given system:
+
+* between two mapped loads the estimate is interpolated linearly in the load; the interval
+  spans both neighbours' intervals;
+* in ``k`` the gap is taken to shrink like ``1 / k`` (the O(1/k) convergence of mean-field
+  limits): between mapped ``k`` the scaled gap ``k * gap`` is interpolated linearly in
+  ``log k``; beyond ``k = 300`` the ``k = 300`` value is scaled by ``300 / k`` (an
+  extrapolation, stated as such);
+* where a mapped point used was unstable the gap is ``inf``; where one was inconclusive,
+  outside the mapped loads, below ``k = 10``, for other runtime models or policy parameters
+  the gap is *unknown*.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from ..distributions import Discrete, Exponential
+from ..policies import RIQ, Threshold
+from ..runtime import IR, SX
+from ..slowdowns import facebook
+from ..system import System
+
+__all__ = ["FiniteKGap", "finite_k_gap", "runtime_key", "THRESHOLD"]
+
+#: Relative gap above which ``qt.analyze`` warns that the limit may be off for finite k.
+THRESHOLD = 0.01
+MAP_FILE = Path(__file__).resolve().parents[1] / "data" / "finite_k_gap.csv"
+_STATISTICS = ("mean", "p99")
+_RUNTIME_NAMES = {"sx-facebook": "S&X (Facebook slowdowns, exponential X)",
+                  "ir-exponential": "IR exponential"}
+
+
+@dataclass(frozen=True)
+class FiniteKGap:
+    """The estimated relative gap ``finite-k value / limit - 1`` of one system.
+
+    Attributes
+    ----------
+    known : bool
+        Whether the map covers the system (else the other fields are ``nan``).
+    mean, mean_interval : float, (float, float)
+        Estimated gap of the mean and the range the map's 95 % intervals allow.
+    p99, p99_interval : float, (float, float)
+        The same for the 99th percentile.
+    source : str
+        Where the numbers come from (or why the gap is unknown).
+    """
+
+    known: bool
+    mean: float
+    mean_interval: tuple[float, float]
+    p99: float
+    p99_interval: tuple[float, float]
+    source: str
+
+    @property
+    def bound(self) -> float:
+        """The largest relative gap the map's intervals allow (``inf`` if unknown)."""
+        if not self.known:
+            return math.inf
+        return max(abs(v) for v in (*self.mean_interval, *self.p99_interval))
+
+    def describe(self) -> str:
+        """One sentence: the estimated gap and its range, or why it is unknown."""
+        if not self.known:
+            return f"finite-k gap unknown ({self.source})"
+        if math.isinf(self.mean):
+            return f"finite-k gap infinite: {self.source}"
+        low, high = self.mean_interval
+        p_low, p_high = self.p99_interval
+        return (f"estimated finite-k gap {100 * self.mean:+.3g}% on the mean (range "
+                f"[{100 * low:+.3g}%, {100 * high:+.3g}%]) and {100 * self.p99:+.3g}% on the "
+                f"99th percentile (range [{100 * p_low:+.3g}%, {100 * p_high:+.3g}%]), "
+                f"{self.source}")
+
+
+def runtime_key(runtime) -> str | None:
+    """The map's name of a runtime model, or ``None`` if the map does not cover it.
+
+    The gap does not depend on the unit of time, so ``X``'s rate and a common scale of the
+    slowdowns do not matter (``S c`` with ``X / c`` is the same model).
+    """
+    if isinstance(runtime, IR) and isinstance(runtime.R, Exponential):
+        return "ir-exponential"
+    if isinstance(runtime, SX) and isinstance(runtime.X, Exponential) \
+            and isinstance(runtime.S, Discrete):
+        ref = facebook()
+        S = runtime.S
+        if S.values.size == ref.values.size and np.allclose(
+                S.values / S.mean(), ref.values / ref.mean(), rtol=1e-9, atol=0) \
+                and np.allclose(S.probs, ref.probs, rtol=1e-9, atol=1e-12):
+            return "sx-facebook"
+    return None
+
+
+@lru_cache(maxsize=1)
+def _load_map() -> dict:
+    """``{(policy label, runtime key): {load: {k: {stat: (gap, low, high)}}}}``."""
+    table: dict = {}
+    with MAP_FILE.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            entry = table.setdefault((row["policy"], row["runtime"]), {})
+            per_k = entry.setdefault(float(row["load"]), {})
+            point = {stat: tuple(float(row[f"gap_{stat}{suffix}"])
+                                 for suffix in ("", "_low", "_high"))
+                     for stat in _STATISTICS}
+            point["verdict"] = row["verdict"]
+            per_k[int(row["servers"])] = point
+    return table
+
+
+def _label(policy) -> str:
+    if isinstance(policy, Threshold) and policy.n == 0:
+        return RIQ(policy.d).label()  # THRESHOLD-0 is RIQ
+    return policy.label()
+
+
+def _at_k(per_k: dict, k: int) -> tuple[dict | str, str] | None:
+    """The gaps at ``k`` from the mapped ``k`` (1/k scaling), or ``None`` below the map;
+    ``("unstable" or "inconclusive", k used)`` where a mapped point used had that verdict."""
+    ks = sorted(per_k)
+    if k < ks[0]:
+        return None
+    if k in per_k:
+        used = [k]
+    elif k > ks[-1]:
+        used = [ks[-1]]
+    else:
+        upper = next(i for i, m in enumerate(ks) if m > k)
+        used = [ks[upper - 1], ks[upper]]
+    for verdict in ("unstable", "inconclusive"):
+        bad = [m for m in used if per_k[m]["verdict"] == verdict]
+        if bad:
+            return verdict, f"k = {bad[0]}"
+    if k in per_k:
+        return per_k[k], ""
+    if k > ks[-1]:
+        top = ks[-1]
+        scale = top / k
+        return ({stat: tuple(scale * v for v in per_k[top][stat]) for stat in _STATISTICS},
+                f"extrapolated as 1/k from k = {top}")
+    k1, k2 = used
+    w = math.log(k / k1) / math.log(k2 / k1)
+    out = {}
+    for stat in _STATISTICS:
+        a = [k1 * v for v in per_k[k1][stat]]
+        b = [k2 * v for v in per_k[k2][stat]]
+        gap = ((1 - w) * a[0] + w * b[0]) / k
+        low = min(a[1], b[1]) / k
+        high = max(a[2], b[2]) / k
+        out[stat] = (gap, low, high)
+    return out, f"interpolated as 1/k between k = {k1} and {k2}"
+
+
+def finite_k_gap(system: System) -> FiniteKGap:
+    """Estimated relative gap between ``system`` on ``system.servers`` servers and its limit.
+
+    Parameters
+    ----------
+    system : System
+        A system with ``servers`` set.
+
+    Returns
+    -------
+    FiniteKGap
+        The estimate with its range, or ``known=False`` with the reason.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.analysis.finite_k import finite_k_gap
+    >>> S = qt.slowdowns.facebook()
+    >>> runtime = qt.SX(X=qt.Exponential(rate=S.mean()), S=S)
+    >>> gap = finite_k_gap(qt.System(qt.RIQ(10), runtime, arrival_rate=0.7, servers=10))
+    >>> gap.known, gap.mean > 0.5
+    (True, True)
+    >>> finite_k_gap(qt.System(qt.RIQ(7), runtime, arrival_rate=0.7, servers=10)).known
+    False
+    """
+    nan = (math.nan, math.nan)
+
+    def unknown(reason: str) -> FiniteKGap:
+        return FiniteKGap(False, math.nan, nan, math.nan, nan, reason)
+
+    k, label, key = system.servers, _label(system.policy), runtime_key(system.runtime)
+    if key is None:
+        return unknown(f"the map has no data for {system.runtime.name} runtimes other than "
+                       f"{' and '.join(_RUNTIME_NAMES.values())}")
+    entry = _load_map().get((label, key))
+    if entry is None:
+        return unknown(f"the map has no data for {label} with {_RUNTIME_NAMES[key]} runtimes")
+    load = system.load
+    loads = sorted(entry)
+    if not loads[0] <= load <= loads[-1]:
+        return unknown(f"load {load:.4g} is outside the mapped loads {loads[0]:g} to "
+                       f"{loads[-1]:g} for {label}")
+    lower = max(x for x in loads if x <= load)
+    upper = min(x for x in loads if x >= load)
+    sides = [_at_k(entry[x], k) for x in (lower, upper)]
+    if any(side is None for side in sides):
+        return unknown(f"k = {k} is below the smallest mapped k for {label}")
+    where = f"{label} with {_RUNTIME_NAMES[key]} runtimes"
+    for verdict in ("unstable", "inconclusive"):
+        for x, (found, point) in zip((lower, upper), sides):
+            if found != verdict:
+                continue
+            what = f"the map's simulation of {where} at load {x:g}, {point}, was"
+            if verdict == "inconclusive":
+                return unknown(f"{what} inconclusive")
+            inf = (math.inf, math.inf)
+            return FiniteKGap(True, math.inf, inf, math.inf, inf,
+                              f"{what} UNSTABLE although the limit is stable: the finite farm "
+                              f"may have no steady state at all")
+    w = 0.0 if upper == lower else (load - lower) / (upper - lower)
+    values = {}
+    for stat in _STATISTICS:
+        (g1, l1, h1), (g2, l2, h2) = sides[0][0][stat], sides[1][0][stat]
+        values[stat] = ((1 - w) * g1 + w * g2, (min(l1, l2), max(h1, h2)))
+    how = "; ".join(sorted({note for _, note in sides if note}))
+    source = (f"from the simulated map for {where} at "
+              f"load{'s' if upper != lower else ''} "
+              f"{lower:g}{f' and {upper:g}' if upper != lower else ''}"
+              + (f" ({how})" if how else ""))
+    return FiniteKGap(True, values["mean"][0], values["mean"][1], values["p99"][0],
+                      values["p99"][1], source)
