@@ -15,11 +15,12 @@ import queuetheory as qt
 
 @pytest.fixture(scope="module")
 def study():
-    """RIQ vs Redundancy-d p99 against load for two d, simulated on 10 servers (small, fast)."""
+    """RIQ vs Redundancy-d p99 against load for two d, simulated on 10 servers (small, fast;
+    4000 jobs so that every simulated verdict is conclusive)."""
     S = qt.slowdowns.facebook()
     runtime = qt.SX(qt.Exponential(S.mean()), S)
     return qt.compare(runtime, [0.3, 0.6], policies=["riq", "redundancy"], d=[2, 3],
-                      quantiles=[0.99], simulate=True, servers=10, jobs=1000, replications=3,
+                      quantiles=[0.99], simulate=True, servers=10, jobs=4000, replications=3,
                       seed=1)
 
 

@@ -207,8 +207,10 @@ def finite_k_gap(system: System) -> FiniteKGap:
     entry = _load_map().get((label, key))
     if entry is None:
         return unknown(f"the map has no data for {label} with {_RUNTIME_NAMES[key]} runtimes")
-    load = system.load
     loads = sorted(entry)
+    # a mapped load computed from rounded inputs (0.3 as 0.29999999999999993) is that load
+    load = min((x for x in loads if math.isclose(x, system.load, rel_tol=1e-9)),
+               default=system.load)
     if not loads[0] <= load <= loads[-1]:
         return unknown(f"load {load:.4g} is outside the mapped loads {loads[0]:g} to "
                        f"{loads[-1]:g} for {label}")

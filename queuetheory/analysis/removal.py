@@ -7,8 +7,8 @@ of each job (``n d`` servers), a job completes at its first copy, the batch at i
 With removal, a task's unfinished work is removed when its batch (MDS) or its job (replication)
 completes.
 
-Derivation (``docs/theory/removal.md`` holds it in full). A task's occupancy is fixed when it arrives,
-so a server's state is ``V``, the time until it is free of the work assigned to it. A task
+Derivation (``docs/theory/removal.md`` holds it in full). A task's occupancy is fixed when it
+arrives, so a server's state is ``V``, the time until it is free of the work assigned to it. A task
 arriving when the server's state is ``v`` and whose runtime is ``x`` moves it to
 ``v + min(x, (C - v)^+)`` with ``C`` the completion time (from the arrival) of the batch
 (MDS) or of the job (replication). As ``k -> infinity`` the servers a batch uses are independent
