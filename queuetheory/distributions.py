@@ -404,8 +404,12 @@ class Distribution:
         return mpmath.mpmathify(complex(self._lst(np.asarray(complex(s)))))
 
     def _moment(self, k):
-        def integrand(x):
-            return k * x ** (k - 1) * float(self._sf(np.array([x]))[0])
+        # in units of the median c, so that the quadrature does not depend on the unit of time
+        c = float(np.asarray(self._ppf(np.array([0.5])), dtype=float).ravel()[0])
+        c = c if math.isfinite(c) and c > 0 else 1.0
+
+        def integrand(y):
+            return k * y ** (k - 1) * float(self._sf(np.array([c * y]))[0])
 
         with warnings.catch_warnings():
             warnings.simplefilter("error", integrate.IntegrationWarning)
@@ -413,7 +417,7 @@ class Distribution:
                 value, _ = integrate.quad(integrand, 0, np.inf, limit=200)
             except integrate.IntegrationWarning:
                 return math.inf
-        return value
+        return c**k * value
 
     def _sample(self, size, rng):
         return self.ppf(rng.random(size))
@@ -981,7 +985,7 @@ class Mixture(Distribution):
         return self._combine("_pdf", x)
 
     def _moment(self, k):
-        return sum(w * c.moment(k) for c, w in zip(self.components, self.weights))
+        return sum(w * c.moment(k) for c, w in zip(self.components, self.weights) if w > 0)
 
     def _lst(self, s):
         return self._combine("_lst", s)
@@ -1010,7 +1014,8 @@ class _Product(Mixture):
             scales, weights = M.values, M.probs
         else:
             scales, weights = M._nodes
-            keep = (weights > 1e-300) & (scales > 0) & np.isfinite(scales)
+            # the largest float stands in for an infinite quantile: not a scale
+            keep = (weights > 1e-300) & (scales > 0) & (scales < np.finfo(float).max)
             scales, weights = scales[keep], weights[keep] / weights[keep].sum()
         super().__init__([X.scaled(float(v)) for v in scales], weights)
         self.X, self.M = X, M
@@ -1031,8 +1036,15 @@ class _Product(Mixture):
             return _weighted(values, self.weights)
         # E[lst_X(s M)] by the adaptive rule over M's quantiles: the mixture weights above are
         # only its first level
-        out = self.M._expect(lambda z, m: self.X._lst(z * m), s)
+        out = self.M._expect(self._scaled_x_lst, s)
         return out if np.iscomplexobj(s) else out.real
+
+    def _scaled_x_lst(self, z, m):
+        """``lst_X(z m)``; 0 where ``m`` is the stand-in of an infinite quantile or ``z m``
+        overflows (``X m`` is then infinite for ``X > 0``)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self.X._lst(z * m)
+        return np.where(np.isfinite(out) & (m < np.finfo(float).max), out, 0.0)
 
     def _sample(self, size, rng):
         return self.X.sample(size, rng) * self.M.sample(size, rng)
