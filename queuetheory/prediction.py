@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 from collections.abc import Callable
 from functools import cached_property
 
@@ -107,6 +108,31 @@ class Prediction:
                 "busy_fraction": self.busy_fraction, "cost": self.cost, "method": self.method,
                 "exact": self.exact, "limit": self.limit}
 
+    def __getstate__(self) -> dict:
+        """Picklable state (for multiprocessing, dask): the response-time law is rebuilt on
+        demand, by re-running the analysis of the system where its factory is a closure."""
+        state = self.__dict__.copy()
+        state.pop("response_time", None)
+        factory = state.get("_response_factory")
+        if factory is not None:
+            try:
+                pickle.dumps(factory)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                state["_response_factory"] = _Reanalysis(self.system)
+        return state
+
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "
                 f"mean={self.mean:.6g}, method={self.method!r})")
+
+
+class _Reanalysis:
+    """``analyze(system).response_time``, a picklable stand-in for a closure."""
+
+    def __init__(self, system: System):
+        self.system = system
+
+    def __call__(self) -> ResponseTime:
+        from .analysis import analyze
+
+        return analyze(self.system).response_time

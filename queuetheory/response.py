@@ -298,13 +298,15 @@ class ResponseTime(Distribution):
                 out[inner] = values[1] if upper else values[0]
                 err[inner] = values[4] if upper else values[3]
             out = np.clip(out, 0.0, 1.0)
-            # a value below its own error estimate is noise: the tail has reached 0 (or 1)
-            noise = out < err
-            out[noise] = 0.0
-            if upper and self._hint is not None:
-                # Markov's inequality, a hard bound the noise cannot break
+            # a value within its own error estimate of 0 (or 1) is noise: it is 0 (or 1)
+            out[out < err] = 0.0
+            out[1.0 - out < err] = 1.0
+            if self._hint is not None:
+                # Markov's inequality P(T > t) <= E[T] / t, a hard bound the noise cannot break
                 positive = flat > 0
-                out[positive] = np.minimum(out[positive], self._mean / flat[positive])
+                bound = self._mean / flat[positive]
+                out[positive] = (np.minimum(out[positive], bound) if upper
+                                 else np.maximum(out[positive], 1.0 - bound))
         return self._finish(out.reshape(arr.shape), err.reshape(arr.shape), full_output)
 
     def _atom_at_zero(self) -> float:
