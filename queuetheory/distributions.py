@@ -518,11 +518,15 @@ class Discrete(Distribution):
                              f"{p.size}")
         if not np.all(np.isfinite(v)) or np.any(v < 0):
             raise ValueError(f"values must be finite and >= 0, got {values!r}")
+        # canonical order (by value, then probability) so that merged duplicates and the
+        # normalisation give the same bits whatever order the atoms were listed in
+        order = np.lexsort((p, v))
+        v, p = v[order], p[order]
         uniq, inverse = np.unique(v, return_inverse=True)
         merged = np.bincount(inverse, weights=p, minlength=uniq.size)
         keep = merged > 0
         self.values = uniq[keep]
-        self.probs = merged[keep] / merged[keep].sum()
+        self.probs = merged[keep] / math.fsum(merged[keep])
         self._cum = np.cumsum(self.probs)
         self._cum[-1] = 1.0
 
@@ -579,7 +583,7 @@ class Discrete(Distribution):
         return self.values[np.minimum(idx, self.values.size - 1)]
 
     def _moment(self, k):
-        return float(np.dot(self.probs, self.values**k))
+        return math.fsum(self.probs * self.values**k)
 
     def _lst(self, s):
         return _weighted(np.exp(-s[..., None] * self.values), self.probs)
@@ -709,7 +713,7 @@ class HyperExponential(Distribution):
         return np.where(x >= 0, (self.rates * np.exp(-y * self.rates)) @ self.probs, 0.0)
 
     def _moment(self, k):
-        return math.factorial(k) * float(np.dot(self.probs, self.rates**-float(k)))
+        return math.factorial(k) * math.fsum(self.probs * self.rates**-float(k))
 
     def _lst(self, s):
         return _weighted(self.rates / (self.rates + s[..., None]), self.probs)
@@ -985,7 +989,8 @@ class Mixture(Distribution):
         return self._combine("_pdf", x)
 
     def _moment(self, k):
-        return sum(w * c.moment(k) for c, w in zip(self.components, self.weights) if w > 0)
+        return math.fsum(w * c.moment(k) for c, w in zip(self.components, self.weights)
+                         if w > 0)
 
     def _lst(self, s):
         return self._combine("_lst", s)

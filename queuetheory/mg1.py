@@ -49,7 +49,7 @@ def _safe(s):
 
 def _pk_wait_mean(lam: float, m1: float, m2: float) -> float:
     rho = lam * m1
-    if rho >= 1:
+    if not _checks.stable_load(rho):
         return math.inf
     if lam == 0:
         return 0.0  # no arrivals while busy: nothing to wait for, even if E[B^2] = inf
@@ -87,7 +87,7 @@ def pk_mean(arrival_rate: float, service) -> float:
     lam = _checks.positive("arrival_rate", arrival_rate)
     B = as_distribution(service)
     m1 = B.mean()
-    if lam * m1 >= 1:
+    if not _checks.stable_load(lam * m1):
         return math.inf
     return m1 + _pk_wait_mean(lam, m1, B.moment(2))
 
@@ -121,7 +121,7 @@ def pk_lst(arrival_rate: float, service) -> Callable:
     lam = _checks.positive("arrival_rate", arrival_rate)
     B = as_distribution(service)
     rho = lam * B.mean()
-    if rho >= 1:
+    if not _checks.stable_load(rho):
         raise ValueError(f"arrival_rate * E[service] must be < 1 for a stationary queue, "
                          f"got {rho!r}")
 
@@ -162,7 +162,7 @@ def efs_busy_fraction(idle_rate: float, busy_rate: float, first_service, service
     lam_i = _checks.positive("idle_rate", idle_rate)
     lam_b = _checks.nonnegative("busy_rate", busy_rate)
     rho_b = lam_b * as_distribution(service).mean()
-    if rho_b >= 1:
+    if not _checks.stable_load(rho_b):
         return 1.0
     x = lam_i * as_distribution(first_service).mean() / (1.0 - rho_b)
     return x / (1.0 + x) if math.isfinite(x) else 1.0
@@ -192,7 +192,7 @@ def efs_busy_response_mean(busy_rate: float, first_service, service) -> float:
     lam_b = _checks.nonnegative("busy_rate", busy_rate)
     Be, B = as_distribution(first_service), as_distribution(service)
     b1 = B.mean()
-    if lam_b * b1 >= 1:
+    if not _checks.stable_load(lam_b * b1):
         return math.inf
     return _efs_wait_mean(lam_b, Be.mean(), Be.moment(2), b1, B.moment(2)) + b1
 
@@ -217,7 +217,7 @@ def efs_busy_response_lst(busy_rate: float, first_service, service) -> Callable:
     lam_b = _checks.nonnegative("busy_rate", busy_rate)
     Be, B = as_distribution(first_service), as_distribution(service)
     rho_b = lam_b * B.mean()
-    if rho_b >= 1:
+    if not _checks.stable_load(rho_b):
         raise ValueError(f"busy_rate * E[service] must be < 1, got {rho_b!r}")
     return _efs_busy_transform(lam_b, Be, B)
 

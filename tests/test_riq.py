@@ -26,6 +26,7 @@ from scipy import optimize
 from test_mg1 import _ctmc_busy_response, _efs_ctmc
 
 import queuetheory as qt
+from queuetheory._checks import stable_load
 
 FB_MEAN = sum(v * p for v, p in zip(FACEBOOK_VALUES, FACEBOOK_PROBS))  # 4.691
 
@@ -332,7 +333,7 @@ def test_properties(runtime, d, rho):
     p = _riq(d, runtime, lam)
     for value in (p.mean, p.busy_fraction, p.cost, p.load):
         assert not math.isnan(value) and value >= 0
-    assert p.stable == (p.load < 1)
+    assert p.stable == stable_load(p.load)
     if not p.stable:
         assert p.mean == math.inf
     else:

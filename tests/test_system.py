@@ -64,3 +64,17 @@ def test_bad_input(facebook_sx, kwargs, message):
     args = {"policy": qt.RIQ(3), "runtime": facebook_sx, "arrival_rate": 0.7} | kwargs
     with pytest.raises(ValueError, match=message):
         qt.System(**args)
+
+
+def test_policy_subclass_is_analysed_like_its_parent():
+    """analyze and simulate look policies up the same way, along the class hierarchy."""
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class MyRIQ(qt.RIQ):
+        pass
+
+    runtime = qt.IR(qt.Exponential(1.0))
+    mine = qt.analyze(qt.System(MyRIQ(3), runtime, arrival_rate=0.5))
+    base = qt.analyze(qt.System(qt.RIQ(3), runtime, arrival_rate=0.5))
+    assert mine.mean == base.mean and mine.busy_fraction == base.busy_fraction

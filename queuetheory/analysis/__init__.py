@@ -60,7 +60,10 @@ def analyze(system: System) -> Prediction:
     if system.interarrival is not None:
         raise NotImplementedError("the analysis assumes Poisson arrivals; use qt.simulate for "
                                   "renewal arrivals")
-    handler = _HANDLERS.get(type(system.policy))
+    # looked up along the class hierarchy, as the simulator's kernels are: a subclass of RIQ is
+    # analysed as RIQ
+    handler = next((_HANDLERS[cls] for cls in type(system.policy).__mro__ if cls in _HANDLERS),
+                   None)
     if handler is None:
         raise NotImplementedError(f"no analysis of {system.policy.label()} yet; use qt.simulate")
     return handler(system)

@@ -583,7 +583,7 @@ def analyze_batch(system: System) -> Prediction:
     lam_task = tasks * lam / policy.n
     B = runtime.replica()
     load_task = lam_task * B.mean()
-    stable = load_task < 1
+    stable = _checks.stable_load(load_task)
     per_server = (f"each server an M/G/1 FCFS queue fed at rate {tasks}/{policy.n} * "
                   f"arrival_rate with one task's runtime as service")
     if isinstance(policy, MDS):

@@ -91,7 +91,7 @@ def ir_exponential_mean(arrival_rate: float, rate: float, d: int) -> float:
     mu = _checks.positive("rate", rate)
     d = _checks.positive_int("d", d)
     rho = lam / mu
-    if rho >= 1:
+    if not _checks.stable_load(rho):
         return math.inf
     if d == 1:
         return 1.0 / (mu - lam)
@@ -116,7 +116,7 @@ def ir_exponential_sf(t, arrival_rate: float, rate: float, d: int):
     d = _checks.positive_int("d", d)
     rho = lam / mu
     t = np.maximum(np.asarray(t, dtype=float), 0.0)
-    if rho >= 1:
+    if not _checks.stable_load(rho):
         out = np.ones_like(t)
     elif d == 1:
         out = np.exp(-(mu - lam) * t)
@@ -239,7 +239,7 @@ def _ir_exponential(system: System) -> Prediction:
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     mu, d, k = model.R.rate, policy.d, system.servers
     rho = lam / mu
-    stable = rho < 1
+    stable = _checks.stable_load(rho)
     assumptions = _ASSUMPTIONS + ("independent exponential runtimes (IR)",)
     if k is not None:
         method = (f"Redundancy-d (d={d}), IR exponential runtimes: exact finite-k mean for "

@@ -14,7 +14,7 @@ import math
 
 from scipy import optimize
 
-from .. import mg1
+from .. import _checks, mg1
 from ..distributions import Discrete, Distribution, Mixture, _Product
 from ..policies import RIQ, Random
 from ..prediction import Prediction
@@ -56,7 +56,7 @@ def busy_fraction(system: System) -> float:
     model, lam = system.runtime, system.arrival_rate
     d = system.policy.polled
     rho = system.load
-    if rho >= 1:
+    if not _checks.stable_load(rho):
         return 1.0
     if d == 1:
         return rho
@@ -89,7 +89,7 @@ def analyze_riq(system: System) -> Prediction:
     if d > 1:
         assumptions += ("k -> infinity (asymptotic independence of servers)",
                         "replicas started together are cancelled when the first finishes")
-    stable = system.load < 1
+    stable = _checks.stable_load(system.load)
     if not stable:
         return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
                           busy_fraction=1.0, cost=model.mean_runtime(), assumptions=assumptions,
