@@ -167,8 +167,8 @@ def _memo(owner, slot: str, key: tuple, compute):
     return memo[1]
 
 
-_BLOCK = 1 << 21
-"""Largest number of values of ``f(s v)`` held at once by :func:`_scale_mixture` (32 MiB)."""
+_BLOCK = 1 << 19
+"""Largest number of values of ``f(s v)`` held at once by :func:`_scale_mixture` (8 MiB)."""
 
 
 def _scale_mixture(f, s: np.ndarray, scales: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -272,6 +272,8 @@ class Distribution:
         arr = np.asarray(s)
         if not np.issubdtype(arr.dtype, np.number):
             raise ValueError(f"s must be a number or an array of numbers, got {s!r}")
+        if np.any(np.isnan(arr)) or np.any(np.real(arr) < 0):
+            raise ValueError(f"s must have Re(s) >= 0 (and not be NaN), got {s!r}")
         arr = arr.astype(complex if np.iscomplexobj(arr) else float)
         out = self._lst(arr)
         if np.isrealobj(arr):

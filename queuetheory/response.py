@@ -240,10 +240,6 @@ class ResponseTime(Distribution):
             if mpmath.isnan(s) or mpmath.re(s) < 0:
                 raise ValueError(f"s must have Re(s) >= 0 (and not be NaN), got {s!r}")
             return self._transform(s)
-        arr = np.asarray(s)
-        if np.issubdtype(arr.dtype, np.number) and (np.any(np.isnan(arr))
-                                                    or np.any(np.real(arr) < 0)):
-            raise ValueError(f"s must have Re(s) >= 0 (and not be NaN), got {s!r}")
         return super().lst(s)
 
     # ------------------------------------------------------------------------ fast path

@@ -25,14 +25,18 @@ M/E4/1 in Pollaczek-Khinchine form, an M/G/1 queue with a 12-point discrete slow
 * CDF: absolute error <= 1e-11 (the discretisation error is about ``exp(-damping)``).
 * SF: relative error <= 1e-9 where the SF is >= 1e-4, <= 2e-7 where it is >= 1e-6, about 1e-5
   where it is near 1e-8 (round-off, amplified by ``exp(damping / 4)``, then dominates).
-* Distributions that are not smooth converge slowly near their kinks and jumps, like any Fourier
-  method. For the M/D/1 waiting time (an atom at 0 and a density jump at ``D``) the CDF error is
-  about 4e-4 at ``t = D``, below 1e-6 outside ``[0.85 D, 2.1 D]`` and below 1e-8 beyond
-  ``3.8 D``. At a jump of the CDF (the M/D/1 response time at ``t = D``) the result is close to
-  the midpoint of the jump, with Gibbs-like errors of a few percent of the jump size nearby.
-  Nearly deterministic distributions need more terms: the CDF error of Erlang-500 is 3e-8 with
-  the defaults and 5e-12 with ``n_terms=60, n_euler=30``; Erlang-1000 needs ``n_terms=80,
-  n_euler=40``.
+
+Every evaluation also yields an error estimate (``full_output=True``): the change between the
+Euler sums after ``n_terms / 2`` and ``n_terms`` blocks on the same transform values, plus the
+discretisation and round-off bounds. Where the change is above ``1e-9`` relative (distributions
+that are not smooth: kinks and jumps, or nearly deterministic ones), the time is inverted again
+with 160, 640 and 2560 blocks (``n_euler = 100``) until it is not, and the estimate then also
+bounds the step from the previous rule. Measured against exact references: the M/D/1 response
+time (Erlang's formula) to 1e-10 relative in the quantiles and 1e-8 in the SF 0.2 away from its
+kinks; at a kink the error decays like ``1 / n`` (4e-5 relative at ``t = 2 D``) and the estimate
+says so. Erlang-500 is refined to 5e-12. At a jump of the CDF the result is close to the
+midpoint of the jump; :class:`queuetheory.ResponseTime` therefore splits atoms off exactly
+before inverting.
 
 References
 ----------
@@ -339,16 +343,20 @@ def invert_cdf(lst: LST, t: ArrayLike, *, damping: float = _DAMPING, n_terms: in
         Abscissa parameter ``A`` in (0, 700): the discretisation error is about
         ``exp(-A)`` and the round-off error grows like ``exp(A / 4)``. Default 26.
     n_terms : int, optional
-        Number of blocks of terms summed before Euler averaging (``n``, >= 1). Default 40.
+        Blocks of terms summed before Euler averaging in the first rule (``n``, >= 2).
+        Default 40.
     n_euler : int, optional
         Number of binomially averaged partial sums (``m``, >= 1). Default 25.
+    full_output : bool, optional
+        Also return an estimate of the absolute error of each value (see the module notes).
 
     Returns
     -------
     float or numpy.ndarray
         ``P(T <= t)`` clipped into ``[0, 1]``, in the shape of ``t`` (a float for a scalar
-        ``t``). At ``t = 0`` this is the atom ``P(T = 0)``, read off as ``lst(s)`` at a huge real
-        ``s`` (0 when ``lst`` is not finite there).
+        ``t``); with ``full_output`` a tuple ``(value, error)``. At ``t = 0`` this is the atom
+        ``P(T = 0)``, read off as ``lst(s)`` at a huge real ``s`` (0 when ``lst`` is not
+        finite there).
 
     Raises
     ------
@@ -402,11 +410,14 @@ def invert_sf(lst: LST, t: ArrayLike, *, damping: float = _DAMPING, n_terms: int
         Times ``>= 0``; ``inf`` gives 0. Times below 1e-280 are treated as 0.
     damping, n_terms, n_euler : optional
         Tuning parameters, as for :func:`invert_cdf`.
+    full_output : bool, optional
+        Also return an estimate of the absolute error of each value.
 
     Returns
     -------
     float or numpy.ndarray
-        ``P(T > t)`` clipped into ``[0, 1]``, in the shape of ``t`` (a float for a scalar ``t``).
+        ``P(T > t)`` clipped into ``[0, 1]``, in the shape of ``t`` (a float for a scalar ``t``);
+        with ``full_output`` a tuple ``(value, error)``.
         At ``t = 0`` this is ``1 - P(T = 0)``.
 
     Raises
@@ -576,12 +587,16 @@ def invert_quantile(lst: LST, q: ArrayLike, *, mean: float | None = None, rtol: 
         result cannot be more accurate than the inversion itself.
     damping, n_terms, n_euler : optional
         Tuning parameters of the inversion, as for :func:`invert_cdf`.
+    full_output : bool, optional
+        Also return an estimate of the absolute error of each quantile: the CDF error over the
+        density, plus ``rtol`` times the quantile (``inf`` where the density vanishes).
 
     Returns
     -------
     float or numpy.ndarray
-        The quantiles, in the shape of ``q`` (a float for a scalar ``q``); 0 where ``q`` is at
-        most the atom ``P(T = 0)``.
+        The quantiles, non-decreasing in ``q``, in the shape of ``q`` (a float for a scalar
+        ``q``); 0 where ``q`` is at most the atom ``P(T = 0)``; with ``full_output`` a tuple
+        ``(quantiles, errors)``.
 
     Raises
     ------
