@@ -330,3 +330,15 @@ def test_many_atoms_bounded_memory():
     assert peak < 64 * 2**20
     expected = np.array([np.mean(1.0 / (1.0 + z * values)) for z in s[::40]])
     assert np.allclose(got[::40], expected, rtol=1e-12, atol=0)
+
+
+@pytest.mark.slow
+def test_precision_path_with_atoms_has_the_digits(md1):
+    # de Hoog converges slowly at the kinks of the M/D/1 law (3e-9 at 30 working digits): the
+    # mpmath path raises its working precision until two values agree to 30 digits. Reference:
+    # Erlang's formula at 50 digits.
+    value = md1.sf(2.5, precision=30)
+    with mpmath.workdps(50):
+        exact = 1 - md1_wait_cdf(1.5)
+        assert abs(value - exact) <= mpmath.mpf(10) ** -29 * exact
+
