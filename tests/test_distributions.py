@@ -822,6 +822,7 @@ def test_generic_lst_real_and_shapes(mp30):
     assert abs(value - (1 + (1.0 + 30.0j) / 2) ** -2) < 1e-13
 
 
+@pytest.mark.slow
 def test_quantile_with_scipy_runtime_matches_closed_form_family():
     """End to end: RIQ(d=3) with IR runtimes given once as a scipy Pareto (generic transform of
     the law and of its minima) and once as qt.Pareto (closed-form transform, exact minima).
