@@ -49,6 +49,10 @@ class ResponseTime(Distribution):
         ``[0, 1]``, and otherwise the law with LST ``rest`` and mean ``rest_mean``.
     lower : float, optional
         A hard lower bound of ``T`` (the smallest possible runtime); default 0.
+    scale : float, optional
+        The service-time scale ``E[B]`` of the queue behind ``T`` (default ``E[T]``): the
+        error estimate allows for the loss of digits ``eps E[T] / (|s| E[B]^2)`` of queueing
+        transforms at small ``|s|``, which grows as the load approaches 1.
 
     Examples
     --------
@@ -61,9 +65,11 @@ class ResponseTime(Distribution):
     """
 
     def __init__(self, lst: Callable, mean: float, *, second_moment: float | None = None,
-                 stable: bool = True, atoms: tuple | None = None, lower: float = 0.0):
+                 stable: bool = True, atoms: tuple | None = None, lower: float = 0.0,
+                 scale: float | None = None):
         self._transform = lst
         self._mean = float(mean)
+        self._scale = scale
         self._second = None if second_moment is None else float(second_moment)
         self.stable = bool(stable)
         self._lower = _checks.nonnegative("lower", lower)
@@ -257,7 +263,7 @@ class ResponseTime(Distribution):
         else:
             lst, mean = self._split[2], self._split[3]
         return transforms._Inversion(lst, transforms._DAMPING, transforms._N_TERMS,
-                                     transforms._N_EULER, mean)
+                                     transforms._N_EULER, mean, self._scale)
 
     def _evaluator(self) -> Callable:
         """``t -> (cdf, sf, pdf, err_cdf, err_sf)`` at times ``t >= lower``, ``t > 0``."""
@@ -298,8 +304,11 @@ class ResponseTime(Distribution):
                 err[inner] = values[4] if upper else values[3]
             out = np.clip(out, 0.0, 1.0)
             # a value within its own error estimate of 0 (or 1) is noise: it is 0 (or 1)
-            out[out < err] = 0.0
-            out[1.0 - out < err] = 1.0
+            low, high = out < err, 1.0 - out < err
+            both = low & high                     # then the tail reads 0 and the CDF 1
+            out[low & ~both] = 0.0
+            out[high & ~both] = 1.0
+            out[both] = 0.0 if upper else 1.0
             if self._hint is not None:
                 # Markov's inequality P(T > t) <= E[T] / t, a hard bound the noise cannot break
                 positive = flat > 0

@@ -204,8 +204,9 @@ class _Inversion:
     Every time is first inverted with the given tuning; the error estimate is the difference
     between the Euler sums after ``n`` and ``n / 2`` blocks (on the same transform values), plus
     the discretisation error ``exp(-A) / (1 - exp(-A))`` (times the SF for the SF) and the
-    round-off bound of the rule (with ``mean``, plus the loss of digits ``eps t / E[T]`` in
-    ``1 - lst(s)`` at small ``|s|``, scaled by the rule). Where the difference exceeds
+    round-off bound of the rule (with ``mean``, plus the loss of digits
+    ``eps t E[T] / scale^2`` of queueing transforms at small ``|s|``, scaled by the rule;
+    ``scale`` is the service time's, ``E[T]`` by default). Where the difference exceeds
     ``max(2 round-off, 1e-9 min(CDF, SF))``, as near kinks of distributions with atoms, those
     times are inverted again with the longer rules of ``_REFINEMENTS``; the error estimate then
     also bounds the change from the previous rule (the error decays only like ``1 / n`` at a
@@ -218,10 +219,12 @@ class _Inversion:
     """
 
     def __init__(self, lst: LST, damping: float, n_terms: int, n_euler: int,
-                 mean: float | None = None):
+                 mean: float | None = None, scale: float | None = None):
         self.lst = lst
         self.damping, self.n_terms, self.n_euler = _tuning(damping, n_terms, n_euler)
         self.mean = mean if mean is not None and math.isfinite(mean) and mean > 0 else None
+        ok = scale is not None and math.isfinite(scale) and scale > 0
+        self.scale = scale if ok else self.mean
 
     def __call__(self, t: np.ndarray, density: bool = False) -> tuple[np.ndarray, ...]:
         """``(cdf, sf, pdf, err_cdf, err_sf)`` at the 1-d array ``t`` (pdf is None unless asked)."""
@@ -259,8 +262,9 @@ class _Inversion:
     def _evaluate(self, t, rule, density):
         nodes, coef, coarse, roundoff, cancellation = rule
         if self.mean is not None:
-            # transforms built on 1 - B~(s) lose digits like eps / (|s| E[T]) at small |s|
-            roundoff = roundoff + cancellation * t / self.mean
+            # queueing transforms built on s - lam (1 - B~(s)) lose digits like
+            # eps E[T] / (|s| E[B]^2) at small |s| (E[B]: the service scale)
+            roundoff = roundoff + cancellation * t * self.mean / self.scale**2
         weights = np.stack([coef / nodes, coarse / nodes], axis=1)
         step = max(1, _CHUNK // nodes.size)
         cdf, cdf2, sf, sf2 = (np.empty(t.size) for _ in range(4))

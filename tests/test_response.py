@@ -6,6 +6,8 @@ import pickle
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import queuetheory as qt
 from queuetheory.transforms import invert_sf_mp
@@ -342,3 +344,24 @@ def test_precision_path_with_atoms_has_the_digits(md1):
         exact = 1 - md1_wait_cdf(1.5)
         assert abs(value - exact) <= mpmath.mpf(10) ** -29 * exact
 
+
+
+@settings(max_examples=12, deadline=None)
+@given(values=st.lists(st.floats(0.1, 10.0), min_size=1, max_size=4),
+       load=st.sampled_from([1e-9, 0.3, 0.9, 1 - 1e-6]),
+       d=st.integers(1, 3), scale=st.sampled_from([1e-6, 1.0, 1e6]))
+def test_atom_laws_keep_the_promises(values, load, d, scale):
+    # Any deterministic-slowdown law: no NaN, quantiles non-decreasing and never below the
+    # smallest runtime, tail non-increasing, within [0, 1] and under Markov's bound.
+    S = qt.Discrete(values, np.full(len(values), 1 / len(values)))
+    model = qt.SX(qt.Deterministic(scale), S)
+    p = qt.analyze(qt.System(qt.RIQ(d), model, arrival_rate=load / model.mean_runtime()))
+    assert p.stable and math.isfinite(p.mean)
+    T = p.response_time
+    x = T.ppf([0.01, 0.5, 0.9, 0.99])
+    assert np.all(np.isfinite(x)) and np.all(np.diff(x) >= 0)
+    assert x[0] >= scale * min(values) * (1 - 1e-12)
+    t = np.geomspace(1e-2, 1e4, 60) * p.mean
+    sf = T.sf(t)
+    assert np.all((sf >= 0) & (sf <= 1)) and np.all(np.diff(sf) <= 0)
+    assert np.all(t * sf <= p.mean * (1 + 1e-12))

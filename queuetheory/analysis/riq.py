@@ -128,12 +128,13 @@ def _response_time(model, d: int, b: float, lam_b: float, mean: float,
     first = model.fastest_mixture(_binomial_weights(d - 1, 1.0 - b))
     busy = mg1._efs_busy_transform(lam_b, first, model.replica())
     lower = _smallest(model.fastest(d))
+    scale = model.mean_runtime()
     if all_busy >= 1.0:
-        return ResponseTime(busy, mean, lower=lower)
+        return ResponseTime(busy, mean, lower=lower, scale=scale)
     immediate = model.fastest_mixture(idle_weights[1:])
     transform = _TwoParts(1.0 - all_busy, immediate.lst, busy)
     atoms = (1.0 - all_busy, immediate, busy, busy_mean) if immediate.discrete else None
-    return ResponseTime(transform, mean, atoms=atoms, lower=lower)
+    return ResponseTime(transform, mean, atoms=atoms, lower=lower, scale=scale)
 
 
 class _TwoParts:
