@@ -462,17 +462,21 @@ class Distribution:
         def integrand(y):
             return k * y ** (k - 1) * float(self._sf(np.array([c * y]))[0])
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", integrate.IntegrationWarning)
-            try:  # split at the median: kinks of the tail then do not spoil the mapped rule
-                value = sum(integrate.quad(integrand, a, b, limit=200, epsabs=0.0,
-                                           epsrel=1e-13)[0] for a, b in ((0, 1), (1, np.inf)))
-            except integrate.IntegrationWarning:
+        # split at the median (quad is more accurate on a finite piece with a kink); a tight
+        # tolerance first, scipy's default if that cannot be met; a divergent moment is inf
+        for tolerance in ({"epsabs": 0.0, "epsrel": 1e-13}, {}):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", integrate.IntegrationWarning)
+                try:
+                    value = sum(integrate.quad(integrand, a, b, limit=200, **tolerance)[0]
+                                for a, b in ((0.0, 1.0), (1.0, np.inf)))
+                except integrate.IntegrationWarning:
+                    continue
+            try:
+                return value * c**k
+            except OverflowError:
                 return math.inf
-        try:
-            return value * c**k
-        except OverflowError:
-            return math.inf
+        return math.inf
 
     def _sample(self, size, rng):
         return self.ppf(rng.random(size))
@@ -1133,7 +1137,8 @@ class Mixture(Distribution):
         return self._combine("_pdf", x)
 
     def _moment(self, k):
-        return math.fsum(w * c.moment(k) for c, w in zip(self.components, self.weights))
+        return math.fsum(w * c.moment(k) for c, w in zip(self.components, self.weights)
+                         if w > 0)
 
     def _lst(self, s):
         return self._combine("_lst", s)

@@ -125,12 +125,19 @@ def pk_lst(arrival_rate: float, service) -> Callable:
         raise ValueError(f"arrival_rate * E[service] must be < 1 for a stationary queue, "
                          f"got {rho!r}")
 
-    def transform(s):
-        b = B.lst(s)
-        z = _safe(s)
-        return _one_at_zero(s, (1 - rho) * z * b / (z - lam * (1 - b)))
+    return _PKTransform(lam, B, rho)
 
-    return transform
+
+class _PKTransform:
+    """``(1 - rho) s B~(s) / (s - lam (1 - B~(s)))`` (a class, so that it can be pickled)."""
+
+    def __init__(self, lam: float, B: Distribution, rho: float):
+        self.lam, self.B, self.rho = lam, B, rho
+
+    def __call__(self, s):
+        b = self.B.lst(s)
+        z = _safe(s)
+        return _one_at_zero(s, (1 - self.rho) * z * b / (z - self.lam * (1 - b)))
 
 
 def efs_busy_fraction(idle_rate: float, busy_rate: float, first_service, service) -> float:
@@ -216,14 +223,20 @@ def efs_busy_response_lst(busy_rate: float, first_service, service) -> Callable:
 
 
 def _efs_busy_transform(lam_b: float, Be: Distribution, B: Distribution) -> Callable:
-    be1 = Be.mean()
-    rho_b = lam_b * B.mean()
+    return _EFSBusyTransform(lam_b, Be, B)
 
-    def transform(s):
+
+class _EFSBusyTransform:
+    """The transform of :func:`efs_busy_response_lst` (a class, so that it can be pickled)."""
+
+    def __init__(self, lam_b: float, Be: Distribution, B: Distribution):
+        self.lam_b, self.Be, self.B = lam_b, Be, B
+        self.be1 = Be.mean()
+        self.rho_b = lam_b * B.mean()
+
+    def __call__(self, s):
         z = _safe(s)
-        b = B.lst(s)
-        excess = (1 - Be.lst(s)) / (z * be1)
-        wait = (1 - rho_b) * z / (z - lam_b * (1 - b))
+        b = self.B.lst(s)
+        excess = (1 - self.Be.lst(s)) / (z * self.be1)
+        wait = (1 - self.rho_b) * z / (z - self.lam_b * (1 - b))
         return _one_at_zero(s, excess * wait * b)
-
-    return transform

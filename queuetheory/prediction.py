@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import re
 from collections.abc import Callable
 from functools import cached_property
@@ -162,6 +163,19 @@ class Prediction:
                 "assumptions": list(self.assumptions), "references": list(self.references)}
         return out
 
+    def __getstate__(self) -> dict:
+        """Picklable state (for multiprocessing, dask): the response-time law is rebuilt on
+        demand, by re-running the analysis of the system where its factory is a closure."""
+        state = self.__dict__.copy()
+        state.pop("response_time", None)
+        factory = state.get("_response_factory")
+        if factory is not None:
+            try:
+                pickle.dumps(factory)
+            except (pickle.PicklingError, AttributeError, TypeError):
+                state["_response_factory"] = _Reanalysis(self.system)
+        return state
+
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "
                 f"mean={self.mean:.6g}, method={self.method!r})")
@@ -172,3 +186,15 @@ def _sentence(text: str) -> str:
     if not re.match(r"[a-z](\W|$)", text):  # keep a leading symbol such as k or d
         text = text[:1].upper() + text[1:]
     return text + ("" if text.endswith(".") else ".")
+
+
+class _Reanalysis:
+    """``analyze(system).response_time``, a picklable stand-in for a closure."""
+
+    def __init__(self, system: System):
+        self.system = system
+
+    def __call__(self) -> ResponseTime:
+        from .analysis import analyze
+
+        return analyze(self.system).response_time

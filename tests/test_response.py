@@ -1,12 +1,16 @@
 """Tests of ResponseTime: a response-time distribution known by its LST."""
 
 import math
+import pickle
 
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import queuetheory as qt
+from queuetheory.transforms import invert_sf_mp
 
 # M/M/1 with mu = 1, lam = 0.5: T ~ Exp(0.5) (Kleinrock 1975, eq. 5.105 with B ~ Exp(1)).
 RATE = 0.5
@@ -99,3 +103,265 @@ def test_bad_levels(mm1, q):
 def test_nan_time_rejected(mm1):
     with pytest.raises(ValueError, match="NaN"):
         mm1.cdf(float("nan"))
+
+
+# --------------------------------------------------------------------------- laws with atoms
+
+MD1_LAM = 0.7
+
+
+def md1_wait_cdf(x):
+    """M/D/1 waiting time (D = 1) by Erlang's formula, summed with 50 digits:
+    P(W <= x) = (1 - rho) sum_{k <= x} (lam (k - x))^k / k! exp(-lam (k - x))."""
+    with mpmath.workdps(50):
+        x = mpmath.mpf(x)
+        total = mpmath.fsum((MD1_LAM * (k - x)) ** k / mpmath.factorial(k)
+                            * mpmath.exp(-MD1_LAM * (k - x))
+                            for k in range(int(mpmath.floor(x)) + 1))
+        return (1 - MD1_LAM) * total
+
+
+def md1_response_sf(t):
+    """T = 1 + W for Random with IR Deterministic(1) runtimes."""
+    return float(1 - md1_wait_cdf(t - 1)) if t >= 1 else 1.0
+
+
+def md1_response_quantile(q):
+    """Bisection on Erlang's formula down to 1e-14 relative."""
+    lo, hi = 1.0, 100.0
+    while hi - lo > 1e-14 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if 1 - md1_response_sf(mid) < q else (lo, mid)
+    return hi
+
+
+@pytest.fixture(scope="module")
+def md1():
+    system = qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), arrival_rate=MD1_LAM)
+    return qt.analyze(system).response_time
+
+
+def test_md1_tail_and_its_error_estimate_against_erlang(md1):
+    # Kinks of the CDF at t = 2, 3, ...: slow convergence there, and the estimate must say so.
+    t = np.array([1.3, 1.9, 2.0, 2.05, 2.5, 3.2, 4.7, 6.1, 9.9])
+    value, error = md1.sf(t, full_output=True)
+    exact = np.array([md1_response_sf(x) for x in t])
+    assert np.all(np.abs(value - exact) <= error)
+    away = np.abs(t - np.round(t)) >= 0.2
+    assert np.all(np.abs(value - exact)[away] <= 1e-8 * exact[away])
+
+
+def test_md1_quantiles_against_erlang(md1):
+    q = np.array([0.2, 0.5, 0.9, 0.95, 0.99, 0.999])
+    value, error = md1.ppf(q, full_output=True)
+    exact = np.array([md1_response_quantile(level) for level in q])
+    assert np.all(np.abs(value - exact) <= np.maximum(error, 1e-14 * exact))
+    assert np.all(np.abs(value - exact) <= 1e-6 * exact)
+    assert value[0] == 1.0   # P(T = 1) = 1 - rho = 0.3 > 0.2: the quantile is the atom
+
+
+def test_tiny_load_deterministic_quantiles_are_the_runtime():
+    # Random, IR Deterministic(1), lam = 1e-9: P(T = 1) = 1 - 1e-9 exceeds every level below,
+    # so every quantile is exactly 1 (never below the runtime, monotone in the level).
+    system = qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), arrival_rate=1e-9)
+    T = qt.analyze(system).response_time
+    assert np.array_equal(T.ppf([1e-6, 0.99, 0.999, 0.999999]), [1.0, 1.0, 1.0, 1.0])
+    assert T.cdf(0.999) == 0.0 and T.sf(0.999) == 1.0
+
+
+# --------------------------------------------------------------------------- consistency
+
+
+def _systems():
+    S = qt.slowdowns.facebook()
+    fb = qt.SX(qt.Exponential(S.mean()), S)
+    atoms = qt.SX(qt.Deterministic(0.5), qt.Discrete([1, 3], [0.7, 0.3]))
+    return {
+        "mm1": qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5),
+        "random-fb": qt.System(qt.Random(), fb, arrival_rate=0.7),
+        "riq3-fb": qt.System(qt.RIQ(3), fb, arrival_rate=0.7),
+        "riq2-atoms": qt.System(qt.RIQ(2), atoms, arrival_rate=0.75),
+        "riq2-det": qt.System(qt.RIQ(2), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.6),
+    }
+
+
+SYSTEMS = _systems()
+
+
+@pytest.mark.parametrize("name", [
+    "mm1", "riq2-det", "random-fb", "riq3-fb",
+    pytest.param("riq2-atoms", marks=pytest.mark.slow)])
+def test_tail_quantiles_and_mean_agree(name):
+    system = SYSTEMS[name]
+    p = qt.analyze(system)
+    T = p.response_time
+    smallest = min(system.runtime.fastest(i).ppf(1e-12) for i in range(1, 4))
+    # quantiles: monotone in the level, invert the CDF within their error, above the runtime
+    q = np.array([1e-6, 0.01, 0.3, 0.5, 0.9, 0.99, 0.999, 0.999999])
+    x, err = T.ppf(q, full_output=True)
+    assert np.all(np.diff(x) >= 0)
+    assert np.all(x >= smallest * (1 - 1e-12))
+    continuous = err > 0
+    cdf_lo, cdf_hi = T.cdf(x - err), T.cdf(x + err)
+    assert np.all((cdf_lo <= q + 1e-9) & (q <= cdf_hi + 1e-9) | ~continuous)
+    # the tail: non-increasing, to 0, Markov's bound t P(T > t) <= E[T]
+    t = np.geomspace(1e-3, 1e20, 400) * p.mean
+    sf = T.sf(t)
+    assert np.all(np.diff(sf) <= 0)
+    assert sf[-1] == 0.0
+    assert np.all(t * sf <= p.mean * (1 + 1e-12))
+    assert np.all(T.cdf(t) + sf == pytest.approx(1.0, abs=1e-9))
+    # mean = integral of the tail: 40-point Gauss-Legendre on panels that break at every
+    # multiple of 0.5 (the kinks of the atom laws) up to 40, then geometric to 1e4 E[T]
+    edges = np.unique(np.concatenate([np.arange(0.0, 40.5, 0.5),
+                                      np.geomspace(40.0, 1e4 * max(p.mean, 1.0), 200)]))
+    nodes, weights = np.polynomial.legendre.leggauss(40)
+    left, width = edges[:-1, None], np.diff(edges)[:, None]
+    u = left + 0.5 * width * (nodes + 1.0)
+    total = float(np.sum(0.5 * width * weights * T.sf(u)))
+    assert total == pytest.approx(p.mean, rel=1e-7)
+
+
+def test_mm1_far_tail():
+    # M/M/1, mu = 1, lam = 0.5: P(T > t) = exp(-t / 2), below 1e-300 beyond t = 1400.
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)),
+                             arrival_rate=0.5)).response_time
+    assert T.sf(1e20) == 0.0 and T.cdf(1e20) == 1.0
+    t = np.geomspace(1.0, 1e20, 200)
+    assert np.all(np.diff(T.sf(t)) <= 0) and np.all(np.diff(T.cdf(t)) >= 0)
+
+
+# --------------------------------------------------------------------------- units
+
+
+@pytest.mark.parametrize("unit", [1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9])
+@pytest.mark.parametrize("policy", [qt.Random(), qt.RIQ(3)])
+def test_results_do_not_depend_on_the_unit_of_time(unit, policy):
+    # Times in units u: runtimes u times longer, arrivals u times rarer; every time scales by u.
+    base = qt.analyze(qt.System(policy, qt.IR(qt.Erlang(2, rate=2.0)), arrival_rate=0.5))
+    scaled = qt.analyze(qt.System(policy, qt.IR(qt.Erlang(2, rate=2.0 / unit)),
+                                  arrival_rate=0.5 / unit))
+    assert scaled.stable
+    assert scaled.mean == pytest.approx(unit * base.mean, rel=1e-9)
+    assert scaled.busy_fraction == pytest.approx(base.busy_fraction, rel=1e-9)
+    q = [0.5, 0.99]
+    assert np.allclose(scaled.response_time.ppf(q), unit * base.response_time.ppf(q),
+                       rtol=1e-8, atol=0)
+
+
+# --------------------------------------------------------------------------- continuous slowdowns
+
+
+def test_continuous_slowdown_distribution_against_closed_form():
+    # Random, S&X with X ~ Exp(1), S ~ Uniform(1, 3): E[exp(-s X S)] = E[1 / (1 + s S)]
+    # = log((1 + 3 s) / (1 + s)) / (2 s); E[B] = 2, lam = 0.3 (rho = 0.6). The reference
+    # inverts the Pollaczek-Khinchine transform of this closed form with 30-digit de Hoog.
+    lam, rho = 0.3, 0.6
+
+    def service(s):
+        return mpmath.log((1 + 3 * s) / (1 + s)) / (2 * s)
+
+    def response(s):
+        b = service(s)
+        return (1 - rho) * s * b / (s - lam * (1 - b))
+
+    system = qt.System(qt.Random(), qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 3.0)),
+                       arrival_rate=lam)
+    T = qt.analyze(system).response_time
+    t = np.array([1.0, 5.0, 20.0])
+    exact = [float(invert_sf_mp(response, x, precision=30)) for x in t]
+    assert np.allclose(T.sf(t), exact, rtol=1e-8, atol=0)
+    riq = qt.analyze(qt.System(qt.RIQ(2), system.runtime, arrival_rate=lam))
+    assert 0 < riq.quantile(0.5) < riq.quantile(0.99) < math.inf
+
+
+# --------------------------------------------------------------------------- API
+
+
+def test_pickle_round_trip():
+    S = qt.slowdowns.facebook()
+    p = qt.analyze(qt.System(qt.RIQ(3), qt.SX(qt.Exponential(S.mean()), S), arrival_rate=0.7))
+    q99 = p.quantile(0.99)
+    back = pickle.loads(pickle.dumps(p))
+    assert back.mean == p.mean and back.quantile(0.99) == q99
+    T = pickle.loads(pickle.dumps(p.response_time))
+    assert T.sf(5.0) == p.response_time.sf(5.0)
+
+
+def test_precision_returns_mpf_with_the_digits(mm1):
+    # T ~ Exp(0.5): the median is 2 log 2 (30-digit reference from mpmath).
+    value = mm1.median(precision=30)
+    assert isinstance(value, mpmath.mpf)
+    with mpmath.workdps(40):
+        assert abs(value - 2 * mpmath.log(2)) < mpmath.mpf(10) ** -28
+
+
+def test_scipy_conventions(mm1):
+    # Exp(0.5): ppf(q) = -2 log(1 - q), isf(p) = -2 log(p), interval = equal tails.
+    assert mm1.median() == pytest.approx(2 * math.log(2), rel=1e-10)
+    assert mm1.isf(0.01) == pytest.approx(-2 * math.log(0.01), rel=1e-10)
+    lo, hi = mm1.interval(0.9)
+    assert (lo, hi) == pytest.approx((-2 * math.log(0.95), -2 * math.log(0.05)), rel=1e-10)
+
+
+@pytest.mark.parametrize("s", [-1.0, float("nan"), -1 + 1j])
+def test_lst_outside_the_half_plane_rejected(mm1, s):
+    with pytest.raises(ValueError, match="Re"):
+        mm1.lst(s)
+
+
+def test_precision_out_of_range(mm1):
+    with pytest.raises(ValueError, match="<= 1000"):
+        mm1.ppf(0.5, precision=2000)
+
+
+def test_many_atoms_bounded_memory():
+    # 50,000 measured slowdown values: the transform of X S at 200 points would hold a
+    # 200 x 50,000 complex matrix (160 MB) at once; it is summed in blocks instead. The value is
+    # checked against the mean of the closed-form exponential transforms, summed in a loop.
+    import tracemalloc
+
+    values = 1.0 + np.arange(50_000) / 1000.0
+    S = qt.Discrete(values, np.full(values.size, 1 / values.size))
+    law = qt.product(qt.Exponential(1.0), S)
+    s = 0.1 + 1j * np.linspace(0.0, 50.0, 200)
+    tracemalloc.start()
+    got = law.lst(s)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 64 * 2**20
+    expected = np.array([np.mean(1.0 / (1.0 + z * values)) for z in s[::40]])
+    assert np.allclose(got[::40], expected, rtol=1e-12, atol=0)
+
+
+@pytest.mark.slow
+def test_precision_path_with_atoms_has_the_digits(md1):
+    # de Hoog converges slowly at the kinks of the M/D/1 law (3e-9 at 30 working digits): the
+    # mpmath path raises its working precision until two values agree to 30 digits. Reference:
+    # Erlang's formula at 50 digits.
+    value = md1.sf(2.5, precision=30)
+    with mpmath.workdps(50):
+        exact = 1 - md1_wait_cdf(1.5)
+        assert abs(value - exact) <= mpmath.mpf(10) ** -29 * exact
+
+
+
+@settings(max_examples=12, deadline=None)
+@given(values=st.lists(st.floats(0.1, 10.0), min_size=1, max_size=4),
+       load=st.sampled_from([1e-9, 0.3, 0.9, 1 - 1e-6]),
+       d=st.integers(1, 3), scale=st.sampled_from([1e-6, 1.0, 1e6]))
+def test_atom_laws_keep_the_promises(values, load, d, scale):
+    # Any deterministic-slowdown law: no NaN, quantiles non-decreasing and never below the
+    # smallest runtime, tail non-increasing, within [0, 1] and under Markov's bound.
+    S = qt.Discrete(values, np.full(len(values), 1 / len(values)))
+    model = qt.SX(qt.Deterministic(scale), S)
+    p = qt.analyze(qt.System(qt.RIQ(d), model, arrival_rate=load / model.mean_runtime()))
+    assert p.stable and math.isfinite(p.mean)
+    T = p.response_time
+    x = T.ppf([0.01, 0.5, 0.9, 0.99])
+    assert np.all(np.isfinite(x)) and np.all(np.diff(x) >= 0)
+    assert x[0] >= scale * min(values) * (1 - 1e-12)
+    t = np.geomspace(1e-2, 1e4, 60) * p.mean
+    sf = T.sf(t)
+    assert np.all((sf >= 0) & (sf <= 1)) and np.all(np.diff(sf) <= 0)
+    assert np.all(t * sf <= p.mean * (1 + 1e-12))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES
@@ -358,3 +359,126 @@ def test_limit_flag(facebook_sx):
     # k -> infinity limit. validate() widens its intervals by a finite-k allowance only then.
     assert not qt.analyze(qt.System(qt.Random(), facebook_sx, arrival_rate=0.5)).limit
     assert qt.analyze(qt.System(qt.RIQ(2), facebook_sx, arrival_rate=0.5)).limit
+
+
+# ------------------------------------------------------------- laws with atoms: exact reference
+#
+# RIQ(2), S&X with X = Deterministic(0.5), S = {1, 3} w.p. {0.7, 0.3}, lam = 0.75 (issue 9,
+# item 2). Every runtime is an atom, so the response time is known exactly in the time domain:
+# * a job that finds i >= 1 of its d = 2 polled servers idle runs 0.5 min(S_1..S_i) (atoms);
+# * otherwise it waits for the work of a busy server, U + W, then runs B = 0.5 S: U is the
+#   equilibrium excess of the first service B_e = 0.5 min(S_1..S_I), I - 1 ~ Bin(1, 1 - b)
+#   (density P(B_e > u) / E[B_e], piecewise constant), and W the M/G/1 wait with rate
+#   lam_B = lam b and service B, by the generalisation of Erlang's M/D/1 formula to a service
+#   with atoms (Takacs): P(W <= x) = (1 - rho_B) sum_n E[(lam (S_n - x))^n / n!
+#   exp(lam (x - S_n)); S_n <= x], S_n a sum of n services; integrated in closed form over u
+#   with int_0^Z z^n e^z / n! dz = e^Z P_n(Z) - (-1)^n, P_n(Z) = sum_k (-1)^(n-k) Z^k / k!;
+# * b solves b (1 - lam b E[B]) = (1 - b) lam 2 E[B_e](b) (REFERENCE section 3), by
+#   mpmath.findroot. All in 60-digit mpmath, independent of the library.
+
+def _atom_case():
+    with mpmath.workdps(60):
+        lam, x = mpmath.mpf("0.75"), mpmath.mpf("0.5")
+        s_vals, s_probs = [mpmath.mpf(1), mpmath.mpf(3)], [mpmath.mpf("0.7"), mpmath.mpf("0.3")]
+        single = [(x * v, p) for v, p in zip(s_vals, s_probs)]
+        pair = [(x * 1, 1 - s_probs[1] ** 2), (x * 3, s_probs[1] ** 2)]   # min(S_1, S_2)
+        mean = lambda law: mpmath.fsum(v * p for v, p in law)   # noqa: E731
+        b = mpmath.findroot(lambda b: b * (1 - lam * b * mean(single))
+                            - (1 - b) * lam * 2 * (b * mean(single) + (1 - b) * mean(pair)),
+                            mpmath.mpf("0.6"))
+        first = [(v, b * p) for v, p in single] + [(v, (1 - b) * p) for v, p in pair]
+        lam_b = lam * b
+        weights = {2: (1 - b) ** 2, 1: 2 * b * (1 - b)}                   # i idle of 2 polled
+        immediate = [(v, weights[1] * p) for v, p in single] + [(v, weights[2] * p)
+                                                                for v, p in pair]
+        return dict(b=b, first=first, service=single, lam_b=lam_b, all_busy=b * b,
+                    immediate=immediate)
+
+
+def _sums(service, n_max):
+    out = [{mpmath.mpf(0): mpmath.mpf(1)}]
+    for _ in range(n_max):
+        nxt: dict = {}
+        for c, p in out[-1].items():
+            for v, q in service:
+                nxt[c + v] = nxt.get(c + v, 0) + p * q
+        out.append(nxt)
+    return out
+
+
+def _integrated_wait_cdf(x, lam, service):
+    """int_0^x P(W <= v) dv for the M/G/1 wait with a service of finitely many atoms."""
+    if x <= 0:
+        return mpmath.mpf(0)
+    rho = lam * mpmath.fsum(v * p for v, p in service)
+    n_max = int(mpmath.floor(x / min(v for v, _ in service))) + 1
+    total = mpmath.mpf(0)
+    for n, dist in enumerate(_sums(service, n_max)):
+        for c, p in dist.items():
+            if c <= x:
+                z = lam * (x - c)
+                poly = mpmath.fsum((-1) ** (n - k) * z**k / mpmath.factorial(k)
+                                   for k in range(n + 1))
+                total += p * (-1) ** n / lam * (mpmath.exp(z) * poly - (-1) ** n)
+    return (1 - rho) * total
+
+
+def _atom_case_sf(t, case):
+    """P(T > t) exactly (60 digits)."""
+    with mpmath.workdps(60):
+        t = mpmath.mpf(t)
+        immediate = mpmath.fsum(p for v, p in case["immediate"] if v > t)
+        first = sorted(case["first"])
+        be = mpmath.fsum(v * p for v, p in first)
+        # U has density P(B_e > u) / E[B_e] on the pieces between the atoms of B_e
+        cuts = [mpmath.mpf(0)] + [v for v, _ in first]
+        busy_cdf = mpmath.mpf(0)
+        for bv, bp in case["service"]:
+            y = t - bv
+            if y <= 0:
+                continue
+            for lo, hi in zip(cuts[:-1], cuts[1:]):
+                if lo >= y:
+                    break
+                tail = mpmath.fsum(p for v, p in first if v > lo)
+                upper = min(hi, y)
+                busy_cdf += bp * tail / be * (
+                    _integrated_wait_cdf(y - lo, case["lam_b"], case["service"])
+                    - _integrated_wait_cdf(y - upper, case["lam_b"], case["service"]))
+        return immediate + case["all_busy"] * (1 - busy_cdf)
+
+
+@pytest.fixture(scope="module")
+def atom_case():
+    case = _atom_case()
+    system = qt.System(qt.RIQ(2), qt.SX(qt.Deterministic(0.5), qt.Discrete([1, 3], [0.7, 0.3])),
+                       arrival_rate=0.75)
+    return case, qt.analyze(system)
+
+
+def test_atoms_busy_fraction_against_exact(atom_case):
+    case, p = atom_case
+    assert p.busy_fraction == pytest.approx(float(case["b"]), rel=1e-12)
+
+
+def test_atoms_tail_and_error_estimate_against_exact(atom_case):
+    # Kinks of the CDF at multiples of 0.5; t = 2.64 is the point of issue 9.
+    case, p = atom_case
+    t = np.array([0.7, 1.2, 2.0, 2.3, 2.64, 3.7, 5.1, 8.3])
+    value, error = p.response_time.sf(t, full_output=True)
+    exact = np.array([float(_atom_case_sf(x, case)) for x in t])
+    assert np.all(np.abs(value - exact) <= error)
+    away = np.abs(2 * t - np.round(2 * t)) >= 0.2     # at least 0.1 from a kink
+    assert np.all(np.abs(value - exact)[away] <= 1e-6 * exact[away])   # the issue's target
+    assert abs(value[4] - exact[4]) <= 1e-9 * exact[4]                  # t = 2.64
+
+
+@pytest.mark.parametrize("level, lo, hi", [(0.95, 2.5, 2.8), (0.99, 3.0, 6.0)])
+def test_atoms_quantiles_against_exact(atom_case, level, lo, hi):
+    case, p = atom_case
+    while hi - lo > 1e-13 * hi:   # bisection on the exact tail
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if _atom_case_sf(mid, case) > 1 - level else (lo, mid)
+    value, error = p.response_time.ppf(level, full_output=True)
+    assert abs(value - hi) <= 1e-6 * hi
+    assert abs(value - hi) <= error + 1e-13 * hi

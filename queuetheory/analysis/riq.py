@@ -9,11 +9,13 @@ rate ``lam d`` and then starts a replica group of ``I`` idle servers (``I - 1 ~ 
 
 from __future__ import annotations
 
+import functools
 import math
 
 from scipy import optimize
 
 from .. import _checks, mg1
+from ..distributions import Discrete, Distribution, Mixture, _Product
 from ..policies import RIQ, Random
 from ..prediction import Prediction
 from ..response import ResponseTime
@@ -122,18 +124,50 @@ def analyze_riq(system: System) -> Prediction:
     cost = sum(idle_weights[i] * i * model.fastest_moment(i, 1) for i in range(1, d + 1))
     cost += all_busy * b1
 
-    def response_time() -> ResponseTime:
-        first = model.fastest_mixture(_binomial_weights(d - 1, 1.0 - b))
-        busy = mg1._efs_busy_transform(lam_b, first, model.replica())
-        if all_busy >= 1.0:
-            return ResponseTime(busy, mean)
-        immediate = model.fastest_mixture(idle_weights[1:])
-
-        def transform(s):
-            return (1.0 - all_busy) * immediate.lst(s) + all_busy * busy(s)
-
-        return ResponseTime(transform, mean)
-
+    response_time = functools.partial(_response_time, model, d, b, lam_b, mean, wait + b1)
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=b, cost=cost,
                       assumptions=assumptions, references=_REFERENCES, limit=d > 1)
+
+
+def _response_time(model, d: int, b: float, lam_b: float, mean: float,
+                   busy_mean: float) -> ResponseTime:
+    """The response-time law: with probability ``1 - b^d`` the job finds ``i >= 1`` idle servers
+    and runs the fastest of ``i`` replicas (a law known exactly, discrete for discrete
+    runtimes), otherwise it queues behind a busy server (the efs busy transform, mean
+    ``busy_mean``). For Random (``d = 1``) this is the Pollaczek-Khinchine law split at the
+    empty queue: ``T = B`` with probability ``1 - rho``."""
+    idle_weights = _binomial_weights(d, 1.0 - b)
+    all_busy = idle_weights[0]
+    first = model.fastest_mixture(_binomial_weights(d - 1, 1.0 - b))
+    busy = mg1._efs_busy_transform(lam_b, first, model.replica())
+    lower = _smallest(model.fastest(d))
+    scale = model.mean_runtime()
+    if all_busy >= 1.0:
+        return ResponseTime(busy, mean, lower=lower, scale=scale)
+    immediate = model.fastest_mixture(idle_weights[1:])
+    transform = _TwoParts(1.0 - all_busy, immediate.lst, busy)
+    atoms = (1.0 - all_busy, immediate, busy, busy_mean) if immediate.discrete else None
+    return ResponseTime(transform, mean, atoms=atoms, lower=lower, scale=scale)
+
+
+class _TwoParts:
+    """``w f(s) + (1 - w) g(s)`` (a class, so that the response time can be pickled)."""
+
+    def __init__(self, weight: float, first, second):
+        self.weight, self.first, self.second = weight, first, second
+
+    def __call__(self, s):
+        return self.weight * self.first(s) + (1.0 - self.weight) * self.second(s)
+
+
+def _smallest(law: Distribution) -> float:
+    """A hard lower bound of a runtime law: its essential infimum where it is known exactly."""
+    if isinstance(law, _Product):
+        return _smallest(law.X) * _smallest(law.M)
+    if isinstance(law, Mixture):
+        return min(_smallest(c) for c, w in zip(law.components, law.weights) if w > 0)
+    if isinstance(law, Discrete):
+        return float(law.values[0])
+    value = float(law.ppf(0.0))
+    return value if math.isfinite(value) and value > 0 else 0.0
