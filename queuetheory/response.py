@@ -315,6 +315,15 @@ class ResponseTime(Distribution):
                 bound = self._mean / flat[positive]
                 out[positive] = (np.minimum(out[positive], bound) if upper
                                  else np.maximum(out[positive], 1.0 - bound))
+            # monotone in x within one call: a later value that noise lifted above an earlier
+            # one (both within their error estimates) takes the earlier value, and the larger
+            # of the two error estimates
+            order = np.argsort(flat, kind="stable")
+            accumulate = np.minimum.accumulate if upper else np.maximum.accumulate
+            ordered = accumulate(out[order])
+            moved = ordered != out[order]
+            err[order] = np.where(moved, np.maximum.accumulate(err[order]), err[order])
+            out[order] = ordered
         return self._finish(out.reshape(arr.shape), err.reshape(arr.shape), full_output)
 
     def _atom_at_zero(self) -> float:
