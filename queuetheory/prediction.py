@@ -51,6 +51,11 @@ class Prediction:
         ``True`` when the numbers are the ``k -> infinity`` limit, ``False`` when they hold
         exactly for the system's own number of servers (e.g. Random, or an exact finite-k
         formula).
+    errors : dict of str to float
+        Estimated absolute errors of the numerically solved statistics (``"mean"``,
+        ``"busy_fraction"``), checked against the true errors in the tests; empty where the
+        numbers are closed forms exact to rounding. Quantile errors:
+        ``response_time.ppf(q, full_output=True)`` or ``response_time.quantile_error(q)``.
     finite_k_gap : FiniteKGap or None
         When the limit is used for a finite ``servers``: the gap to the finite system
         estimated from the simulated map (see :mod:`queuetheory.analysis.finite_k`).
@@ -67,7 +72,7 @@ class Prediction:
                  response_time: Callable[[], ResponseTime] | None = None,
                  busy_fraction: float | None = None, cost: float | None = None,
                  assumptions: tuple[str, ...] = (), references: tuple[str, ...] = (),
-                 limit: bool = True):
+                 limit: bool = True, errors: dict[str, float] | None = None):
         self.system = system
         self.method = method
         self.exact = exact
@@ -79,6 +84,7 @@ class Prediction:
         self.assumptions = tuple(assumptions)
         self.references = tuple(references)
         self.limit = bool(limit)
+        self.errors = dict(errors or {})
         self.finite_k_gap = None
         self._response_factory = response_time
 

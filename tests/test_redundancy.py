@@ -359,3 +359,13 @@ def test_jumping_density_is_flagged():
     assert "CAUTION" in p.method
     assert "CAUTION" not in qt.analyze(
         qt.System(qt.RedundancyD(2), qt.IR(qt.Erlang(2, 2.0)), 0.4)).method
+
+
+def test_prediction_errors_cover_the_true_errors():
+    # IR Erlang(1, 1) is exponential but takes the mean-field path. Closed forms (Gardner et al.,
+    # Operations Research 65(4) 2017): E[T] = (-ln(1 - rho) - rho) / (mu rho^2) for d = 2,
+    # mpmath: (mpmath.log(2) - 0.5) / 0.25 = 0.77258872223978123767; busy fraction rho = 0.5.
+    p = qt.analyze(qt.System(qt.RedundancyD(2), qt.IR(qt.Erlang(1, 1.0)), arrival_rate=0.5))
+    assert set(p.errors) == {"mean", "busy_fraction"}
+    assert abs(p.mean - 0.77258872223978123767) <= p.errors["mean"]
+    assert abs(p.busy_fraction - 0.5) <= p.errors["busy_fraction"]

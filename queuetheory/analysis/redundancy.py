@@ -492,7 +492,8 @@ def _mean_field(system: System) -> Prediction:
 
     return Prediction(system, method=method, exact=False, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=busy, cost=busy / lam,
-                      assumptions=assumptions, references=_REFERENCES)
+                      assumptions=assumptions, references=_REFERENCES,
+                      errors={"mean": result.mean_error, "busy_fraction": result.busy_error})
 
 
 def _frontier_text(model, d, points, lam, frontier) -> str:

@@ -906,8 +906,8 @@ def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Pre
               f"(relative tolerance 1e-13)")
     prediction = Prediction(system, method=method, exact=False, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=lam / mu, cost=1.0 / mu,
-                            assumptions=assumptions, references=_REFERENCES)
-    prediction.errors = {"mean": 1e-12 * mean, "busy_fraction": 0.0}
+                            assumptions=assumptions, references=_REFERENCES,
+                            errors={"mean": 1e-12 * mean, "busy_fraction": 0.0})
     return prediction
 
 
@@ -1048,8 +1048,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
               f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
-                            assumptions=assumptions, references=_REFERENCES)
-    prediction.errors = {"mean": mean_error, "busy_fraction": busy_error}
+                            assumptions=assumptions, references=_REFERENCES,
+                            errors={"mean": mean_error, "busy_fraction": busy_error})
     return prediction
 
 
