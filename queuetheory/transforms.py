@@ -526,7 +526,8 @@ def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
         ti = t[idx]
         cdf, sf, pdf = evaluate(ti, True)[:3]
         h = _objective(upper[idx], log_target[idx], cdf, sf)
-        slope = pdf / np.maximum(np.where(upper[idx], sf, cdf), _LOG_TINY)
+        with np.errstate(over="ignore"):  # an infinite slope is a step: Newton skips it
+            slope = pdf / np.maximum(np.where(upper[idx], sf, cdf), _LOG_TINY)
         lo[idx] = np.where(h < 0, ti, lo[idx])
         hi[idx] = np.where(h >= 0, ti, hi[idx])
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -419,7 +419,8 @@ def _given_size(policy, H):
     H = np.clip(H, 0.0, 1.0)
     if isinstance(policy, MDS):
         return special.betainc(policy.m + 1, policy.n, H)
-    return -np.expm1(policy.n * np.log1p(-H**policy.d))
+    with np.errstate(divide="ignore"):  # H = 1: log1p(-1) = -inf gives exactly 1
+        return -np.expm1(policy.n * np.log1p(-H**policy.d))
 
 
 def _support_nodes(dist: Distribution):
