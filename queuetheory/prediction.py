@@ -8,6 +8,8 @@ import re
 from collections.abc import Callable
 from functools import cached_property
 
+import mpmath
+
 from . import _checks
 from .export import short_repr
 from .response import ResponseTime
@@ -99,8 +101,22 @@ class Prediction:
                 f"distribution")
         return self._response_factory()
 
-    def quantile(self, q: float, precision: int | None = None) -> float:
-        """The ``q``-quantile of the response time, q in (0, 1) (``inf`` if unstable)."""
+    def quantile(self, q: float, precision: int | None = None) -> float | mpmath.mpf:
+        """The ``q``-quantile of the response time, q in (0, 1) (``inf`` if unstable).
+
+        A float from the fast inversion; with ``precision`` (decimal digits, 15 to 1000) an
+        :class:`mpmath.mpf` with that many digits (see :meth:`ResponseTime.ppf`).
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> p = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5))
+        >>> round(p.quantile(0.99), 9)                 # M/M/1: ln(100) / (mu - lam)
+        9.210340372
+        >>> import mpmath
+        >>> print(mpmath.nstr(p.quantile(0.99, precision=25), 25))   # 2 ln(100), mpmath
+        9.210340371976182736071966
+        """
         _checks.probability_level("q", q)
         if not self.stable:
             return math.inf
