@@ -149,7 +149,30 @@ def stability_limit(policy, runtime: RuntimeModel) -> float:
     return policy.n / (tasks * runtime.mean_runtime())
 
 
-class BatchCompletionTime(Distribution):
+class DoublePrecisionLaw(Distribution):
+    """A batch-time law with the response-time interface (``cdf``, ``sf``, ``ppf``/``quantile``
+    taking ``precision=``) but no high-precision path: ``precision`` other than ``None`` raises
+    ``NotImplementedError``."""
+
+    def cdf(self, x, precision: int | None = None):
+        """``P(T_b <= x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().cdf(x)
+
+    def sf(self, x, precision: int | None = None):
+        """``P(T_b > x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().sf(x)
+
+    def ppf(self, q, precision: int | None = None):
+        """Quantile of the batch completion time (double precision only)."""
+        _no_precision(precision)
+        return super().ppf(q)
+
+    quantile = ppf
+
+
+class BatchCompletionTime(DoublePrecisionLaw):
     """Law of a batch's completion time (``Prediction.response_time`` for batch policies).
 
     A :class:`~queuetheory.distributions.Distribution` given by a vectorised survival function;
@@ -190,23 +213,6 @@ class BatchCompletionTime(Distribution):
 
     def __repr__(self):
         return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
-
-    def cdf(self, x, precision: int | None = None):
-        """``P(T_b <= x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().cdf(x)
-
-    def sf(self, x, precision: int | None = None):
-        """``P(T_b > x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().sf(x)
-
-    def ppf(self, q, precision: int | None = None):
-        """Quantile of the batch completion time (double precision only)."""
-        _no_precision(precision)
-        return super().ppf(q)
-
-    quantile = ppf
 
     def _sf(self, x):
         return self._sf_function(np.asarray(x, dtype=float).ravel()).reshape(np.shape(x))

@@ -64,7 +64,7 @@ from ..policies import MDS
 from ..prediction import Prediction
 from ..runtime import IR, SX
 from ..system import System
-from .mds import BatchCompletionTime, _no_precision
+from .mds import BatchCompletionTime, DoublePrecisionLaw
 
 __all__ = ["analyze_removal", "frontier", "necessary_rate", "RemovalBatchTime",
            "ExponentialBatchTime", "RemovalError"]
@@ -728,7 +728,7 @@ class _ExponentialClosedForm:
         return -math.log1p(-(1.0 - survival) ** (1.0 / k.n)) / k.r
 
 
-class ExponentialBatchTime(Distribution):
+class ExponentialBatchTime(DoublePrecisionLaw):
     """Batch completion time with removal under IR exponential runtimes (closed form in ``q``;
     see :class:`_ExponentialClosedForm`)."""
 
@@ -737,23 +737,6 @@ class ExponentialBatchTime(Distribution):
 
     def __repr__(self):
         return f"ExponentialBatchTime(mean={self._mean!r})"
-
-    def cdf(self, x, precision: int | None = None):
-        """``P(C <= x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().cdf(x)
-
-    def sf(self, x, precision: int | None = None):
-        """``P(C > x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().sf(x)
-
-    def ppf(self, q, precision: int | None = None):
-        """Quantile (double precision only)."""
-        _no_precision(precision)
-        return super().ppf(q)
-
-    quantile = ppf
 
     def quantile_error(self, q: float) -> float:
         """Estimated error of a quantile: quadrature tolerance (relative 1e-12)."""
