@@ -230,6 +230,22 @@ class Distribution:
         """Squared coefficient of variation ``Var[X] / E[X]^2``."""
         return self.var() / self.mean() ** 2
 
+    @property
+    def atoms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(values, probs)`` of a law on finitely many points (sorted values, probabilities
+        summing to 1), or ``None`` for a law with a continuous part. The one question the
+        analysis asks to take an exact sum over a discrete law.
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> qt.Discrete([2, 1], [0.5, 0.5]).atoms[0].tolist(), qt.Exponential(1.0).atoms
+        ([1.0, 2.0], None)
+        >>> qt.Mixture([qt.Deterministic(1.0), qt.Deterministic(3.0)], [0.25, 0.75]).atoms
+        (array([1., 3.]), array([0.25, 0.75]))
+        """
+        return self._atoms
+
     def cdf(self, x):
         """Cumulative distribution function ``P(X <= x)``."""
         return self._evaluate(x, self._cdf, clip=True)
@@ -601,6 +617,11 @@ class Discrete(Distribution):
         self.probs = merged[keep] / math.fsum(merged[keep])
         self._cum = np.cumsum(self.probs)
         self._cum[-1] = 1.0
+
+    @property
+    def atoms(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, probs)``: every discrete law is its own atoms."""
+        return self.values, self.probs
 
     @classmethod
     def from_samples(cls, data) -> Discrete:
@@ -1124,6 +1145,16 @@ class Mixture(Distribution):
     def __repr__(self):
         return _repr(self, components=self.components, weights=self.weights.tolist())
 
+    @property
+    def atoms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The merged atoms when every component with positive weight is discrete."""
+        parts = [(c.atoms, w) for c, w in zip(self.components, self.weights) if w > 0]
+        if any(a is None for a, _ in parts):
+            return None
+        merged = Discrete(np.concatenate([a[0] for a, _ in parts]),
+                          np.concatenate([w * a[1] for a, w in parts]))
+        return merged.values, merged.probs
+
     def _combine(self, hook, x):
         return sum(w * getattr(c, hook)(x) for c, w in zip(self.components, self.weights))
 
@@ -1161,13 +1192,6 @@ class Mixture(Distribution):
 
 _MIX_CHUNK = 1 << 20
 """Entries of the largest (points x atoms) array a sum over atoms builds at once (16 MiB)."""
-
-
-def _atoms_of(D: Distribution):
-    """``(values, probs)`` of a law with finitely many atoms, else ``None``."""
-    if isinstance(D, Discrete):
-        return D.values, D.probs
-    return D._atoms
 
 
 def _over_atoms(f, x: np.ndarray, values: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -1223,8 +1247,8 @@ class _Product(Distribution):
 
     def __init__(self, X: Distribution, M: Distribution):
         self.X, self.M = X, M
-        self._m_atoms = _atoms_of(M)
-        self._x_atoms = None if self._m_atoms is not None else _atoms_of(X)
+        self._m_atoms = M.atoms
+        self._x_atoms = None if self._m_atoms is not None else X.atoms
         self.discrete = X.discrete and M.discrete
 
     def __repr__(self):
@@ -1326,7 +1350,7 @@ def product(X, M) -> Distribution:
         return X.scaled(M.value)
     if isinstance(X, Deterministic):
         return M.scaled(X.value)
-    x_atoms, m_atoms = _atoms_of(X), _atoms_of(M)
+    x_atoms, m_atoms = X.atoms, M.atoms
     if x_atoms is not None and m_atoms is not None and x_atoms[0].size * m_atoms[0].size <= 10**6:
         return Discrete(np.multiply.outer(x_atoms[0], m_atoms[0]).ravel(),
                         np.multiply.outer(x_atoms[1], m_atoms[1]).ravel())
@@ -1343,6 +1367,11 @@ class _Minimum(Distribution):
 
     def __repr__(self):
         return f"{self.base!r}.minimum({self.i})"
+
+    @property
+    def atoms(self):
+        base = self.base.atoms
+        return None if base is None else Discrete(*base).minimum(self.i).atoms
 
     def _sf(self, x):
         return self.base._sf(x) ** self.i
@@ -1376,6 +1405,11 @@ class _Scaled(Distribution):
 
     def __repr__(self):
         return f"{self.base!r}.scaled({self.c!r})"
+
+    @property
+    def atoms(self):
+        base = self.base.atoms
+        return None if base is None else (self.c * base[0], base[1])
 
     def _cdf(self, x):
         return self.base._cdf(x / self.c)

@@ -41,7 +41,7 @@ import numpy as np
 from scipy import integrate, special
 
 from . import _checks
-from .distributions import Discrete, Distribution, Exponential, ShiftedExponential, as_distribution
+from .distributions import Distribution, Exponential, ShiftedExponential, as_distribution
 
 __all__ = ["OrderStatistic", "harmonic", "exponential_mean", "iid_cdf", "iid_sf"]
 
@@ -308,7 +308,7 @@ class OrderStatistic(Distribution):
     def _moment(self, k):
         if self._renyi is not None:
             return _shifted_hypoexponential_moment(*self._renyi, k)
-        if all(isinstance(c, Discrete) for c in self.components):
+        if all(c.atoms is not None for c in self.components):
             return self._discrete_moment(k)
         return self._integrated_moment(k)
 
@@ -402,7 +402,7 @@ class OrderStatistic(Distribution):
     # ----------------------------------------------------------------- moments
     def _discrete_moment(self, k):
         """``sum_j (v_j^k - v_{j-1}^k) P(X_(r) > v_{j-1})`` over the support: positive terms."""
-        support = np.unique(np.concatenate([c.values for c in self.components]))
+        support = np.unique(np.concatenate([c.atoms[0] for c in self.components]))
         lower = np.concatenate([[0.0], support[:-1]])
         return float(np.dot(support**k - lower**k, self._sf(lower)))
 

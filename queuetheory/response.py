@@ -9,7 +9,7 @@ import mpmath
 import numpy as np
 
 from . import _checks, transforms
-from .distributions import Discrete, Distribution, Mixture, _is_mp
+from .distributions import Distribution, Mixture, _is_mp
 
 __all__ = ["ResponseTime"]
 
@@ -500,16 +500,9 @@ def _clip(value: mpmath.mpf) -> mpmath.mpf:
 
 
 def _atom_values(law: Distribution) -> np.ndarray | None:
-    """Sorted support of a discrete law (a :class:`Discrete` or a mixture of them)."""
-    if isinstance(law, Discrete):
-        return law.values
-    if isinstance(law, Mixture):
-        parts = [_atom_values(c) for c, w in zip(law.components, law.weights) if w > 0]
-        if any(p is None for p in parts):
-            return None
-        return np.unique(np.concatenate(parts))
-    atoms = getattr(law, "_atoms", None)
-    return None if atoms is None else np.sort(np.asarray(atoms[0], dtype=float))
+    """Sorted support of a discrete law, ``None`` for a law with a continuous part."""
+    atoms = law.atoms
+    return None if atoms is None else atoms[0]
 
 
 def _discrete_mp(law: Distribution, x: float, upper: bool) -> mpmath.mpf:
@@ -517,10 +510,7 @@ def _discrete_mp(law: Distribution, x: float, upper: bool) -> mpmath.mpf:
     if isinstance(law, Mixture):
         return mpmath.fsum(mpmath.mpf(w) * _discrete_mp(c, x, upper)
                            for c, w in zip(law.components, law.weights) if w > 0)
-    if isinstance(law, Discrete):
-        values, probs = law.values, law.probs
-    else:
-        values, probs = law._atoms
+    values, probs = law.atoms
     return mpmath.fsum(mpmath.mpf(float(p)) for v, p in zip(values, probs)
                        if (v > x if upper else v <= x))
 

@@ -131,9 +131,10 @@ class SX(RuntimeModel):
         w = _mixture_weights(weights)
         used = np.flatnonzero(w > 0)
         mins = [self._slowdown_minimum(int(i) + 1) for i in used]
-        if all(isinstance(m, Discrete) for m in mins):
-            values = np.concatenate([m.values for m in mins])
-            probs = np.concatenate([w[i] * m.probs for i, m in zip(used, mins)])
+        atoms = [m.atoms for m in mins]
+        if all(a is not None for a in atoms):
+            values = np.concatenate([a[0] for a in atoms])
+            probs = np.concatenate([w[i] * a[1] for i, a in zip(used, atoms)])
             return product(self.X, Discrete(values, probs))
         # continuous slowdowns: a mixture of the products, each over its own minimum's
         # quantiles (closed forms), never over a mixture's quantiles found by bisection

