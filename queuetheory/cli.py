@@ -31,7 +31,7 @@ from .distributions import (
     Pareto,
     Uniform,
 )
-from .policies import from_name
+from .policies import from_name, known_names
 from .runtime import IR, SX
 
 __all__ = ["main", "build_parser"]
@@ -156,8 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: queuetheory --policy riq --d 1-5 --rate 0.5,0.7 --format json")
     parser.add_argument("--version", action="version", version=f"queuetheory {__version__}")
     parser.add_argument("--policy", default="random,riq",
-                        help="comma-separated: random, riq, redundancy, threshold:N, mds:N "
-                             "(m = d), replication:N (default: random,riq)")
+                        help=f"comma-separated: {', '.join(known_names(note=True))} "
+                             f"(default: random,riq)")
     parser.add_argument("--d", default="1-5",
                         help="degrees of redundancy, e.g. 1-5 or 2,5,10 (default 1-5)")
     parser.add_argument("--rate", default="0.3,0.5,0.7",

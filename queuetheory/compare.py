@@ -13,7 +13,7 @@ import numpy as np
 from . import _checks, _progress
 from .analysis import analyze
 from .export import csv_table, flat_rows, html_table, latex_table, short_repr, text_table
-from .policies import Policy, from_name
+from .policies import Policy, from_name, policy_class
 from .runtime import RuntimeModel
 from .simulation import simulate as run_simulation
 from .system import System
@@ -167,7 +167,7 @@ def _systems(runtime, rate, policies, d, servers, remove) -> list[System]:
             found = [entry]
         elif not isinstance(entry, str):
             raise ValueError(f"policies must hold names or qt.Policy objects, got {entry!r}")
-        elif entry.strip().lower() == "random":
+        elif not policy_class(entry)[0].uses_d:
             found = [from_name(entry)]
         else:
             found = [from_name(entry, k) for k in d]
@@ -199,8 +199,8 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
     arrival_rate : float or sequence of float
         Jobs per unit time per server; a sequence gives a sweep (rows for every rate).
     policies : sequence of str or Policy
-        Names as in :func:`queuetheory.policies.from_name` (expanded over ``d``; ``random``
-        appears once) or policy objects (used as given).
+        Names as in :func:`queuetheory.policies.from_name` (expanded over ``d``; a policy
+        without ``d``, such as ``random``, appears once) or policy objects (used as given).
     d : sequence of int
         Degrees of redundancy for named policies (for ``mds:N`` the number of coded extras).
     quantiles : sequence of float
@@ -255,7 +255,7 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
     d = [d] if isinstance(d, int | np.integer) else list(d)
     if not policies:
         raise ValueError("policies must name at least one policy")
-    if not d and any(isinstance(p, str) and p.strip().lower() != "random" for p in policies):
+    if not d and any(isinstance(p, str) and policy_class(p)[0].uses_d for p in policies):
         raise ValueError("d must hold at least one degree of redundancy")
     quantiles = [float(_checks.probability_level("quantiles", q)) for q in quantiles]
     level = float(_checks.probability_level("confidence", confidence))

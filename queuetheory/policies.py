@@ -1,17 +1,99 @@
-"""Dispatching policies: validated parameters only (the analysis and simulation act on them)."""
+"""Dispatching policies: each class answers everything about itself.
+
+A policy class holds its validated parameters and declares, for the rest of the package, its
+names on the command line and in :func:`from_name` (``names``, built by ``from_cli``), the
+simulation kernel family that applies its update rule (:meth:`Policy.kernel`, a
+:class:`Kernel` the simulator maps to its numpy or compiled kernel), and the stability facts
+known about it (:meth:`Policy.load_bound`). Every subclass that declares ``names`` joins the
+registry read by :func:`from_name`, the command line's help and the error messages; a subclass
+inherits the kernel, the stability facts and the analysis (looked up along the class hierarchy)
+of its parent. This module imports neither the simulation nor the analysis.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from . import _checks
+from .distributions import Exponential
+from .runtime import IR, RuntimeModel
 
-__all__ = ["Policy", "Random", "RIQ", "RedundancyD", "Threshold", "MDS", "Replication", "from_name"]
+__all__ = ["Policy", "Random", "RIQ", "RedundancyD", "Threshold", "MDS", "Replication", "Kernel",
+           "from_name", "policy_class", "policy_classes", "known_names"]
+
+#: Lower-case name -> policy class, in the order the classes were defined.
+_REGISTRY: dict[str, type[Policy]] = {}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """Which simulation kernel applies a policy's update rule, and with which parameters.
+
+    Parameters
+    ----------
+    family : str
+        ``"lindley"`` (one server per arrival), ``"riq"`` (replicas to the idle polled servers,
+        else one alone), ``"threshold"`` (parameter ``n``: replicas to the polled servers
+        holding at most ``n`` jobs, else one alone) or ``"redundant"`` (parameters ``needed``,
+        ``groups``, ``remove``: ``groups`` jobs of ``polled / groups`` copies, a job done at its
+        ``needed``-th copy, the arrival at its last job; ``remove`` cancels the other copies).
+    parameters : dict
+        Keyword arguments of the kernel family.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> qt.MDS(n=3, m=1).kernel()
+    Kernel(family='redundant', parameters={'needed': 3, 'groups': 1, 'remove': True})
+    """
+
+    family: str
+    parameters: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Policy:
-    """Base class of the dispatching policies."""
+    """Base class of the dispatching policies.
+
+    A subclass declares its parameters as dataclass fields (validated in ``__post_init__``)
+    and overrides what differs from its parent: ``names`` (and ``from_cli``) to be found by
+    :func:`from_name` and the command line, :meth:`kernel` to be simulated, :meth:`load_bound`
+    for known stability facts, and registers an analysis with
+    :func:`queuetheory.analysis.register` if it has one.
+    """
+
+    #: Names accepted by :func:`from_name` (case-insensitive; the first is shown in help
+    #: texts). Only the names a class declares itself are registered, not inherited ones.
+    names: ClassVar[tuple[str, ...]] = ()
+    #: Whether the name takes a number, ``name:N`` (passed to :meth:`from_cli`).
+    takes_number: ClassVar[bool] = False
+    #: Whether the policy is built from the degree of redundancy ``d`` (:func:`from_name`).
+    uses_d: ClassVar[bool] = True
+    #: What the command line's help adds in brackets after the name, e.g. ``m = d``.
+    usage_note: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__.get("names", ()):
+            key = name.lower()
+            taken = _REGISTRY.get(key)
+            if taken is not None and (taken.__module__, taken.__qualname__) != (
+                    cls.__module__, cls.__qualname__):
+                raise ValueError(f"policy name {name!r} of {cls.__qualname__} is taken by "
+                                 f"{taken.__module__}.{taken.__qualname__}")
+            _REGISTRY[key] = cls
+
+    @classmethod
+    def from_cli(cls, number: int | None, d: int) -> Policy:
+        """The policy named ``name[:number]`` with degree of redundancy ``d``."""
+        return cls(d) if cls.uses_d else cls()
+
+    @classmethod
+    def usage(cls, note: bool = False) -> str:
+        """How the name is written in help texts, e.g. ``threshold:N``."""
+        text = f"{cls.names[0]}:N" if cls.takes_number else cls.names[0]
+        return f"{text} ({cls.usage_note})" if note and cls.usage_note else text
 
     @property
     def polled(self) -> int:
@@ -27,6 +109,51 @@ class Policy:
         """Short label for tables, e.g. ``RIQ(d=3)``."""
         return repr(self)
 
+    def kernel(self) -> Kernel | None:
+        """The simulation kernel of the policy, or None if it cannot be simulated.
+
+        An arrival on one server is simulated by the Lindley recursion whatever this says.
+        """
+        return None
+
+    def load_bound(self, runtime: RuntimeModel, poisson: bool = True) -> str | None:
+        """Why the policy is stable exactly when its load is below 1 under ``runtime`` (and
+        Poisson arrivals if ``poisson``), or None where that is not known.
+
+        The simulator reads it for its stability verdict (a run at load >= 1 is unstable, one
+        below is stable).
+        """
+        return None
+
+
+def policy_classes() -> list[type[Policy]]:
+    """The registered policy classes (those declaring ``names``), in definition order.
+
+    Examples
+    --------
+    >>> from queuetheory.policies import policy_classes
+    >>> [cls.__name__ for cls in policy_classes()][:3]
+    ['Random', 'RIQ', 'RedundancyD']
+    """
+    return list(dict.fromkeys(_REGISTRY.values()))
+
+
+def known_names(note: bool = False) -> list[str]:
+    """The names of the registered policies as help texts write them (with the notes in
+    brackets if ``note``).
+
+    Examples
+    --------
+    >>> from queuetheory.policies import known_names
+    >>> known_names()[:4]
+    ['random', 'riq', 'redundancy', 'threshold:N']
+    """
+    return [cls.usage(note) for cls in policy_classes()]
+
+
+def _stable_below_one(policy: Policy) -> str:
+    return f"{policy.label()} is stable exactly below load 1"
+
 
 @dataclass(frozen=True)
 class Random(Policy):
@@ -39,8 +166,17 @@ class Random(Policy):
     'Random'
     """
 
+    names = ("random",)
+    uses_d = False
+
     def label(self):
         return "Random"
+
+    def kernel(self):
+        return Kernel("lindley")
+
+    def load_bound(self, runtime, poisson=True):
+        return _stable_below_one(self)
 
 
 @dataclass(frozen=True)
@@ -80,6 +216,14 @@ class RIQ(_Polling):
        on Networking 25(6), 2017, Section on RIQ.
     """
 
+    names = ("riq",)
+
+    def kernel(self):
+        return Kernel("riq")
+
+    def load_bound(self, runtime, poisson=True):
+        return _stable_below_one(self)
+
 
 @dataclass(frozen=True)
 class RedundancyD(_Polling):
@@ -92,6 +236,18 @@ class RedundancyD(_Polling):
     >>> qt.RedundancyD(2).label()
     'RedundancyD(d=2)'
     """
+
+    names = ("redundancy", "redundancy-d", "redundancyd")
+
+    def kernel(self):
+        return Kernel("redundant", {"needed": 1, "groups": 1, "remove": True})
+
+    def load_bound(self, runtime, poisson=True):
+        if poisson and isinstance(runtime, IR) and isinstance(runtime.R, Exponential):
+            return (f"{self.label()} with IR exponential runtimes and Poisson arrivals is "
+                    f"stable exactly below load 1 (lam < mu) for every k (Gardner et al., "
+                    f"Operations Research 2017)")
+        return None
 
 
 @dataclass(frozen=True)
@@ -107,13 +263,22 @@ class Threshold(_Polling):
     """
 
     n: int = 0
+    names = ("threshold",)
+    takes_number = True
 
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "n", _checks.positive_int("n", self.n, minimum=0))
 
+    @classmethod
+    def from_cli(cls, number, d):
+        return cls(d, 1 if number is None else number)
+
     def label(self):
         return f"Threshold(d={self.d}, n={self.n})"
+
+    def kernel(self):
+        return Kernel("riq") if self.n == 0 else Kernel("threshold", {"n": self.n})
 
 
 @dataclass(frozen=True)
@@ -140,6 +305,9 @@ class MDS(Policy):
     n: int = 1
     m: int = 0
     remove: bool = True
+    names = ("mds",)
+    takes_number = True
+    usage_note = "m = d"
 
     def __post_init__(self):
         object.__setattr__(self, "n", _checks.positive_int("n", self.n))
@@ -154,8 +322,15 @@ class MDS(Policy):
     def batch(self):
         return self.n
 
+    @classmethod
+    def from_cli(cls, number, d):
+        return cls(10 if number is None else number, d)
+
     def label(self):
         return f"MDS(n={self.n}, m={self.m}{'' if self.remove else ', no removal'})"
+
+    def kernel(self):
+        return Kernel("redundant", {"needed": self.n, "groups": 1, "remove": self.remove})
 
 
 @dataclass(frozen=True)
@@ -173,6 +348,8 @@ class Replication(Policy):
     n: int = 1
     d: int = 1
     remove: bool = True
+    names = ("replication",)
+    takes_number = True
 
     def __post_init__(self):
         object.__setattr__(self, "n", _checks.positive_int("n", self.n))
@@ -187,8 +364,41 @@ class Replication(Policy):
     def batch(self):
         return self.n
 
+    @classmethod
+    def from_cli(cls, number, d):
+        return cls(10 if number is None else number, d)
+
     def label(self):
         return f"Replication(n={self.n}, d={self.d}{'' if self.remove else ', no removal'})"
+
+    def kernel(self):
+        return Kernel("redundant", {"needed": 1, "groups": self.n, "remove": self.remove})
+
+
+def policy_class(name: str) -> tuple[type[Policy], int | None]:
+    """The registered class of a short name and the number after its ``:`` (None if absent).
+
+    Raises ValueError for an unknown name or a non-integer number.
+
+    Examples
+    --------
+    >>> from queuetheory.policies import policy_class
+    >>> policy_class("Threshold:2")
+    (<class 'queuetheory.policies.Threshold'>, 2)
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a policy name (a string such as 'riq'), got {name!r}")
+    kind, _, arg = name.strip().lower().partition(":")
+    try:
+        number = int(arg) if arg else None
+    except ValueError:
+        raise ValueError(f"policy {name!r}: the part after ':' must be an integer") from None
+    cls = _REGISTRY.get(kind)
+    if cls is None:
+        usages = known_names()
+        raise ValueError(f"unknown policy {name!r}; use {', '.join(usages[:-1])} "
+                         f"or {usages[-1]}")
+    return cls, number
 
 
 def from_name(name: str, d: int = 1) -> Policy:
@@ -197,8 +407,10 @@ def from_name(name: str, d: int = 1) -> Policy:
     Parameters
     ----------
     name : str
-        ``random``, ``riq``, ``redundancy``, ``threshold:N`` (THRESHOLD-N), ``mds:N`` (batches of
-        N jobs, ``m = d`` coded extras) or ``replication:N`` (batches of N, ``d`` copies each).
+        A name of a registered policy (:func:`known_names`): ``random``, ``riq``,
+        ``redundancy``, ``threshold:N`` (THRESHOLD-N), ``mds:N`` (batches of N jobs, ``m = d``
+        coded extras) or ``replication:N`` (batches of N, ``d`` copies each), and the names
+        that subclasses of :class:`Policy` declare.
     d : int
         Degree of redundancy (ignored by ``random``).
 
@@ -208,24 +420,5 @@ def from_name(name: str, d: int = 1) -> Policy:
     >>> from_name("threshold:1", 3), from_name("mds:10", 2)
     (Threshold(d=3, n=1), MDS(n=10, m=2, remove=True))
     """
-    if not isinstance(name, str):
-        raise ValueError(f"name must be a policy name (a string such as 'riq'), got {name!r}")
-    kind, _, arg = name.strip().lower().partition(":")
-    try:
-        number = int(arg) if arg else None
-    except ValueError:
-        raise ValueError(f"policy {name!r}: the part after ':' must be an integer") from None
-    if kind == "random":
-        return Random()
-    if kind == "riq":
-        return RIQ(d)
-    if kind in ("redundancy", "redundancy-d", "redundancyd"):
-        return RedundancyD(d)
-    if kind == "threshold":
-        return Threshold(d, 1 if number is None else number)
-    if kind == "mds":
-        return MDS(10 if number is None else number, d)
-    if kind == "replication":
-        return Replication(10 if number is None else number, d)
-    raise ValueError(f"unknown policy {name!r}; use random, riq, redundancy, threshold:N, mds:N "
-                     f"or replication:N")
+    cls, number = policy_class(name)
+    return cls.from_cli(number, d)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import _checks
 from .distributions import Distribution, as_distribution
-from .policies import Policy
+from .policies import Policy, policy_classes
 from .runtime import RuntimeModel
 
 __all__ = ["System"]
@@ -55,8 +55,9 @@ class System:
 
     def __post_init__(self):
         if not isinstance(self.policy, Policy):
-            raise ValueError(f"policy must be a queuetheory policy (Random, RIQ, RedundancyD, "
-                             f"Threshold, MDS, Replication), got {self.policy!r}")
+            names = ", ".join(cls.__name__ for cls in policy_classes())
+            raise ValueError(f"policy must be a queuetheory policy ({names}), "
+                             f"got {self.policy!r}")
         if not isinstance(self.runtime, RuntimeModel):
             raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {self.runtime!r}")
         object.__setattr__(self, "arrival_rate",

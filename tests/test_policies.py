@@ -85,3 +85,67 @@ def test_riq_analysis_refuses_d_beyond_its_range_at_once():
     system = qt.System(qt.RIQ(d=10**7), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5)
     with pytest.raises(ValueError, match=r"d must be <= 100000 for the RIQ analysis.*d = 10000000"):
         qt.analyze(system)
+
+
+# -- what each policy declares about itself (queuetheory.policies module docstring) ----------
+_BUILT_IN = ["random", "riq", "redundancy", "threshold:N", "mds:N", "replication:N"]
+
+
+def test_registry_names_and_help():
+    # test modules may register more policies after these (tests/test_new_policy.py)
+    assert qt.policies.known_names()[:6] == _BUILT_IN
+    assert qt.policies.known_names(note=True)[4] == "mds:N (m = d)"
+    assert [c.__name__ for c in qt.policies.policy_classes()[:6]] == [
+        "Random", "RIQ", "RedundancyD", "Threshold", "MDS", "Replication"]
+
+
+@pytest.mark.parametrize("name, d, expected", [
+    ("random", 3, qt.Random()), ("RIQ", 3, qt.RIQ(3)), ("riq:5", 3, qt.RIQ(3)),
+    ("redundancy", 2, qt.RedundancyD(2)), ("redundancy-d", 2, qt.RedundancyD(2)),
+    ("redundancyd", 2, qt.RedundancyD(2)), ("threshold", 3, qt.Threshold(3, 1)),
+    ("threshold:0", 3, qt.Threshold(3, 0)), ("mds", 2, qt.MDS(10, 2)),
+    ("mds:4", 1, qt.MDS(4, 1)), ("replication", 2, qt.Replication(10, 2)),
+    (" Replication:3 ", 2, qt.Replication(3, 2)),
+])
+def test_from_name_every_name(name, d, expected):
+    assert qt.policies.from_name(name, d) == expected
+
+
+@pytest.mark.parametrize("name, message", [
+    ("bogus", r"unknown policy 'bogus'; use random, riq, redundancy, threshold:N, "
+              r"mds:N(,| or) replication:N"),
+    ("mds:x", "the part after ':' must be an integer"),
+    ("threshold:-1", "n must be an integer >= 0"),
+])
+def test_from_name_errors(name, message):
+    with pytest.raises(ValueError, match=message):
+        qt.policies.from_name(name, 2)
+
+
+def test_kernel_descriptions():
+    Kernel = qt.policies.Kernel
+    assert qt.Random().kernel() == Kernel("lindley")
+    assert qt.RIQ(3).kernel() == Kernel("riq")
+    assert qt.Threshold(3, 0).kernel() == Kernel("riq")  # THRESHOLD-0 is RIQ
+    assert qt.Threshold(3, 2).kernel() == Kernel("threshold", {"n": 2})
+    assert qt.RedundancyD(2).kernel() == Kernel("redundant",
+                                                {"needed": 1, "groups": 1, "remove": True})
+    assert qt.MDS(4, 2, remove=False).kernel() == Kernel(
+        "redundant", {"needed": 4, "groups": 1, "remove": False})
+    assert qt.Replication(3, 2).kernel() == Kernel("redundant",
+                                                   {"needed": 1, "groups": 3, "remove": True})
+    assert qt.Policy().kernel() is None
+
+
+def test_stability_facts():
+    ir_exp, ir_det = qt.IR(qt.Exponential(2.0)), qt.IR(qt.Deterministic(1.0))
+    sx = qt.SX(X=qt.Exponential(1.0), S=qt.Deterministic(1.0))
+    for policy in (qt.Random(), qt.RIQ(3)):
+        assert policy.load_bound(sx, poisson=False) == (f"{policy.label()} is stable exactly "
+                                                        f"below load 1")
+    assert "Gardner et al., Operations Research 2017" in qt.RedundancyD(2).load_bound(ir_exp)
+    assert qt.RedundancyD(2).load_bound(ir_exp, poisson=False) is None
+    for policy, runtime in ((qt.RedundancyD(2), ir_det), (qt.RedundancyD(2), sx),
+                            (qt.Threshold(2, 1), ir_exp), (qt.MDS(2, 1), ir_exp),
+                            (qt.Replication(2, 2), ir_exp)):
+        assert policy.load_bound(runtime) is None

@@ -222,3 +222,7 @@ class Redundant(engine._Redundant):
                    np.empty(polled), np.empty(polled), np.empty(polled), np.empty(polled),
                    response, used)
         used.sum(axis=2, out=cost)
+
+
+#: The compiled kernel of each family (the same keys as :data:`.engine.KERNELS`).
+KERNELS = {"lindley": Lindley, "riq": RIQ, "threshold": Threshold, "redundant": Redundant}

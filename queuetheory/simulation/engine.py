@@ -25,8 +25,6 @@ import math
 
 import numpy as np
 
-from ..policies import MDS, RIQ, RedundancyD, Replication, Threshold
-
 #: Arrivals per lane drawn and simulated per block when an arrival uses at most
 #: ``BLOCK_POLLED`` servers (fewer for wider arrivals, to bound memory). Fixed: the random
 #: streams depend on it.
@@ -208,28 +206,25 @@ def _distinct(rng, rows: int, size: int, k: int) -> np.ndarray:
 
 
 def _kernel(spec: Spec, width: int, engine: str = "numpy"):
-    """The update rule of the policy, holding the server states of ``width`` lanes, from the
-    numpy kernels of this module or (``engine="numba"``) their compiled twins."""
+    """The update rule of the policy, holding the server states of ``width`` lanes: the kernel
+    family the policy declares (:meth:`queuetheory.Policy.kernel`) from the numpy kernels of
+    this module (:data:`KERNELS`) or, with ``engine="numba"``, their compiled twins. An arrival
+    on one server is the Lindley recursion whatever the policy (every rule is FCFS)."""
     if engine == "numba":
-        from . import compiled as kernels
-        lindley, riq, threshold, redundant = (kernels.Lindley, kernels.RIQ, kernels.Threshold,
-                                              kernels.Redundant)
+        from .compiled import KERNELS as kernels
     else:
-        lindley, riq, threshold, redundant = _Lindley, _RIQ, _Threshold, _Redundant
-    policy, k = spec.system.policy, spec.servers
+        kernels = KERNELS
+    policy, size = spec.system.policy, width * spec.servers
     if spec.polled == 1:
-        return lindley(width * k)
-    if isinstance(policy, RIQ) or (isinstance(policy, Threshold) and policy.n == 0):
-        return riq(width * k)
-    if isinstance(policy, Threshold):
-        return threshold(width * k, policy.n)
-    if isinstance(policy, RedundancyD):
-        return redundant(width * k, needed=1, groups=1, remove=True)
-    if isinstance(policy, MDS):
-        return redundant(width * k, needed=policy.n, groups=1, remove=policy.remove)
-    if isinstance(policy, Replication):
-        return redundant(width * k, needed=1, groups=policy.n, remove=policy.remove)
-    raise NotImplementedError(f"no simulation rule for {policy.label()}")
+        return kernels["lindley"](size)
+    description = policy.kernel()
+    if description is None:
+        raise NotImplementedError(f"no simulation rule for {policy.label()}")
+    if description.family not in kernels:
+        raise NotImplementedError(f"{policy.label()} asks for the simulation kernel "
+                                  f"{description.family!r}; the kernels are "
+                                  f"{', '.join(map(repr, kernels))}")
+    return kernels[description.family](size, **description.parameters)
 
 
 class _Lindley:
@@ -374,6 +369,10 @@ class _Redundant:
             np.subtract(new, start, out=used[i])
         np.subtract(done, times, out=response)
         used.sum(axis=2, out=cost)  # one summation order for both engines
+
+
+#: The numpy kernel of each family a policy may declare (:class:`queuetheory.policies.Kernel`).
+KERNELS = {"lindley": _Lindley, "riq": _RIQ, "threshold": _Threshold, "redundant": _Redundant}
 
 
 def segment_counts(arrivals: int) -> np.ndarray:

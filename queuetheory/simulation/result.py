@@ -8,9 +8,6 @@ import numpy as np
 from scipy import special
 
 from .. import _checks
-from ..distributions import Exponential
-from ..policies import RIQ, Random, RedundancyD
-from ..runtime import IR
 from ..system import System
 from . import engine
 
@@ -346,16 +343,8 @@ class SimulationResult:
                                 f"(one-sided {level} upper bound {100 * upper:.3g}%); simulate "
                                 f"more jobs, replications or a longer warm-up")
 
-
     def _load_bound(self) -> str | None:
-        """Why the system is stable exactly when its load is below 1, if it is known to be."""
+        """Why the system is stable exactly when its load is below 1, if it is known to be
+        (the policy's own stability facts, :meth:`queuetheory.Policy.load_bound`)."""
         system = self.system
-        policy, runtime = system.policy, system.runtime
-        if isinstance(policy, Random | RIQ):
-            return f"{policy.label()} is stable exactly below load 1"
-        if isinstance(policy, RedundancyD) and isinstance(runtime, IR) \
-                and isinstance(runtime.R, Exponential) and system.interarrival is None:
-            return (f"{policy.label()} with IR exponential runtimes and Poisson arrivals is "
-                    f"stable exactly below load 1 (lam < mu) for every k (Gardner et al., "
-                    f"Operations Research 2017)")
-        return None
+        return system.policy.load_bound(system.runtime, poisson=system.interarrival is None)
