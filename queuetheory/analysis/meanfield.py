@@ -514,6 +514,22 @@ def _support_ends(law: Distribution) -> np.ndarray:
     return np.array(ends)
 
 
+def _common_measure(values: np.ndarray) -> float | None:
+    """The largest ``g`` of which every positive value is a multiple, or ``None`` (no common
+    measure down to 1/1000 of the smallest)."""
+    values = np.unique(values)
+    values = values[values > 0]
+    if values.size == 0:
+        return None
+    base = float(values[0])
+    ratios = [Fraction(float(r)).limit_denominator(1000) for r in values / base]
+    if any(abs(float(f) - r) > 1e-12 * r for f, r in zip(ratios, values / base)):
+        return None
+    common = math.lcm(*(f.denominator for f in ratios))
+    divisor = math.gcd(*(f.numerator * common // f.denominator for f in ratios))
+    return base * divisor / common
+
+
 @lru_cache(maxsize=256)
 def _lattice(model: RuntimeModel) -> float | None:
     """The largest ``g`` of which every runtime ``x s`` is a multiple when ``X`` and ``S`` are
@@ -522,15 +538,20 @@ def _lattice(model: RuntimeModel) -> float | None:
     X, S = _laws(model)
     if not (isinstance(X, Discrete) and isinstance(S, Discrete)):
         return None
-    values = np.unique(np.outer(X.values, S.values))
-    values = values[values > 0]
-    base = float(values[0])
-    ratios = [Fraction(float(r)).limit_denominator(1000) for r in values / base]
-    if any(abs(float(f) - r) > 1e-12 * r for f, r in zip(ratios, values / base)):
+    return _common_measure(np.outer(X.values, S.values).ravel())
+
+
+@lru_cache(maxsize=256)
+def _kink_lattice(model: RuntimeModel) -> float | None:
+    """For a continuous law whose density jumps at an end ``e`` of its support, with the
+    other law discrete (atoms ``v``): the common measure of the points ``e v`` (where the
+    derivative of the workload equation jumps, and so, through the shifts by the runtimes,
+    at their sums), or ``None``."""
+    if not jumping_density(model):
         return None
-    common = math.lcm(*(f.denominator for f in ratios))
-    divisor = math.gcd(*(f.numerator * common // f.denominator for f in ratios))
-    return base * divisor / common
+    X, S = _laws(model)
+    discrete, continuous = (X, S) if isinstance(X, Discrete) else (S, X)
+    return _common_measure(np.outer(_support_ends(continuous), discrete.values).ravel())
 
 
 def jumping_density(model: RuntimeModel) -> bool:
@@ -550,13 +571,22 @@ def jumping_density(model: RuntimeModel) -> bool:
 def _grid(model: RuntimeModel, length: float, n: int) -> tuple[float, int]:
     """Step and number of intervals of a grid of about ``n`` intervals on ``[0, length]``,
     the step a divisor (at most a third) of the lattice of :func:`_lattice` when there is
-    one, so the jumps fall on nodes and every lattice cell holds a cubic stencil."""
+    one, so the jumps fall on nodes and every lattice cell holds a cubic stencil; else half a
+    divisor of the lattice of :func:`_kink_lattice` when there is one not finer than
+    ``length / n``, so the kinks fall on the nodes of this grid and of the grid of twice the
+    step. Otherwise ``n`` is even (rounded up), so that grid exists."""
     g = _lattice(model)
-    if g is None:
+    if g is not None:
+        per_cell = max(3, int(math.ceil(n * g / length)))
+        h = g / per_cell
+        return h, int(math.ceil(length / h - 1e-9))
+    g = _kink_lattice(model)
+    if g is None or g < length / n:
+        n += n % 2
         return length / n, n
-    per_cell = max(3, int(math.ceil(n * g / length)))
-    h = g / per_cell
-    return h, int(math.ceil(length / h - 1e-9))
+    h = g / (2 * int(math.ceil(0.5 * n * g / length)))
+    n = int(math.ceil(length / h - 1e-9))
+    return h, n + n % 2
 
 
 @lru_cache(maxsize=256)
@@ -742,6 +772,15 @@ class ExtrapolatedSolution:
     second_order: bool
     lattice: float | None = None
     minimum: float = 0.0          # the smallest possible runtime: P(T > t) = 1 below it
+    previous: ExtrapolatedSolution | None = None    # the same from steps 2 h and h
+
+    def _check(self, error, value, previous_value):
+        """``error``, or twice the change of the extrapolated value from the previous pair
+        of grids if larger (the convergence is then irregular: at first order the change
+        is the error)."""
+        if self.previous is None:
+            return error
+        return np.maximum(error, 2.0 * np.abs(value - previous_value))
 
     def _extrapolate(self, fine: np.ndarray | float, coarse: np.ndarray | float):
         if self.second_order:
@@ -757,7 +796,9 @@ class ExtrapolatedSolution:
         """Discretisation error estimate plus ``W P(T > 0.75 W)`` for the tail beyond ``W``."""
         c = self.coarse
         truncation = self.length * float(c.response_sf[int(0.75 * (c.grid.size - 1))])
-        return float(self._extrapolate(self.fine.mean, c.mean)[1]) + truncation
+        error = self._check(self._extrapolate(self.fine.mean, c.mean)[1], self.mean,
+                            None if self.previous is None else self.previous.mean)
+        return float(error) + truncation
 
     @property
     def busy_fraction(self) -> float:
@@ -765,8 +806,9 @@ class ExtrapolatedSolution:
 
     @property
     def busy_error(self) -> float:
-        return float(self._extrapolate(self.fine.busy_fraction,
-                                       self.coarse.busy_fraction)[1])
+        error = self._extrapolate(self.fine.busy_fraction, self.coarse.busy_fraction)[1]
+        return float(self._check(error, self.busy_fraction, None if self.previous is None
+                                 else self.previous.busy_fraction))
 
     @property
     def length(self) -> float:
@@ -823,7 +865,8 @@ class ExtrapolatedSolution:
     def quantile_error(self, q):
         """Error estimate of :meth:`quantile`: from the fine and coarse tables' quantiles."""
         fine, coarse = self.quantile(q, "fine"), self.quantile(q, "coarse")
-        return self._extrapolate(fine, coarse)[1]
+        return self._check(self._extrapolate(fine, coarse)[1], self.quantile(q),
+                           None if self.previous is None else self.previous.quantile(q))
 
 
 def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
@@ -837,9 +880,18 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
                                     h0=float(coarse.grid[1]), fitted=True)
     fine = _solution(disc, H, lam, d, iters)
     X, S = _laws(model)
-    second = not (isinstance(X, Discrete) and isinstance(S, Discrete)) or \
-        _lattice(model) is not None
-    return ExtrapolatedSolution(fine, coarse, second, _lattice(model), _smallest(X) * _smallest(S))
+    both_discrete = isinstance(X, Discrete) and isinstance(S, Discrete)
+    second = not both_discrete or _lattice(model) is not None
+    smallest = _smallest(X) * _smallest(S)
+    previous = None
+    n = coarse.grid.size - 1
+    if not both_discrete and n % 2 == 0:
+        disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
+                                        n // 2, H0=coarse.workload_sf,
+                                        h0=float(coarse.grid[1]), fitted=True)
+        previous = ExtrapolatedSolution(coarse, _solution(disc, H, lam, d, iters), second,
+                                        _lattice(model), smallest)
+    return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous)
 
 
 def _smallest(law: Distribution) -> float:
