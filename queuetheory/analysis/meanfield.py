@@ -214,6 +214,11 @@ def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
     else:
         disc = _discretise_continuous_s(X, S, w, h, n)
     g = _lattice(model)
+    if g is None:
+        # the kinks of a jumping density, when they fall on nodes (see _grid)
+        g = _kink_lattice(model)
+        if g is not None and abs(g / h - round(g / h)) > 1e-9 * g / h:
+            g = None
     disc.lattice_steps = n if g is None else int(round(g / h))
     return disc
 
