@@ -588,19 +588,23 @@ def _grid(model: RuntimeModel, length: float, n: int) -> tuple[float, int]:
     one, so the jumps fall on nodes and every lattice cell holds a cubic stencil; else half a
     divisor of the lattice of :func:`_kink_lattice` when there is one not finer than
     ``length / n``, so the kinks fall on the nodes of this grid and of the grid of twice the
-    step. Otherwise ``n`` is even (rounded up), so that grid exists."""
+    step. Otherwise ``n`` is rounded up to even (within the memory bound), so that grid
+    exists."""
     g = _lattice(model)
     if g is not None:
         per_cell = max(3, int(math.ceil(n * g / length)))
         h = g / per_cell
         return h, int(math.ceil(length / h - 1e-9))
     g = _kink_lattice(model)
-    if g is None or g < length / n:
-        n += n % 2
-        return length / n, n
-    h = g / (2 * int(math.ceil(0.5 * n * g / length)))
-    n = int(math.ceil(length / h - 1e-9))
-    return h, n + n % 2
+    if g is not None and g >= length / n:
+        h = g / (2 * int(math.ceil(0.5 * n * g / length)))
+        aligned = int(math.ceil(length / h - 1e-9))
+        aligned += aligned % 2
+        if aligned <= _MAX_POINTS // 2:
+            return h, aligned
+    if n % 2 and n < _MAX_POINTS // 2:
+        n += 1
+    return length / n, n
 
 
 @lru_cache(maxsize=256)
