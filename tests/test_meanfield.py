@@ -99,6 +99,7 @@ def test_atoms_reproduce_pollaczek_khinchine(runtime, lam):
 @pytest.mark.parametrize(("X", "S", "lam"), [
     (qt.Exponential(1.9), qt.Discrete([1.0, 10.0], [0.9, 0.1]), 0.4),
     (qt.Exponential(1.95), qt.Discrete([1.0, 20.0], [0.95, 0.05]), 0.5),
+    (qt.Exponential(qt.slowdowns.facebook().mean()), qt.slowdowns.facebook(), 0.6),
 ])
 def test_far_apart_slowdowns_reproduce_pollaczek_khinchine(X, S, lam):
     # X integrated over pieces [w / s_(j+1), w / s_j] cut into parts of length <= E[X]: the
