@@ -468,7 +468,10 @@ def _mean_field(system: System) -> Prediction:
     levels = np.array([0.5, 0.95, 0.99])
     q_errors = result.quantile_error(levels)
     q_text = ", ".join(f"p{round(100 * q)} {e:.2g}" for q, e in zip(levels, q_errors))
-    extrapolation = ("Richardson-extrapolated from N/2 and N points" if result.second_order
+    third = (", errors at least twice the change from the extrapolation of N/4 and N/2 "
+             "points (a third grid)" if result.previous is not None else "")
+    extrapolation = (f"Richardson-extrapolated from N/2 and N points{third}"
+                     if result.second_order
                      else "from N points (first order: the atoms of the runtimes have no "
                           "common measure, so the jumps fall between nodes)")
     method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) approximation, "
@@ -480,10 +483,6 @@ def _mean_field(system: System) -> Prediction:
               f"fraction {result.busy_error:.2g}, quantiles {q_text}; quantiles by "
               f"bisection on the tail (cubic interpolation between nodes), resolved for "
               f"levels up to 1 - {_TAIL_LEVEL:g}; {stability}")
-    if meanfield.jumping_density(model):
-        method += ("; CAUTION: a runtime density jumps at an end of its support, the "
-                   "convergence is irregular and the estimated errors may be too small "
-                   "(exceeded in 4 of 24 systems tested, by up to 3.5 times)")
     mean = result.mean
 
     def response_time():
