@@ -66,6 +66,12 @@ from ..runtime import IR, SX
 from ..system import System
 from .mds import BatchCompletionTime, DoublePrecisionLaw
 
+try:
+    import numba
+except ImportError:  # the S&X march then runs as numpy operations per node (slower)
+    numba = None
+_jit = (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True)
+
 __all__ = ["analyze_removal", "frontier", "necessary_rate", "RemovalBatchTime",
            "ExponentialBatchTime", "RemovalError"]
 
@@ -389,10 +395,17 @@ class _SXModel:
         return float(self._sf(sol, np.array([t]), self.nodes(t))[1][0])
 
 
+_HORNER_M = 32
+"""Largest ``m`` for which the compiled S&X march evaluates ``phi`` by the Horner sum."""
+
+
 def _sx_geometry(model: _SXModel, x: np.ndarray, h: float):
-    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution), one
-    tuple per node ``i``: cells, offsets, masks (negative: ``F = 0``; zero: on the atom of
-    ``V``; current: in cell ``i - 1``, whose right end is being solved for)."""
+    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution), arrays
+    of shape ``(nodes, J, atoms of S)``: cells ``c`` and ``ahead = c + 1`` (capped at ``i - 1``),
+    offsets ``d`` and ``d^2 / (2h)``, masks (negative: ``F = 0``; current: in cell ``i - 1``,
+    whose right end is being solved for); per ``(node, J)``: the coefficient ``bq`` of
+    ``f_i^-`` in ``q(w_i | x)`` and the mass ``at_zero`` of the points on the atom of ``V``
+    (the jump of ``q`` is ``at_zero F(0)``); per node: whether there is such a point."""
     i = np.arange(x.shape[0])[:, None, None]
     z = i * h - x[:, :, None] * model.s
     zero = np.abs(z) <= 1e-9 * h
@@ -405,36 +418,48 @@ def _sx_geometry(model: _SXModel, x: np.ndarray, h: float):
     quad = d * d / (2 * h)
     ahead = np.minimum(c + 1, top)
     bq = np.where(current, quad, 0.0) @ model.p
-    at_zero = (zero * 1.0) @ model.p
-    has_zero = zero.any(axis=(1, 2))
-    return [(zero[k], negative[k], c[k], ahead[k], d[k, ..., None], current[k, ..., None],
-             quad[k, ..., None], bq[k, :, None], at_zero[k] if has_zero[k] else None)
-            for k in range(x.shape[0])]
+    return (negative, c, ahead, d, current, quad, bq, (zero * 1.0) @ model.p,
+            zero.any(axis=(1, 2)))
 
 
 def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
-    the ``X`` nodes and the columns (starting atoms) vectorised."""
+    the ``X`` nodes and the columns (starting atoms) vectorised; compiled
+    (:func:`_march_sx_compiled`, the same operations per node) when numba is installed and
+    ``phi`` has the polynomial form (no removal, replication, MDS with ``m <= 32``)."""
+    kernel = model.kernel
+    _, ws, ptops = table
+    combs = [math.comb(kernel.tasks - 1, j) for j in range(max(kernel.r, 1))]
+    if numba is not None and (not kernel.remove or not kernel.mds
+                              or (kernel.r <= _HORNER_M and max(combs) < 1e280)):
+        mode = 0 if not kernel.remove else (1 if not kernel.mds else 2)
+        return _march_sx_compiled(kernel.lam_t, mode, kernel.n, kernel.r,
+                                  np.array(combs, dtype=float), h, M,
+                                  np.ascontiguousarray(F0, dtype=float),
+                                  np.ascontiguousarray(ws), np.ascontiguousarray(ptops),
+                                  model.p, *geometry)
     K = F0.size
-    lam_t, phi, p = model.kernel.lam_t, model.kernel.phi, model.p
+    lam_t, phi, p = kernel.lam_t, kernel.phi, model.p
+    negative_all, c_all, ahead_all, d_all, current_all, quad_all, bq_all, zero_all, jumps = \
+        geometry
     F = np.empty((M + 1, K))
     fm = np.zeros((M + 1, K))
     fp = np.empty((M + 1, K))
     qm = np.empty((M + 1, K))
     qp = np.empty((M + 1, K))
     half = 0.5 * h
-    xs, ws, ptops = table
     w, ptop = ws[0], ptops[0]
     F[0] = F0
     qm[0] = qp[0] = 0.0
     fp[0] = lam_t * F0 * (float(w.sum()) * float(phi(np.zeros(1))[0]) + ptop)
     for i in range(1, M + 1):
         w, ptop = ws[i], ptops[i]
-        zero, negative, c, ahead, d, current, quad, bq, at_zero = geometry[i]
+        c, current, quad = c_all[i], current_all[i][..., None], quad_all[i][..., None]
+        bq = bq_all[i][:, None]
         fa = fp[c]                                           # (J, atoms, K)
-        fb = np.where(current, 0.0, fm[ahead])
-        known = F[c] + d * fa + (fb - fa) * quad
-        known[negative] = 0.0
+        fb = np.where(current, 0.0, fm[ahead_all[i]])
+        known = F[c] + d_all[i][..., None] * fa + (fb - fa) * quad
+        known[negative_all[i]] = 0.0
         cq = np.einsum("jak,a->jk", known, p)                # (J, K); bq: (J, 1)
         A = F[i - 1] + half * fp[i - 1]
         y = fp[i - 1].copy()
@@ -448,11 +473,87 @@ def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray
         q = cq + bq * y
         F[i], fm[i] = Fi, y
         qm[i] = w @ q
-        if at_zero is not None:
-            q = q + at_zero[:, None] * F0[None, :]
+        if jumps[i]:
+            q = q + zero_all[i][:, None] * F0[None, :]
             y = lam_t * (w @ ((Fi - q) * phi(q)) + Fi * ptop)
         qp[i] = w @ q
         fp[i] = y
+    return F, fm, fp, qm, qp
+
+
+@_jit
+def _phi_compiled(q, mode, n, r, combs):
+    """:meth:`_Kernel.phi` at one point, for ``mode`` 0 (no removal), 1 (replication), 2 (MDS:
+    the Horner sum of :meth:`_Kernel.phi`, used up to ``m = _HORNER_M``: absolute error about
+    ``m`` units of 1e-16)."""
+    if mode == 0:
+        return 1.0
+    p = max(1.0 - q, 0.0)
+    if mode == 1:
+        return p ** (r - 1)
+    if r == 0:
+        return 1.0
+    rest = max(1.0 - p, 0.0)
+    below, power = 1.0, 1.0
+    for j in range(1, r):
+        power = power * p
+        below = below * rest + combs[j] * power
+    return max(1.0 - rest ** n * below, 0.0)
+
+
+@_jit
+def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, p, negative, c, ahead, d,
+                       current, quad, bq, at_zero, jumps):
+    """:func:`_march_sx` node by node (compiled with numba)."""
+    K, J, S = F0.size, ws.shape[1], p.size
+    F = np.empty((M + 1, K))
+    fm = np.zeros((M + 1, K))
+    fp = np.empty((M + 1, K))
+    qm = np.zeros((M + 1, K))
+    qp = np.zeros((M + 1, K))
+    cq = np.empty(J)
+    q = np.empty(J)
+    half = 0.5 * h
+    phi0 = _phi_compiled(0.0, mode, n, r, combs)
+    for k in range(K):
+        F[0, k] = F0[k]
+        fp[0, k] = lam_t * F0[k] * (ws[0].sum() * phi0 + ptops[0])
+    for i in range(1, M + 1):
+        ptop = ptops[i]
+        for k in range(K):
+            for j in range(J):
+                total = 0.0
+                for s in range(S):
+                    if negative[i, j, s]:
+                        continue
+                    cc = c[i, j, s]
+                    fa = fp[cc, k]
+                    fb = 0.0 if current[i, j, s] else fm[ahead[i, j, s], k]
+                    total += p[s] * (F[cc, k] + d[i, j, s] * fa + (fb - fa) * quad[i, j, s])
+                cq[j] = total
+            A = F[i - 1, k] + half * fp[i - 1, k]
+            y = fp[i - 1, k]
+            for _ in range(3):
+                num, den = A * ptop, half * ptop
+                for j in range(J):
+                    ph = _phi_compiled(cq[j] + bq[i, j] * y, mode, n, r, combs)
+                    num += ws[i, j] * (A - cq[j]) * ph
+                    den += ws[i, j] * (half - bq[i, j]) * ph
+                y = lam_t * num / (1.0 - lam_t * den)
+            Fi = A + half * y
+            F[i, k], fm[i, k] = Fi, y
+            for j in range(J):
+                q[j] = cq[j] + bq[i, j] * y
+                qm[i, k] += ws[i, j] * q[j]
+            if jumps[i]:
+                total = Fi * ptop
+                for j in range(J):
+                    q[j] += at_zero[i, j] * F0[k]
+                    total += ws[i, j] * (Fi - q[j]) * _phi_compiled(q[j], mode, n, r, combs)
+                y = lam_t * total
+            for j in range(J):
+                qp[i, k] += ws[i, j] * q[j]
+            fp[i, k] = y
     return F, fm, fp, qm, qp
 
 
