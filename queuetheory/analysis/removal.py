@@ -355,8 +355,10 @@ class _SXModel:
         lo, hi = levels[:, :-1, None], levels[:, 1:, None]
         u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * _GLX_NODES).reshape(t.size, -1)
         w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * _GLX_WEIGHTS).reshape(t.size, -1)
+        # the pieces between fixed levels are the same at every t: F_X^{-1} once per value
+        levels_u, where = np.unique(np.clip(u, 0.0, 1.0), return_inverse=True)
         with np.errstate(divide="ignore"):
-            x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0).ravel()), dtype=float).reshape(u.shape)
+            x = np.asarray(X._ppf(levels_u), dtype=float)[where.reshape(u.shape)]
         return np.nan_to_num(x, posinf=1e300), w, 1.0 - top
 
     def table(self, h: float, M: int):
