@@ -525,6 +525,9 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, p, negativ
         for k in range(K):
             for j in range(J):
                 total = 0.0
+                if ws[i, j] == 0.0:  # a piece of zero width: no contribution
+                    cq[j] = 0.0
+                    continue
                 for s in range(S):
                     if negative[i, j, s]:
                         continue
@@ -538,6 +541,8 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, p, negativ
             for _ in range(3):
                 num, den = A * ptop, half * ptop
                 for j in range(J):
+                    if ws[i, j] == 0.0:
+                        continue
                     ph = _phi_compiled(cq[j] + bq[i, j] * y, mode, n, r, combs)
                     num += ws[i, j] * (A - cq[j]) * ph
                     den += ws[i, j] * (half - bq[i, j]) * ph
@@ -551,6 +556,8 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, p, negativ
                 total = Fi * ptop
                 for j in range(J):
                     q[j] += at_zero[i, j] * F0[k]
+                    if ws[i, j] == 0.0:
+                        continue
                     total += ws[i, j] * (Fi - q[j]) * _phi_compiled(q[j], mode, n, r, combs)
                 y = lam_t * total
             for j in range(J):
