@@ -365,7 +365,17 @@ class _SXModel:
         """``X`` nodes at every grid node (kept for the grid's marches and its ``P(C > t)``)."""
         key = (h, M)
         if key not in self._tables:
-            self._tables[key] = self.nodes(h * np.arange(M + 1))
+            coarse = self._tables.get((2 * h, M // 2)) if M % 2 == 0 else None
+            if coarse is None:
+                self._tables[key] = self.nodes(h * np.arange(M + 1))
+            else:  # the even nodes are those of the grid 2h (the same times, exactly)
+                odd = self.nodes(h * np.arange(1, M + 1, 2))
+                both = []
+                for even_part, odd_part in zip(coarse, odd):
+                    rows = np.empty((M + 1,) + even_part.shape[1:])
+                    rows[0::2], rows[1::2] = even_part, odd_part
+                    both.append(rows)
+                self._tables[key] = tuple(both)
         return self._tables[key]
 
     def marcher(self, h: float, M: int):
@@ -381,13 +391,18 @@ class _SXModel:
         x, w, ptop = nodes
         z = t[:, None, None] - x[:, :, None] * self.s
         F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
-        right = (self.kernel.batch_sf(F @ self.p) * w).sum(axis=1) + ptop
+        used = w > 0
+        sf = np.zeros(w.shape)
+        sf[used] = self.kernel.batch_sf((F @ self.p)[used])
+        right = (sf * w).sum(axis=1) + ptop
         at_zero = np.abs(z) <= 1e-12 * np.maximum(t, 1e-300)[:, None, None]
         rows = at_zero.any(axis=(1, 2))
         left = right.copy()
         if rows.any():
             masked = np.where(at_zero[rows], 0.0, F[rows]) @ self.p
-            left[rows] = (self.kernel.batch_sf(masked) * w[rows]).sum(axis=1) + ptop[rows]
+            sf = np.zeros(masked.shape)
+            sf[used[rows]] = self.kernel.batch_sf(masked[used[rows]])
+            left[rows] = (sf * w[rows]).sum(axis=1) + ptop[rows]
         return left, right
 
     def node_sf(self, sol: _Solution):
