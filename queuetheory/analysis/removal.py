@@ -446,10 +446,11 @@ def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray
     ``phi`` has the polynomial form (no removal, replication, MDS with ``m <= 32``)."""
     kernel = model.kernel
     _, ws, ptops = table
-    combs = [math.comb(kernel.tasks - 1, j) for j in range(max(kernel.r, 1))]
-    if numba is not None and (not kernel.remove or not kernel.mds
-                              or (kernel.r <= _HORNER_M and max(combs) < 1e280)):
-        mode = 0 if not kernel.remove else (1 if not kernel.mds else 2)
+    mode = 0 if not kernel.remove else (1 if not kernel.mds else 2)
+    combs = [1]   # C(N - 1, j), j < m, for the Horner sum (MDS with removal)
+    if mode == 2 and kernel.r <= _HORNER_M:
+        combs = [math.comb(kernel.tasks - 1, j) for j in range(max(kernel.r, 1))]
+    if numba is not None and (mode < 2 or (kernel.r <= _HORNER_M and max(combs) < 1e280)):
         return _march_sx_compiled(kernel.lam_t, mode, kernel.n, kernel.r,
                                   np.array(combs, dtype=float), h, M,
                                   np.ascontiguousarray(F0, dtype=float),
