@@ -45,6 +45,9 @@ S&X tables hold a few hundred ``X`` nodes per cell.
 
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
 space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
+Its march is compiled with numba when it is installed (``pip install 'queuetheory[fast]'``;
+about 4 times faster for an analysed point, 6 times for a frontier, measured in
+``benchmarks/bench_removal.py``), else numpy operations per node.
 Stability frontier (IR): :func:`frontier`, from the travelling-front form of the equation.
 Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`.
 """
