@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from scipy import integrate, optimize, special
 
 import queuetheory as qt
+from queuetheory.analysis import removal
 
 
 # ----------------------------------------------------------------------------- references
@@ -444,3 +445,23 @@ def test_sx_frontier_n_equal_1_is_redundancy_d_frontier():
     ours = qt.stability_frontier(_SX, qt.Replication(1, 2))
     assert ours == pytest.approx(qt.stability_frontier(_SX, d=2), rel=1e-3)
     assert qt.stability_frontier(_SX, qt.MDS(4, 2)) > 4 / 6 / _SX.mean_runtime()
+
+
+@pytest.mark.parametrize("policy,runtime", [
+    (qt.MDS(4, 2), _SX), (qt.MDS(20, 10), _SX), (qt.Replication(3, 2), _SX),
+    (qt.MDS(3, 0, remove=False), _SX),
+    (qt.MDS(4, 2), qt.SX(qt.Discrete([1.0, 1.5], [0.5, 0.5]), qt.Discrete([1, 2], [0.7, 0.3]))),
+])
+def test_sx_compiled_march_is_the_numpy_march(policy, runtime, monkeypatch):
+    # the numba-compiled S&X march and its numpy twin (used without numba) perform the same
+    # operations per node: they agree to rounding (MDS(20, 10): the numpy march evaluates phi
+    # by betainc, the compiled one by the Horner sum, absolute error ~1e-15)
+    pytest.importorskip("numba")
+    model = removal._SXModel(removal._kernel_of(policy, 0.4), runtime)
+    h, M = 0.125, 64
+    cols = np.array([0.3, 0.3 * (1 + 1e-7)])
+    compiled = model.marcher(h, M)(cols)
+    monkeypatch.setattr(removal, "numba", None)
+    plain = model.marcher(h, M)(cols)
+    for a, b in zip(compiled, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
