@@ -123,10 +123,17 @@ class GridTooLarge(MeanFieldError, NotImplementedError):
 def _laws(model: RuntimeModel) -> tuple[Distribution, Distribution]:
     """The shared factor ``X`` and the per-replica factor ``S`` (IR: ``X = 1``, ``S = R``)."""
     if isinstance(model, SX):
-        return model.X, model.S
+        return _as_discrete(model.X), _as_discrete(model.S)
     if isinstance(model, IR):
-        return Discrete([1.0], [1.0]), model.R
+        return Discrete([1.0], [1.0]), _as_discrete(model.R)
     raise ValueError(f"runtime must be qt.SX or qt.IR, got {model!r}")
+
+
+def _as_discrete(law: Distribution) -> Distribution:
+    """A law on finitely many points as a :class:`Discrete` (whatever its class, e.g. a
+    discrete scipy law), so that the exact discrete branches apply; other laws unchanged."""
+    atoms = law.atoms
+    return law if atoms is None or isinstance(law, Discrete) else Discrete(*atoms)
 
 
 def _gauss_pieces(X: Distribution, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -61,7 +61,7 @@ import numpy as np
 from scipy import integrate, optimize, special
 
 from .. import _checks
-from ..distributions import Deterministic, Discrete, Distribution, Exponential
+from ..distributions import Discrete, Distribution, Exponential
 from ..orderstats import OrderStatistic
 from ..policies import MDS
 from ..prediction import Prediction
@@ -155,9 +155,9 @@ class _Kernel:
 
 # ------------------------------------------------------------------------ runtime law on a grid
 def _atoms(R: Distribution) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(R, Discrete | Deterministic):
-        return np.asarray(R.values, dtype=float), np.asarray(R.probs, dtype=float)
-    return np.array([]), np.array([])
+    """The atoms of a law on finitely many points, empty arrays for any other law."""
+    atoms = R.atoms
+    return (np.array([]), np.array([])) if atoms is None else atoms
 
 
 class _Weights:
@@ -324,12 +324,16 @@ class _SXModel:
 
     def __init__(self, kernel: _Kernel, runtime):
         X, S = runtime.X, runtime.S
-        if not isinstance(S, Discrete | Deterministic):
+        if S.atoms is not None:
+            S = Discrete(*S.atoms)
+        if X.atoms is not None:
+            X = Discrete(*X.atoms)
+        if not isinstance(S, Discrete):
             raise NotImplementedError("S&X with removal is analysed for discrete slowdowns S; "
                                       "use qt.simulate")
         self.kernel, self.X = kernel, X
         self.s, self.p = np.asarray(S.values, dtype=float), np.asarray(S.probs, dtype=float)
-        self.discrete_x = isinstance(X, Discrete | Deterministic)
+        self.discrete_x = isinstance(X, Discrete)
         self.scale = runtime.mean_runtime()
         self.has_atoms = self.discrete_x
         if self.discrete_x:
