@@ -67,10 +67,16 @@ from scipy import interpolate, optimize, special
 
 from .. import _checks, mg1, transforms
 from ..distributions import Deterministic, Discrete, Distribution, Exponential, Pareto
-from ..orderstats import OrderStatistic, _adaptive_gauss_legendre
+from ..orderstats import OrderStatistic
 from ..policies import MDS, Replication
 from ..prediction import Prediction
-from ..response import ResponseTime, _tail_moment
+from ..quadrature import (
+    adaptive_gauss_legendre,
+    gauss_legendre,
+    gauss_legendre_moment,
+    moment_from_inverted_sf,
+)
+from ..response import ResponseTime
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
 from . import analyze, register
@@ -84,9 +90,9 @@ _REFERENCES = (
     "L. Kleinrock, Queueing Systems Vol. 1, 1975, eq. (5.105) (Pollaczek-Khinchine)",
 )
 
-_GL_X_NODES, _GL_X_WEIGHTS = np.polynomial.legendre.leggauss(12)
+_GL_X_NODES, _GL_X_WEIGHTS = gauss_legendre(12)
 """Gauss-Legendre rule per piece of ``E_X`` (probability space)."""
-_GL_T_NODES, _GL_T_WEIGHTS = np.polynomial.legendre.leggauss(10)
+_GL_T_POINTS = 10
 """Gauss-Legendre rule per piece of ``int t^(k-1) P(T_b > t) dt``."""
 _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
                       0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
@@ -254,16 +260,13 @@ class BatchCompletionTime(DoublePrecisionLaw):
 
     def _moment(self, k):
         if self._heavy:
-            return _tail_moment(self._sf, k, self._scale)
+            return moment_from_inverted_sf(self._sf, k, self._scale)
         if isinstance(self._law, OrderStatistic) and self._law._renyi is not None:
             return self._law.moment(k)
         if self._edges is not None and self._adaptive:
-            return _adaptive_gauss_legendre(self._sf, k, self._edges)
+            return adaptive_gauss_legendre(self._sf, k, self._edges)
         if self._edges is not None:
-            lo, hi = self._edges[:-1, None], self._edges[1:, None]
-            t = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_T_NODES
-            weights = 0.5 * (hi - lo) * _GL_T_WEIGHTS * k * t ** (k - 1)
-            return float((self._sf(t) * weights).sum())
+            return gauss_legendre_moment(self._sf, k, self._edges, _GL_T_POINTS)
         # The survival function comes from numerical inversion, accurate to ~1e-11 absolute on
         # a bounded range: integrate (vectorised adaptive Gauss-Legendre) up to where it falls
         # below 1e-12; the truncated tail is negligible for light-tailed sojourns.
@@ -271,7 +274,7 @@ class BatchCompletionTime(DoublePrecisionLaw):
         tail = np.minimum.accumulate(self._sf(grid))
         idx = np.searchsorted(-tail, -(1.0 - np.array(_FAR_LEVELS)))
         cuts = np.unique(grid[np.minimum(idx, grid.size - 1)])
-        return _adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
+        return adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
 
     def _sample(self, size, rng):
         if self._law is not None:
