@@ -237,7 +237,8 @@ def adaptive_gauss_legendre(sf: Callable, k: int, edges: np.ndarray) -> float:
     Gauss-Legendre in ``u = log(1 + t / c)`` (``c = edges[1]``). Each piece gets 24- and 48-point
     rules; pieces where they differ by more than ``1e-12`` of the total are halved, for at most
     60 rounds (one call of ``sf`` per round), which localises kinks and jumps such as the ends of
-    a support.
+    a support (a jump inside a piece costs a relative error of a few 1e-12: 3e-12 measured for
+    an atom at 1 in ``[0, 2]``; at an edge it costs nothing).
 
     Parameters
     ----------
@@ -257,7 +258,7 @@ def adaptive_gauss_legendre(sf: Callable, k: int, edges: np.ndarray) -> float:
     >>> import numpy as np
     >>> from queuetheory.quadrature import adaptive_gauss_legendre
     >>> sf = lambda t: np.where(t < 1.0, 1.0, 0.0)  # an atom at 1: E[T^3] = 1
-    >>> abs(adaptive_gauss_legendre(sf, 3, np.array([0.0, 0.3, 2.0])) - 1.0) < 1e-12
+    >>> abs(adaptive_gauss_legendre(sf, 3, np.array([0.0, 0.3, 2.0])) - 1.0) < 1e-11
     True
     """
     gl24_nodes, gl24_weights = gauss_legendre(24)
