@@ -6,8 +6,8 @@ response time from the formulas with :func:`analyze`.
 
 from . import distributions, export, mg1, orderstats, plot, slowdowns, transforms
 from .analysis import analyze
-from .analysis.mds import smallest_matching_code
 from .analysis.redundancy import smallest_unstable_d, stability_frontier
+from .codematch import smallest_matching_code
 from .compare import Comparison, compare
 from .distributions import (
     BoundedPareto,

@@ -12,18 +12,16 @@ A :mod:`scipy.stats` frozen distribution is accepted wherever a queuetheory dist
 
 from __future__ import annotations
 
-import functools
 import math
 import os
-import warnings
 from collections.abc import Sequence
 from functools import cached_property
 
 import mpmath
 import numpy as np
-from scipy import integrate, special
+from scipy import special
 
-from . import _checks
+from . import _checks, quadrature
 
 __all__ = [
     "Distribution",
@@ -49,29 +47,9 @@ def _is_mp(s) -> bool:
     return isinstance(s, _MP_TYPES)
 
 
-def _tanh_sinh_probabilities(n_half: int = 64, t_max: float = 3.2):
-    """Nodes ``u`` in (0, 1), their complements ``1 - u`` and weights (summing to 1).
-
-    The double-exponential (tanh-sinh) rule integrates functions of a probability level that
-    are singular at 0 or 1, such as ``exp(-s ppf(u))`` for heavy tails, to near machine
-    precision with about a hundred nodes.
-    """
-    tau = np.linspace(-t_max, t_max, 2 * n_half + 1)
-    u, one_minus_u, w = _tanh_sinh_map(tau)
-    return u, one_minus_u, w / w.sum()
-
-
-def _tanh_sinh_map(tau: np.ndarray):
-    """``u = (1 + tanh(pi/2 sinh(tau))) / 2``, ``1 - u`` without cancellation, and ``du/dtau``."""
-    arg = 0.5 * np.pi * np.sinh(tau)
-    u = 1.0 / (1.0 + np.exp(-2.0 * arg))
-    one_minus_u = 1.0 / (1.0 + np.exp(2.0 * arg))
-    return u, one_minus_u, 0.25 * np.pi * np.cosh(tau) / np.cosh(arg) ** 2
-
-
-_TS_HALF, _TS_TMAX = 64, 3.2
-_TS_MAX_LEVEL = 8
-"""Finest level of the nested rule: ``128 * 2**8 + 1 = 32769`` nodes (step ``0.05 / 256``)."""
+_TS_HALF, _TS_TMAX, _TS_MAX_LEVEL = quadrature.TS_HALF, quadrature.TS_TMAX, quadrature.TS_MAX_LEVEL
+_tanh_sinh_probabilities = quadrature.tanh_sinh_probabilities
+_tanh_sinh_level = quadrature.tanh_sinh_level
 
 _TS_TOL = 1e-13
 """Absolute tolerance on ``E[g(s, X)]``, met when two successive levels agree to it."""
@@ -79,36 +57,9 @@ _TS_TOL = 1e-13
 _TS_MIN_BLOCK = 64
 """Values of ``s`` summed together (a block shares the node range of its largest member)."""
 
-
-@functools.lru_cache(maxsize=_TS_MAX_LEVEL + 1)
-def _tanh_sinh_level(level: int):
-    """Nodes added at ``level`` of the nested tanh-sinh rule in probability space.
-
-    Level 0 has the ``2 * 64 + 1`` nodes ``tau = j h`` (``h = 3.2 / 64``); level ``L >= 1`` adds
-    the odd multiples of ``h / 2**L``, so the rule of level ``L`` reuses every earlier node.
-    Returns ``(u, 1 - u, w, total)``: the new nodes, their weights ``h_L du/dtau`` and the sum of
-    the weights of all nodes up to ``level`` (to normalise the rule exactly to 1).
-    """
-    n = _TS_HALF * 2**level
-    h = _TS_TMAX / n
-    j = np.arange(-n, n + 1) if level == 0 else np.arange(-n + 1, n, 2)
-    u, one_minus_u, dens = _tanh_sinh_map(h * j)
-    previous = 0.0 if level == 0 else 0.5 * _tanh_sinh_level(level - 1)[3]
-    weights = h * dens
-    return u, one_minus_u, weights, previous + weights.sum()
-
-
 _W = _tanh_sinh_probabilities(_TS_HALF, _TS_TMAX)[2]
 
-
-def _exp_sinh_nodes(n_half: int = 192, t_max: float = 6.0):
-    """Nodes ``t`` in (0, inf) and weights of the exp-sinh rule for integrals over (0, inf)."""
-    tau = np.linspace(-t_max, t_max, 2 * n_half + 1)
-    t = np.exp(0.5 * np.pi * np.sinh(tau))
-    return t, (tau[1] - tau[0]) * 0.5 * np.pi * np.cosh(tau) * t
-
-
-_ES_T, _ES_W = _exp_sinh_nodes()
+_ES_T, _ES_W = quadrature.exp_sinh_nodes()
 
 
 def _power_tail_lst(s, a: float, beta: float):
@@ -467,32 +418,19 @@ class Distribution:
         return mpmath.mpmathify(complex(self._lst(np.asarray(complex(s)))))
 
     def _moment(self, k):
-        # E[X^k] = int_0^inf k x^(k-1) P(X > x) dx = c^k int_0^inf k y^(k-1) P(X > c y) dy, with
-        # c the median, so that the quadrature sees the same integrand in every unit of time
+        # E[X^k] = c^k int_0^inf k y^(k-1) P(X > c y) dy, with c the median, so that the
+        # quadrature sees the same integrand in every unit of time; split at the median
         c = float(self._ppf(np.array([0.5]))[0])
         if not (math.isfinite(c) and c > 0):
             c = float(self._isf(np.array([0.5]))[0])
         if not (math.isfinite(c) and c > 0):
             return 0.0 if c == 0 else math.inf
-
-        def integrand(y):
-            return k * y ** (k - 1) * float(self._sf(np.array([c * y]))[0])
-
-        # split at the median (quad is more accurate on a finite piece with a kink); a tight
-        # tolerance first, scipy's default if that cannot be met; a divergent moment is inf
-        for tolerance in ({"epsabs": 0.0, "epsrel": 1e-13}, {}):
-            with warnings.catch_warnings():
-                warnings.simplefilter("error", integrate.IntegrationWarning)
-                try:
-                    value = sum(integrate.quad(integrand, a, b, limit=200, **tolerance)[0]
-                                for a, b in ((0.0, 1.0), (1.0, np.inf)))
-                except integrate.IntegrationWarning:
-                    continue
-            try:
-                return value * c**k
-            except OverflowError:
-                return math.inf
-        return math.inf
+        value = quadrature.moment_from_sf(lambda y: float(self._sf(np.array([c * y]))[0]), k,
+                                          [1.0], epsrel=1e-13)
+        try:
+            return value * c**k
+        except OverflowError:
+            return math.inf
 
     def _sample(self, size, rng):
         return self.ppf(rng.random(size))
@@ -1078,7 +1016,10 @@ class BoundedPareto(Distribution):
         y = np.clip(x, self.low, self.high)
         # P(y < X <= high) / mass = ((low / y)^alpha - (low / high)^alpha) / mass
         upper = np.exp(self.alpha * (math.log(self.low) - np.log(y)))
-        return (upper - math.exp(self.alpha * self._log_ratio)) / self._mass
+        # exactly 0 from the upper bound on (the difference leaves round-off of ~1e-20 there,
+        # which a moment's divergence check would read as a tail)
+        return np.where(y >= self.high, 0.0,
+                        (upper - math.exp(self.alpha * self._log_ratio)) / self._mass)
 
     def _pdf(self, x):
         y = np.clip(x, self.low, self.high)

@@ -33,15 +33,15 @@ References
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 
 import mpmath
 import numpy as np
-from scipy import integrate, special
+from scipy import special
 
 from . import _checks
 from .distributions import Distribution, Exponential, ShiftedExponential, as_distribution
+from .quadrature import adaptive_gauss_legendre, moment_from_sf
 
 __all__ = ["OrderStatistic", "harmonic", "exponential_mean", "iid_cdf", "iid_sf"]
 
@@ -49,8 +49,6 @@ _PIECE_LEVELS = (1e-9, 1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999, 1 - 1e-
                  1 - 1e-13, 1 - 1e-16)
 """Quantile levels of ``X_(r)`` that bound the pieces of the moment quadrature."""
 
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(48)
-_GL24_NODES, _GL24_WEIGHTS = np.polynomial.legendre.leggauss(24)
 
 
 def harmonic(n: int) -> float:
@@ -409,17 +407,18 @@ class OrderStatistic(Distribution):
     def _integrated_moment(self, k):
         """``int_0^inf k t^(k-1) P(X_(r) > t) dt`` on pieces bounded by quantiles of X_(r).
 
-        Identical variables: adaptive quadrature per piece (:func:`_moment_from_sf`).
+        Identical variables: adaptive quadrature per piece
+        (:func:`~queuetheory.quadrature.moment_from_sf`).
         Non-identical ones: vectorised adaptive Gauss-Legendre (one Poisson-binomial pass per
         refinement round), then the same tail treatment.
         """
         cuts = self._cuts()
         if self.identical:
-            return _moment_from_sf(lambda t: float(self._sf(np.array([t]))[0]), k, cuts)
+            return moment_from_sf(lambda t: float(self._sf(np.array([t]))[0]), k, cuts)
         if cuts.size == 0:
             return 0.0
-        head = _adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
-        return _moment_from_sf(lambda t: float(self._sf(np.array([t]))[0]), k, cuts[-1:],
+        head = adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
+        return moment_from_sf(lambda t: float(self._sf(np.array([t]))[0]), k, cuts[-1:],
                                head=head)
 
     def _cuts(self) -> np.ndarray:
@@ -434,94 +433,6 @@ class OrderStatistic(Distribution):
                 idx = np.searchsorted(-self._sf(grid), -(1.0 - levels))
                 cuts = grid[np.minimum(idx, grid.size - 1)]
         return np.unique(cuts[np.isfinite(cuts) & (cuts > 0)])
-
-
-def _adaptive_gauss_legendre(sf, k: int, edges: np.ndarray) -> float:
-    """``int k t^(k-1) sf(t) dt`` over ``[edges[0], edges[-1]]`` for a vectorised ``sf``.
-
-    Gauss-Legendre in ``u = log(1 + t / c)`` (``c = edges[1]``). Each piece gets 24- and 48-point
-    rules; pieces where they differ by more than ``1e-12`` of the total are halved, for at most
-    60 rounds (one call of ``sf`` per round), which localises kinks and jumps such as the ends of
-    a support.
-    """
-    c = edges[1]
-    u_edges = np.log1p(edges / c)
-    pieces = np.stack([u_edges[:-1], u_edges[1:]], axis=1)
-    total = 0.0
-    for _ in range(60):
-        lo, hi = pieces[:, :1], pieces[:, 1:]
-        half = 0.5 * (hi - lo)
-        u = np.concatenate([lo + half * (1.0 + _GL24_NODES), lo + half * (1.0 + _GL_NODES)],
-                           axis=1)
-        t = c * np.expm1(u)
-        values = k * t ** (k - 1) * np.asarray(sf(t.ravel())).reshape(t.shape) * (c + t)
-        coarse = (half * values[:, :_GL24_NODES.size] * _GL24_WEIGHTS).sum(axis=1)
-        fine = (half * values[:, _GL24_NODES.size:] * _GL_WEIGHTS).sum(axis=1)
-        estimate = total + fine.sum()
-        bad = np.abs(fine - coarse) > 1e-12 * max(estimate, 1e-300)
-        total += fine[~bad].sum()
-        if not bad.any():
-            break
-        mid = 0.5 * (pieces[bad, 0] + pieces[bad, 1])
-        pieces = np.concatenate([np.stack([pieces[bad, 0], mid], axis=1),
-                                 np.stack([mid, pieces[bad, 1]], axis=1)])
-    else:
-        total += fine[bad].sum()
-    return float(total)
-
-
-def _moment_from_sf(sf, k: int, cuts: np.ndarray, head: float | None = None,
-                    tail: bool = True) -> float:
-    """``E[T^k] = int_0^inf k t^(k-1) sf(t) dt`` for a scalar survival function ``sf``.
-
-    Adaptive quadrature on the pieces ``[0, cuts[0]], [cuts[0], cuts[1]], ...`` (``head``, if
-    given, replaces the integral up to ``cuts[-1]``), then (if ``tail``) the last piece
-    ``[cuts[-1], inf)`` in ``y = log t``, where ``cuts[-1]`` should be a far quantile
-    (``1 - 1e-16``): a tail ``t^k sf(t)`` that does not decrease between ``t = cuts[-1] e^100``
-    and ``e^200`` marks a divergent moment (``inf``). ``tail=False`` truncates at ``cuts[-1]``,
-    for survival functions that are only accurate on a bounded range.
-    """
-    cuts = np.asarray(cuts, dtype=float)
-    if cuts.size == 0:
-        return 0.0
-    b = float(cuts[-1])
-    with_tail = tail
-
-    def integrand(t):
-        return k * t ** (k - 1) * sf(t)
-
-    def tail(y):  # k t^k sf(t) with t = b e^y, in logs
-        log_t = math.log(b) + y
-        value = sf(math.exp(min(log_t, 700.0)))
-        return 0.0 if value <= 0 else math.exp(math.log(k) + k * log_t + math.log(value))
-
-    if with_tail:
-        far = [tail(y) for y in (100.0, 200.0)]
-        if far[1] > 0 and far[1] >= far[0]:
-            return math.inf
-    edges = np.concatenate([[0.0], cuts])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", integrate.IntegrationWarning)
-        total = head if head is not None else 0.0
-        for lo, hi in zip(edges[:-1], edges[1:]) if head is None else ():
-            try:
-                value, _ = integrate.quad(integrand, lo, hi, limit=200, epsabs=0.0, epsrel=1e-11)
-            except integrate.IntegrationWarning:
-                # e.g. round-off in an inverted transform: accept the best attainable estimate
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", integrate.IntegrationWarning)
-                    value, _ = integrate.quad(integrand, lo, hi, limit=400,
-                                              epsabs=1e-12 * (hi - lo), epsrel=1e-9)
-            total += value
-        if not with_tail:
-            return total
-        try:
-            # beyond the far quantile: an absolute tolerance suffices
-            value, _ = integrate.quad(tail, 0.0, np.inf, limit=200, epsabs=1e-13 * total,
-                                      epsrel=1e-11)
-        except integrate.IntegrationWarning:
-            return math.inf
-    return total + value
 
 
 def _shifted_hypoexponential_moment(shift: float, rates: np.ndarray, k: int) -> float:

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _checks, transforms
 from .distributions import Distribution, Mixture, _is_mp
+from .quadrature import moment_from_inverted_sf
 
 __all__ = ["ResponseTime"]
 
@@ -476,7 +477,7 @@ class ResponseTime(Distribution):
             return self._second
         if not (self.stable and math.isfinite(self._mean)):
             return math.inf
-        return _tail_moment(self.sf, k, self._mean)
+        return moment_from_inverted_sf(self.sf, k, self._mean)
 
     def _sample(self, size, rng):
         if not self.stable:
@@ -513,43 +514,3 @@ def _discrete_mp(law: Distribution, x: float, upper: bool) -> mpmath.mpf:
     values, probs = law.atoms
     return mpmath.fsum(mpmath.mpf(float(p)) for v, p in zip(values, probs)
                        if (v > x if upper else v <= x))
-
-
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
-
-
-def _tail_moment(sf: Callable, k: int, scale: float) -> float:
-    """``E[T^k] = int_0^inf k t^(k-1) P(T > t) dt`` by Gauss-Legendre on geometric panels.
-
-    The panels stop at ``c = scale 2^j``, the last point before the tail first falls below
-    1e-10 (the fast
-    inversion's absolute error is about 1e-11, so beyond that the tail is noise). The rest is
-    extrapolated from the tail at ``c/4, c/2, c``: a power law ``P(T > t) ~ t^(-a)`` if the
-    log-ratios per doubling are about equal (``a <= k`` means a divergent moment: ``inf``),
-    otherwise an exponential tail.
-    """
-    ladder = scale * 2.0 ** np.arange(-30, 64)
-    tail = sf(ladder)
-    below = np.nonzero(tail < 1e-10)[0]
-    if below.size == 0 or below[0] < 3:
-        return math.inf
-    j = below[0] - 1
-    c = ladder[j]
-    near, far = math.log(tail[j - 2] / tail[j - 1]), math.log(tail[j - 1] / tail[j])
-    if far < 1.5 * near:
-        exponent = far / math.log(2.0)
-        if exponent <= k:
-            return math.inf
-        remainder = k * c**k * tail[j] / (exponent - k)
-    else:
-        rate = far / (c / 2)
-        remainder = float(k * tail[j] * mpmath.gammainc(k, rate * c) * mpmath.exp(rate * c)
-                          / rate**k)
-    return _panels(sf, k, ladder[: j + 1]) + remainder
-
-
-def _panels(sf: Callable, k: int, edges: np.ndarray) -> float:
-    edges = np.concatenate([[0.0], edges])
-    left, width = edges[:-1, None], np.diff(edges)[:, None]
-    t = left + 0.5 * width * (_NODES + 1.0)
-    return float(np.sum(0.5 * width * _WEIGHTS * k * t ** (k - 1) * sf(t)))

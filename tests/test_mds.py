@@ -21,7 +21,8 @@ from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES
 from scipy import optimize, special, stats
 
 import queuetheory as qt
-from queuetheory.analysis.mds import CodeMatch, stability_limit
+from queuetheory.analysis.mds import stability_limit
+from queuetheory.codematch import CodeMatch
 
 
 def _harmonic(n: int) -> Fraction:

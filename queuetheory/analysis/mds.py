@@ -38,8 +38,8 @@ sojourns are Exp(a), so ``E[T_b] = (H_{n+m} - H_m) / a`` (MDS; Renyi) and ``H_n 
 (replication: the minimum of ``d`` Exp(a) is Exp(d a)); :mod:`queuetheory.orderstats` returns
 exactly these.
 
-With removal (``remove=True``) no analysis is implemented: :func:`analyze` raises
-``NotImplementedError`` pointing to :func:`queuetheory.simulate`. Provable facts: removal never
+With removal (``remove=True``) :func:`analyze_batch` hands over to
+:mod:`queuetheory.analysis.removal` (mean-field). Provable facts: removal never
 increases any server's workload (the FCFS recursion is monotone), so the no-removal condition
 below is sufficient for stability; a batch needs at least the runtimes of ``n`` completed tasks,
 so ``lam E[sum of the n smallest of n + m task runtimes] / n < 1`` (MDS) and
@@ -47,6 +47,10 @@ so ``lam E[sum of the n smallest of n + m task runtimes] / n < 1`` (MDS) and
 
 Stability without removal: ``(n + m) / n * lam E[B] < 1`` (MDS), ``d lam E[B] < 1``
 (replication).
+
+The laws (batch completion time, M/G/1 task sojourns and the inverted wait tail) live in
+:mod:`queuetheory.analysis.batch_law`; the study of which code matches replication, which may
+simulate, in :mod:`queuetheory.codematch` (no simulator inside :mod:`queuetheory.analysis`).
 
 References
 ----------
@@ -58,63 +62,31 @@ References
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass, field
 
-import numpy as np
-from scipy import interpolate, optimize, special
-
-from .. import _checks, mg1, transforms
-from ..distributions import Deterministic, Discrete, Distribution, Exponential, Pareto
-from ..orderstats import OrderStatistic, _adaptive_gauss_legendre
+from .. import _checks
 from ..policies import MDS, Replication
 from ..prediction import Prediction
-from ..response import ResponseTime, _tail_moment
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
-from . import analyze, register
+from . import register
+from .batch_law import (
+    BatchCompletionTime,
+    DoublePrecisionLaw,
+    _batch_tail_index,
+    _ir_batch_law,
+    _sojourn_scale,
+    _sx_batch_sf,
+    _tasks,
+)
 
-__all__ = ["analyze_batch", "BatchCompletionTime", "CodeMatch", "smallest_matching_code",
-           "stability_limit"]
+__all__ = ["analyze_batch", "BatchCompletionTime", "DoublePrecisionLaw", "stability_limit"]
 
 _REFERENCES = (
     "K. Duffy, S. Shneer, MDS coding is better than replication for job completion times, "
     "Operations Research Letters 49(1), 2021 (arXiv:1907.11052)",
     "L. Kleinrock, Queueing Systems Vol. 1, 1975, eq. (5.105) (Pollaczek-Khinchine)",
 )
-
-_GL_X_NODES, _GL_X_WEIGHTS = np.polynomial.legendre.leggauss(12)
-"""Gauss-Legendre rule per piece of ``E_X`` (probability space)."""
-_GL_T_NODES, _GL_T_WEIGHTS = np.polynomial.legendre.leggauss(10)
-"""Gauss-Legendre rule per piece of ``int t^(k-1) P(T_b > t) dt``."""
-_U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
-                      0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
-"""Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X``, graded towards 0
-and 1 where ``F_X^{-1}`` is singular (``u^(1/k)`` for Erlang-k, ``-log(1 - u)`` for tails)."""
-
-_WAIT_PIECES = 10
-_WAIT_NODES = 16
-_WAIT_CELLS = 512
-_WAIT_CHECK = 1e-9
-"""Largest error of the smooth (Chebyshev) table of the wait's tail, else the dense one."""
-_WAIT_DENSE = 2048
-_WAIT_FLOOR = 1e-10
-"""The wait's tail is inverted up to where ``P(W > y | W > 0)`` falls below this."""
-_SF_NEGLIGIBLE = 1e-16
-"""Moments and quantiles use ``P(T_b > t)`` up to where a bound of it falls below this."""
-_MASS_NEGLIGIBLE = 1e-17
-"""Pieces of ``E_X`` with less probability than this are left out."""
-_CHUNK = 1 << 15
-"""Evaluations of the wait's tail per numpy call."""
-_INVERT_CHUNK = 48
-"""Times per call of the transform inversion."""
-_FAR_LEVELS = (1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999, 1 - 1e-6, 1 - 1e-9, 1 - 1e-12)
-
-
-def _tasks(policy) -> int:
-    """Tasks (coded jobs or copies) per batch: ``n + m`` for MDS, ``n d`` for replication."""
-    return policy.n + policy.m if isinstance(policy, MDS) else policy.n * policy.d
 
 
 def stability_limit(policy, runtime: RuntimeModel) -> float:
@@ -147,438 +119,6 @@ def stability_limit(policy, runtime: RuntimeModel) -> float:
         raise ValueError(f"policy must be qt.MDS or qt.Replication, got {policy!r}")
     tasks = _tasks(policy)
     return policy.n / (tasks * runtime.mean_runtime())
-
-
-class DoublePrecisionLaw(Distribution):
-    """A batch-time law with the response-time interface (``cdf``, ``sf``, ``ppf``/``quantile``
-    taking ``precision=``) but no high-precision path: ``precision`` other than ``None`` raises
-    ``NotImplementedError``."""
-
-    def cdf(self, x, precision: int | None = None):
-        """``P(T_b <= x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().cdf(x)
-
-    def sf(self, x, precision: int | None = None):
-        """``P(T_b > x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().sf(x)
-
-    def ppf(self, q, precision: int | None = None):
-        """Quantile of the batch completion time (double precision only)."""
-        _no_precision(precision)
-        return super().ppf(q)
-
-    quantile = ppf
-
-
-class BatchCompletionTime(DoublePrecisionLaw):
-    """Law of a batch's completion time (``Prediction.response_time`` for batch policies).
-
-    A :class:`~queuetheory.distributions.Distribution` given by a vectorised survival function;
-    ``cdf``/``ppf`` accept ``precision=None`` for compatibility with
-    :class:`~queuetheory.ResponseTime` (there is no high-precision path: any other value
-    raises ``NotImplementedError``).
-
-    Parameters
-    ----------
-    sf : callable
-        ``t (1-d numpy array) -> P(T_b > t)``.
-    scale : float
-        A typical time (the mean task sojourn), used to place quadrature pieces.
-    law : Distribution, optional
-        A distribution with the same law to delegate to (its moments, quantiles and sampler).
-    edges : array_like, optional
-        Increasing times from 0 splitting ``t`` into pieces on which ``sf`` is smooth, the last
-        one where ``sf`` is negligible (below about 1e-16): moments are then a fixed
-        Gauss-Legendre rule per piece and quantiles a bracketed root search, instead of an
-        adaptive search over a log grid.
-    adaptive : bool, optional
-        With ``edges``: ``sf`` may have further kinks inside the pieces, so moments use
-        adaptive (bisecting) Gauss-Legendre from these pieces instead of a fixed rule.
-    heavy : bool, optional
-        The tasks' runtimes have an infinite second moment, so the tail may decay like a power
-        and moments may diverge: they come from the tail with power-law extrapolation and a
-        divergence check, as for :class:`~queuetheory.ResponseTime`.
-    """
-
-    def __init__(self, sf, scale: float, law: Distribution | None = None, *,
-                 edges=None, adaptive: bool = False, heavy: bool = False):
-        self._sf_function = sf
-        self._scale = float(scale)
-        self._law = law
-        self._edges = None if edges is None else np.asarray(edges, dtype=float)
-        self._adaptive = bool(adaptive)
-        self._heavy = bool(heavy)
-
-    def __repr__(self):
-        return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
-
-    def _sf(self, x):
-        return self._sf_function(np.asarray(x, dtype=float).ravel()).reshape(np.shape(x))
-
-    def _ppf(self, q):
-        if self._law is not None:
-            return self._law._ppf(q)
-        if self._edges is None:
-            return super()._ppf(q)
-        q = np.asarray(q, dtype=float)
-        sf_edges = self._sf(self._edges)
-        out = np.empty(q.shape)
-        for i, level in np.ndenumerate(q):
-            out[i] = self._root(level, sf_edges)
-        return out
-
-    def _root(self, level: float, sf_edges: np.ndarray) -> float:
-        """Smallest ``t`` with ``P(T_b <= t) >= level``: Brent's method in the piece of
-        :attr:`_edges` where the survival function crosses ``1 - level``."""
-        if level <= 0:
-            return 0.0
-        target = 1.0 - level
-        j = int(np.argmax(sf_edges <= target))
-        if sf_edges[j] > target:  # beyond the last edge (or level 1)
-            return float(super()._ppf(np.array([level]))[0])
-        if j == 0:
-            return 0.0
-        lo, hi = self._edges[j - 1], self._edges[j]
-        if sf_edges[j] == target:
-            return float(hi)
-        return optimize.brentq(lambda t: float(self._sf(np.array([t]))[0]) - target, lo, hi,
-                               xtol=1e-300, rtol=4 * np.finfo(float).eps)
-
-    def _isf(self, p):
-        return self._law._isf(p) if self._law is not None else super()._isf(p)
-
-    def _scale_hint(self):
-        return self._scale
-
-    def _moment(self, k):
-        if self._heavy:
-            return _tail_moment(self._sf, k, self._scale)
-        if isinstance(self._law, OrderStatistic) and self._law._renyi is not None:
-            return self._law.moment(k)
-        if self._edges is not None and self._adaptive:
-            return _adaptive_gauss_legendre(self._sf, k, self._edges)
-        if self._edges is not None:
-            lo, hi = self._edges[:-1, None], self._edges[1:, None]
-            t = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_T_NODES
-            weights = 0.5 * (hi - lo) * _GL_T_WEIGHTS * k * t ** (k - 1)
-            return float((self._sf(t) * weights).sum())
-        # The survival function comes from numerical inversion, accurate to ~1e-11 absolute on
-        # a bounded range: integrate (vectorised adaptive Gauss-Legendre) up to where it falls
-        # below 1e-12; the truncated tail is negligible for light-tailed sojourns.
-        grid = self._scale * 2.0 ** np.arange(-30.0, 30.25, 0.25)
-        tail = np.minimum.accumulate(self._sf(grid))
-        idx = np.searchsorted(-tail, -(1.0 - np.array(_FAR_LEVELS)))
-        cuts = np.unique(grid[np.minimum(idx, grid.size - 1)])
-        return _adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
-
-    def _sample(self, size, rng):
-        if self._law is not None:
-            return self._law._sample(size, rng)
-        return super()._sample(size, rng)
-
-
-def _no_precision(precision):
-    if precision is not None:
-        raise NotImplementedError("batch completion times have no high-precision (mpmath) path; "
-                                  "call without precision=")
-
-
-# ------------------------------------------------------------------------ waiting time
-def _wait_lst(lam: float, B: Distribution):
-    """LST of the stationary M/G/1 FCFS wait: ``(1 - rho) s / (s - lam (1 - B~(s)))``."""
-    rho = lam * B.mean()
-
-    def transform(s):
-        z = mg1._safe(s)
-        return mg1._one_at_zero(s, (1 - rho) * z / (z - lam * (1 - B.lst(s))))
-
-    return transform
-
-
-@functools.lru_cache(maxsize=4)
-def _chebyshev_to_uniform(n_nodes: int, n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Chebyshev (first kind) nodes ``tau_j`` in (0, 1) and the matrices mapping values at them
-    to the interpolating polynomial's values and ``d/dtau`` at ``tau = i / n_cells``."""
-    cheb = np.polynomial.chebyshev
-    xi = np.cos(np.pi * (np.arange(n_nodes) + 0.5) / n_nodes)[::-1]
-    to_coef = np.linalg.inv(cheb.chebvander(xi, n_nodes - 1))
-    uniform = np.linspace(-1.0, 1.0, n_cells + 1)
-    values = cheb.chebvander(uniform, n_nodes - 1) @ to_coef
-    slopes = 2.0 * cheb.chebvander(uniform, n_nodes - 2) @ cheb.chebder(np.eye(n_nodes)) @ to_coef
-    return 0.5 * (xi + 1.0), values, slopes
-
-
-def _invert_sf(lst, t: np.ndarray) -> np.ndarray:
-    """:func:`~queuetheory.transforms.invert_sf` at the 1-d array ``t``, ``_INVERT_CHUNK`` times
-    per call (a few times faster than one call with large temporaries)."""
-    return np.concatenate([np.atleast_1d(transforms.invert_sf(lst, t[a:a + _INVERT_CHUNK]))
-                           for a in range(0, t.size, _INVERT_CHUNK)])
-
-
-def _tail_end(lst, floor: float, probes: np.ndarray) -> float:
-    """The point before the first of increasing ``probes`` (octaves apart, refined to an eighth
-    of an octave) at which the inverted survival function falls below ``floor`` (beyond it the
-    inversion's round-off can dominate)."""
-    below = np.nonzero(_invert_sf(lst, probes) < floor)[0]
-    if below.size == 0:
-        return float(probes[-1])
-    if below[0] == 0:
-        return float(probes[0])
-    fine = probes[below[0] - 1] * 2.0 ** (np.arange(1, 8) / 8.0)
-    fine_below = _invert_sf(lst, fine) < floor
-    first = int(np.argmax(fine_below)) if fine_below.any() else fine.size
-    return float(fine[first - 1]) if first > 0 else float(probes[below[0] - 1])
-
-
-class _WaitSF:
-    """``y -> P(W > y)`` (1 for ``y < 0``) of the stationary M/G/1 FCFS wait ``W``.
-
-    ``log P(W > y | W > 0)`` is inverted from the P-K transform once, on Chebyshev nodes of
-    ``_WAIT_PIECES`` pieces uniform in ``zeta = log(1 + y / c)`` up to where the tail falls below
-    ``_WAIT_FLOOR``, and turned into a fine cubic Hermite table in ``zeta`` (values and slopes of
-    the piecewise Chebyshev interpolant). The table is checked against the inversion between the
-    nodes; where the wait is not smooth (service times with atoms or bounded support give kinks)
-    and it is off by more than ``_WAIT_CHECK``, the table comes instead from ``_WAIT_DENSE``
-    inverted points with monotone (PCHIP) slopes, which keeps the error local to the kinks.
-    Beyond ``w_max`` the tail is exponential with the secant decay rate of the last piece.
-    Evaluating is a table look-up, so millions of points cost milliseconds.
-    """
-
-    def __init__(self, lam: float, B: Distribution, rho: float):
-        lst = _wait_lst(lam, B)
-        self.rho = rho
-        self.c = c = B.mean() / 8.0
-        self.w_max = w_max = _tail_end(lst, _WAIT_FLOOR * rho, c * 2.0 ** np.arange(1, 41))
-        self.zeta_max = zeta_max = math.log1p(w_max / c)
-
-        def log_tail(zeta):  # inverted log P(W > y | W > 0) at y(zeta), monotone
-            tail = _invert_sf(lst, c * np.expm1(zeta_max * zeta)) / rho
-            return np.log(np.minimum.accumulate(np.clip(tail, 1e-300, 1.0)))
-
-        taus, values, slopes = _chebyshev_to_uniform(_WAIT_NODES, _WAIT_CELLS)
-        nodes = log_tail(((np.arange(_WAIT_PIECES)[:, None] + taus) / _WAIT_PIECES).ravel())
-        nodes = nodes.reshape(_WAIT_PIECES, _WAIT_NODES)
-        fine = (nodes @ values.T).ravel()  # per piece, cells + 1 values
-        slope = (nodes @ slopes.T).ravel() / _WAIT_CELLS  # d/d(cell)
-        keep = np.ones(fine.size, dtype=bool)
-        keep[_WAIT_CELLS + 1::_WAIT_CELLS + 1] = False  # piece ends: keep the left piece's
-        self._tabulate(fine[keep], slope[keep])
-        check = (np.arange(_WAIT_PIECES)[:, None] + np.array([0.27, 0.73])).ravel()
-        check_y = c * np.expm1(zeta_max * check / _WAIT_PIECES)
-        error = rho * np.abs(np.exp(self._log_tail(check_y))
-                             - np.exp(log_tail(check / _WAIT_PIECES)))
-        if error.max() > _WAIT_CHECK:
-            zeta = np.linspace(0.0, 1.0, _WAIT_DENSE + 1)
-            dense = log_tail(zeta)
-            pchip = interpolate.PchipInterpolator(zeta, dense)
-            self._tabulate(dense, pchip.derivative()(zeta) / _WAIT_DENSE)
-        self.log_end = self.coef[0][-1] + self.coef[1][-1] + self.coef[2][-1] + self.coef[3][-1]
-        half = c * math.expm1(zeta_max * (1.0 - 1.0 / _WAIT_PIECES))
-        self.decay = min((self.log_end - float(self._log_tail(np.array([half]))[0]))
-                         / (w_max - half), -1e-300)
-
-    def _tabulate(self, f: np.ndarray, d: np.ndarray):
-        """Cubic Hermite coefficients per cell from values ``f`` and slopes ``d`` (per cell) at
-        the cell ends, uniform in ``zeta``."""
-        f, d = np.minimum(f, 0.0), np.minimum(d, 0.0)
-        self.cells = f.size - 1
-        self.per_zeta = self.cells / self.zeta_max
-        self.coef = (f[:-1], d[:-1], 3.0 * (f[1:] - f[:-1]) - 2.0 * d[:-1] - d[1:],
-                     2.0 * (f[:-1] - f[1:]) + d[:-1] + d[1:])
-
-    def _log_tail(self, y):
-        """``log P(W > y | W > 0)`` for ``y`` in ``[0, w_max]`` (in-place numpy throughout)."""
-        z = y * (1.0 / self.c)
-        np.log1p(z, out=z)
-        z *= self.per_zeta
-        i = z.astype(np.intp)
-        np.minimum(i, self.cells - 1, out=i)
-        z -= i
-        a0, a1, a2, out = (a.take(i) for a in self.coef)
-        out *= z
-        out += a2
-        out *= z
-        out += a1
-        out *= z
-        out += a0
-        return out
-
-    def __call__(self, y):
-        y = np.asarray(y, dtype=float)
-        out = self._log_tail(np.clip(y, 0.0, self.w_max))
-        far = y > self.w_max
-        if far.any():
-            out[far] = self.log_end + self.decay * (y[far] - self.w_max)
-        np.exp(out, out=out)
-        out *= self.rho
-        out[y < 0] = 1.0
-        return out
-
-
-# ------------------------------------------------------------------------ batch laws
-def _given_size(policy, H):
-    """P(batch not done) given the batch's job size, from ``H`` = P(a task is not done), tasks
-    conditionally i.i.d.: the ``(m + 1)``-th largest of ``n + m`` (MDS), or any of ``n`` jobs
-    whose ``d`` copies are all unfinished (replication)."""
-    H = np.clip(H, 0.0, 1.0)
-    if isinstance(policy, MDS):
-        return special.betainc(policy.m + 1, policy.n, H)
-    with np.errstate(divide="ignore"):  # H = 1: log1p(-1) = -inf gives exactly 1
-        return -np.expm1(policy.n * np.log1p(-H**policy.d))
-
-
-def _support_nodes(dist: Distribution):
-    """Atoms and weights of a discrete law, or its tanh-sinh probability nodes."""
-    if isinstance(dist, Discrete):
-        return dist.values, dist.probs
-    if isinstance(dist, Deterministic):
-        return np.array([dist.value]), np.array([1.0])
-    x, w = dist._nodes
-    keep = (w > 1e-300) & np.isfinite(x)
-    return x[keep], w[keep] / w[keep].sum()
-
-
-def _sx_batch_sf(policy, runtime: SX, lam_task: float):
-    """``t -> P(T_b > t)`` under S&X without removal: ``E_X[I_{H(t|X)}(m + 1, n)]`` (MDS) or
-    ``E_X[1 - (1 - H(t|X)^d)^n]`` (replication), and the times splitting
-    ``t`` into pieces on which it is smooth (jumps ``t = x s`` for atoms ``x`` of ``X`` and
-    ``s`` of ``S``, kinks at the ends ``x`` of a bounded support; geometric otherwise) up to
-    where it is negligible.
-
-    ``H(t | x) = sum_s p_s P(W > t - x s)`` for discrete ``S`` (``P(W > y) = 1`` for
-    ``y < 0``). ``E_X`` is Gauss-Legendre in probability space on ``[0, F_X(t / s_min)]`` split
-    at the probability levels of :data:`_U_LEVELS` and at the jumps ``F_X(t / s)``; beyond,
-    every task is unfinished (``H = 1``), which contributes ``P(X > t / s_min)`` exactly.
-    """
-    X, S = runtime.X, runtime.S
-    B = runtime.replica()
-    rho = lam_task * B.mean()
-    wait_sf = _WaitSF(lam_task, B, rho)
-    s_values, s_weights = _support_nodes(S)
-    atoms = isinstance(S, Discrete | Deterministic)
-
-    def H_chunk(t, x):  # P(W + x S > t) for 1-d arrays t, x of one size
-        if atoms:
-            return wait_sf(t[:, None] - x[:, None] * s_values) @ s_weights
-        with np.errstate(divide="ignore", invalid="ignore"):
-            atom = S._sf(np.where(x > 0, t / np.where(x > 0, x, 1.0), np.inf))
-        busy = (wait_sf(t[:, None] - x[:, None] * s_values) / rho) @ s_weights
-        return (1.0 - rho) * atom + rho * np.minimum(busy, 1.0)
-
-    def H(t, x):  # in chunks: large temporaries are much slower (cache, page faults)
-        t, x = np.broadcast_arrays(t, x)
-        flat_t, flat_x = t.ravel(), x.ravel()
-        out = np.empty(flat_t.size)
-        step = max(1, _CHUNK // s_values.size)
-        for a in range(0, flat_t.size, step):
-            out[a:a + step] = H_chunk(flat_t[a:a + step], flat_x[a:a + step])
-        return out.reshape(t.shape)
-
-    if isinstance(X, Discrete | Deterministic):
-        x_atoms, x_probs = _support_nodes(X)
-
-        def sf(t):
-            tt = np.repeat(t[:, None], x_atoms.size, axis=1)
-            xx = np.broadcast_to(x_atoms, tt.shape)
-            return _given_size(policy, H(tt, xx)) @ x_probs
-
-        jumps = np.outer(x_atoms, s_values).ravel() if atoms else np.array([])
-    else:
-        s_jumps = s_values if atoms else np.array([])
-        s_min = s_values.min() if atoms else 0.0
-
-        def sf(t):
-            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-                return _integrate_over_x(t)
-
-        def _integrate_over_x(t):
-            top = X._cdf(t / s_min) if s_min > 0 else np.ones_like(t)
-            jumps = X._cdf(np.divide.outer(t, s_jumps))
-            levels = np.sort(np.concatenate([np.minimum(_U_LEVELS, top[:, None]), jumps],
-                                            axis=1), axis=1)
-            lo, hi = levels[:, :-1], levels[:, 1:]
-            keep = hi - lo > _MASS_NEGLIGIBLE  # each piece contributes at most its mass
-            rows = np.nonzero(keep)[0]
-            lo, hi = lo[keep][:, None], hi[keep][:, None]
-            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X_NODES
-            w = 0.5 * (hi - lo) * _GL_X_WEIGHTS
-            x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0).ravel()), dtype=float).reshape(u.shape)
-            x = np.nan_to_num(x, posinf=np.finfo(float).max)
-            tt = np.broadcast_to(t[rows, None], u.shape)
-            pieces = (_given_size(policy, H(tt, x)) * w).sum(axis=1)
-            inner = np.bincount(rows, weights=pieces, minlength=t.size)
-            return inner + (1.0 - top)
-
-        with np.errstate(divide="ignore"):  # kinks of P(T_b > t)
-            ends = np.asarray(X._ppf(np.array([0.0, 1.0])), dtype=float)
-        ends = ends[np.isfinite(ends) & (ends > 0)]
-        jumps = np.outer(ends, s_values).ravel() if atoms else np.array([])
-
-    scale = _sojourn_scale(lam_task, B)
-    geometric = scale * 2.0 ** np.arange(-8.0, 61.0)
-    bound = _tail_bound(policy, wait_sf, X, s_values, s_weights, geometric)
-    last = np.argmax(bound < _SF_NEGLIGIBLE) if (bound < _SF_NEGLIGIBLE).any() else -1
-    horizon = geometric[last]
-    edges = np.unique(np.concatenate([[0.0], geometric[:last + 1 if last >= 0 else None],
-                                      jumps[jumps < horizon]]))
-
-    def sf_any(t):
-        t = np.asarray(t, dtype=float)
-        out = np.ones(t.shape)
-        positive = t > 0
-        if positive.any():
-            out[positive] = sf(t[positive])
-        return out
-
-    return sf_any, edges
-
-
-def _tail_bound(policy, wait_sf, X, s_values, s_weights, t):
-    """Upper bound of ``P(T_b > t)``: (tasks) ``P(W + X S > t) <= P(W > t/2) + P(X S > t/2)``
-    (a union bound over the tasks; ``T_b`` is at most the last task's sojourn)."""
-    half = 0.5 * t
-    task = wait_sf(half) + X._sf(np.divide.outer(half, s_values)) @ s_weights
-    return _tasks(policy) * task
-
-
-def _sojourn_scale(lam_task: float, B: Distribution) -> float:
-    """A finite typical task sojourn: the P-K mean, or ``E[B]`` when that mean is infinite."""
-    mean = mg1.pk_mean(lam_task, B)
-    return mean if math.isfinite(mean) else B.mean()
-
-
-def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
-    """Batch time under IR: an order statistic of i.i.d. P-K sojourns (exact M/M/1 forms)."""
-    R = runtime.R
-    if isinstance(R, Exponential):
-        sojourn = Exponential(R.rate - lam_task)
-    else:
-        sojourn = ResponseTime(mg1.pk_lst(lam_task, R), mg1.pk_mean(lam_task, R))
-    if isinstance(policy, MDS):
-        return OrderStatistic(sojourn, policy.n, policy.n + policy.m)
-    return OrderStatistic(sojourn.minimum(policy.d), policy.n, policy.n)
-
-
-def _batch_tail_index(policy, R: Distribution) -> float:
-    """Tail index of the batch time without removal under IR, for runtimes with a power tail
-    ``P(R > t) ~ c t^(-alpha)``: the M/G/1 wait (hence a sojourn) has index ``alpha - 1``
-    (J. W. Cohen, "Some results on regular variation for distributions in queueing and
-    fluctuation theory", J. Appl. Prob. 10, 1973), a batch is late only if ``m + 1`` tasks
-    are (MDS: index ``(m + 1)(alpha - 1)``) or if the ``d`` copies of one job are
-    (replication: ``d (alpha - 1)``). ``alpha`` is the Pareto parameter, else the local slope
-    of ``log P(R > t)`` over an octave far in the tail; ``inf`` if the tail is lighter."""
-    if isinstance(R, Pareto):
-        alpha = R.alpha
-    else:
-        t = float(R.ppf(1.0 - 1e-9))
-        tails = R.sf(np.array([t, 2.0 * t]))
-        if not (np.isfinite(t) and tails[1] > 0):
-            return math.inf
-        alpha = math.log(tails[0] / tails[1]) / math.log(2.0)
-    copies = policy.m + 1 if isinstance(policy, MDS) else policy.d
-    return copies * (alpha - 1.0)
 
 
 # ------------------------------------------------------------------------ analysis
@@ -638,7 +178,7 @@ def analyze_batch(system: System) -> Prediction:
                           busy_fraction=1.0, cost=cost, assumptions=assumptions,
                           references=_REFERENCES)
     heavy = math.isinf(B.moment(2))
-    if isinstance(runtime, IR) and isinstance(runtime.R, Discrete | Deterministic):
+    if isinstance(runtime, IR) and runtime.R.atoms is not None:
         # atoms: the P-K transform's inversion converges slowly at the jumps; the workload's
         # level-crossing equation on a grid holding the atoms as nodes does not
         from .removal import grid_prediction
@@ -652,7 +192,7 @@ def analyze_batch(system: System) -> Prediction:
         sf, edges = _sx_batch_sf(policy, runtime, lam_task)
         # atoms of X: lattice-like service times put kinks of the wait inside the pieces
         law = BatchCompletionTime(sf, _sojourn_scale(lam_task, B), edges=edges,
-                                  adaptive=isinstance(runtime.X, Discrete | Deterministic))
+                                  adaptive=runtime.X.atoms is not None)
     else:
         inner = _ir_batch_law(policy, runtime, lam_task)
         law = BatchCompletionTime(inner._sf, _sojourn_scale(lam_task, B), law=inner,
@@ -665,205 +205,3 @@ def analyze_batch(system: System) -> Prediction:
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=lambda: law, busy_fraction=load_task, cost=cost,
                       assumptions=assumptions, references=_REFERENCES)
-
-
-# ------------------------------------------------------------------------ MDS vs replication
-@dataclass(frozen=True)
-class CodeMatch:
-    """Result of :func:`smallest_matching_code`.
-
-    Attributes
-    ----------
-    m : int or None
-        Smallest number of redundant coded jobs for which MDS(n, m) is at least as good as
-        Replication(n, d) in both the mean and the percentile (``None`` if none up to
-        ``m_max``).
-    n, d : int
-        Batch size and replication factor.
-    remove : bool
-        Whether redundant tasks are removed (at batch completion for MDS, at job completion
-        for replication).
-    percentile : float
-        The percentile compared (e.g. 0.99).
-    method : str
-        ``"analysis"`` (k -> infinity) or ``"simulation"`` (finite k, with CIs).
-    replication : dict
-        Mean, percentile (and CIs for simulation) and stability of Replication(n, d).
-    candidates : tuple of dict
-        The same for every MDS(n, m) tried, with a verdict per statistic: ``"better"``,
-        ``"worse"`` or ``"not distinguishable"`` (simulation, when the 95% confidence intervals
-        overlap) or ``"equal"``.
-    stability : dict
-        Stability region (critical ``arrival_rate``) of each policy, with what is proved.
-    assumptions : tuple of str
-        What the answer assumes (runtime model, load, removal, k).
-    """
-
-    m: int | None
-    n: int
-    d: int
-    remove: bool
-    arrival_rate: float
-    runtime: str
-    percentile: float
-    method: str
-    replication: dict
-    candidates: tuple = ()
-    stability: dict = field(default_factory=dict)
-    assumptions: tuple = ()
-
-    def describe(self) -> str:
-        """A paragraph with the answer and the assumptions it holds under."""
-        found = (f"MDS(n={self.n}, m={self.m}) is the smallest code at least as good as "
-                 f"Replication(n={self.n}, d={self.d})" if self.m is not None else
-                 f"no MDS(n={self.n}, m) with m <= {self.candidates[-1]['m']} is at least as good "
-                 f"as Replication(n={self.n}, d={self.d})")
-        return (f"{found} in the mean and the {100 * self.percentile:g}th percentile "
-                f"({self.method}). Assumptions: " + "; ".join(self.assumptions) + ".")
-
-
-def _verdict(mds, rep, mds_ci=None, rep_ci=None) -> str:
-    if mds_ci is not None and rep_ci is not None:
-        if mds_ci[1] < rep_ci[0]:
-            return "better"
-        if mds_ci[0] > rep_ci[1]:
-            return "worse"
-        return "not distinguishable"
-    if math.isclose(mds, rep, rel_tol=1e-9) or (math.isinf(mds) and math.isinf(rep)):
-        return "equal"
-    return "better" if mds < rep else "worse"
-
-
-def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: float, *,
-                           remove: bool = False, percentile: float = 0.99,
-                           method: str | None = None, m_max: int | None = None,
-                           servers: int = 1000, jobs: int = 200_000, replications: int = 5,
-                           seed: int | None = 0) -> CodeMatch:
-    """The smallest ``m`` for which MDS(n, m) is at least as good as Replication(n, d).
-
-    "At least as good" means a mean and a ``percentile`` of the batch completion time no larger
-    than replication's (``"analysis"``) or not significantly larger (``"simulation"``: a
-    comparison whose 95% confidence intervals overlap is reported as "not distinguishable" and
-    counts as a match). Stability matters: an unstable policy has infinite times.
-
-    Parameters
-    ----------
-    n : int
-        Jobs per batch, >= 1.
-    d : int
-        Copies per job under replication, >= 1.
-    runtime : RuntimeModel
-        :class:`~queuetheory.SX` (all tasks of a batch share its job size) or
-        :class:`~queuetheory.IR`.
-    arrival_rate : float
-        Original jobs per unit time per server, > 0.
-    remove : bool, optional
-        Remove redundant tasks (MDS: at batch completion; replication: a job's other copies at
-        its completion). Default False.
-    percentile : float, optional
-        Level in (0, 1) of the compared percentile; default 0.99.
-    method : {"analysis", "simulation"}, optional
-        Default: ``"analysis"`` (k -> infinity: exact without removal; with removal the
-        mean-field solution of :mod:`queuetheory.analysis.removal`: IR runtimes, or S&X with
-        discrete slowdowns), else ``"simulation"`` (S&X with continuous slowdowns and
-        removal: no analysis there).
-    m_max : int, optional
-        Largest ``m`` tried; default ``n (d - 1)`` (as many tasks as replication) or at least 1.
-    servers, jobs, replications, seed : optional
-        Passed to :func:`queuetheory.simulate` (simulation only).
-
-    Returns
-    -------
-    CodeMatch
-        The answer, the numbers behind it, the stability regions and the assumptions.
-
-    Examples
-    --------
-    >>> import queuetheory as qt
-    >>> r = qt.smallest_matching_code(4, 2, qt.IR(qt.Exponential(1.0)), 0.3)
-    >>> r.m, r.candidates[r.m]["mean_verdict"]
-    (1, 'better')
-
-    References
-    ----------
-    .. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion
-       times", Operations Research Letters 49(1), 2021 (arXiv:1907.11052).
-    """
-    n = _checks.positive_int("n", n)
-    d = _checks.positive_int("d", d)
-    if not isinstance(runtime, RuntimeModel):
-        raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
-    lam = _checks.positive("arrival_rate", arrival_rate)
-    if not isinstance(remove, bool):
-        raise ValueError(f"remove must be True or False, got {remove!r}")
-    q = float(_checks.probability_level("percentile", percentile))
-    if method is None:
-        analysed = (not remove or isinstance(runtime, IR)
-                    or isinstance(runtime.S, Discrete | Deterministic))
-        method = "analysis" if analysed else "simulation"
-    if method not in ("analysis", "simulation"):
-        raise ValueError(f"method must be 'analysis' or 'simulation', got {method!r}")
-    m_max = max(n * (d - 1), 1) if m_max is None else _checks.positive_int("m_max", m_max, 0)
-    evaluate = _analysed if method == "analysis" else _simulated(servers, jobs, replications,
-                                                                 seed)
-    rep = evaluate(System(Replication(n, d, remove=remove), runtime, lam), q)
-    candidates, found = [], None
-    for m in range(m_max + 1):
-        row = {"m": m, **evaluate(System(MDS(n, m, remove=remove), runtime, lam), q)}
-        for stat in ("mean", "quantile"):
-            row[f"{stat}_verdict"] = _verdict(row[stat], rep[stat], row.get(f"{stat}_ci"),
-                                              rep.get(f"{stat}_ci"))
-        candidates.append(row)
-        if all(row[f"{s}_verdict"] != "worse" for s in ("mean", "quantile")):
-            found = m
-            break
-    e_r = runtime.mean_runtime()
-    larger = ("sufficient with removal; the region with removal is larger, see "
-              "qt.stability_frontier(runtime, policy)")
-    stability = {
-        f"Replication(n={n}, d={d})": (f"stable iff arrival_rate < {1 / (d * e_r):.6g} without "
-                                       f"removal ({larger})"),
-        **{f"MDS(n={n}, m={row['m']})": (f"stable iff arrival_rate < "
-                                          f"{n / ((n + row['m']) * e_r):.6g} without removal "
-                                          f"({larger})") for row in candidates},
-    }
-    assumptions = (f"{runtime.name} runtimes {runtime!r}",
-                   f"arrival_rate {lam:g} original jobs per server (batches at arrival_rate / n)",
-                   "Poisson batch arrivals, FCFS at every server",
-                   ("removal of redundant tasks (MDS: at batch completion; replication: at job "
-                    "completion)") if remove else "no removal: every task runs to completion")
-    if isinstance(runtime, SX):
-        assumptions += ("S&X: a batch is n equal-sized jobs, so all its tasks (coded jobs or "
-                        "copies) share one job size X",)
-    if method == "analysis":
-        assumptions += ("k -> infinity limit (mean-field analysis with removal)" if remove else
-                        "k -> infinity limit (exact analysis)",)
-    else:
-        assumptions += (f"simulation with k = {servers} servers, {replications} replications of "
-                        f"{jobs} original jobs ({-(-jobs // n)} batches), 95% confidence "
-                        "intervals; overlapping intervals count as 'not distinguishable' (a "
-                        "match)",)
-    return CodeMatch(m=found, n=n, d=d, remove=remove, arrival_rate=lam, runtime=repr(runtime),
-                     percentile=q, method=method, replication=rep, candidates=tuple(candidates),
-                     stability=stability, assumptions=assumptions)
-
-
-def _analysed(system: System, q: float) -> dict:
-    p = analyze(system)
-    return {"stable": p.stable, "mean": p.mean, "quantile": p.quantile(q)}
-
-
-def _simulated(servers: int, jobs: int, replications: int, seed):
-    def run(system: System, q: float) -> dict:
-        try:
-            from ..simulation import simulate
-        except ImportError:  # pragma: no cover - until the simulator lands
-            raise NotImplementedError("method='simulation' needs qt.simulate") from None
-        res = simulate(system, servers=servers, jobs=jobs, replications=replications, seed=seed)
-        stable = bool(res.stable)
-        return {"stable": stable, "mean": res.mean if stable else math.inf,
-                "mean_ci": tuple(res.mean_ci) if stable else (math.inf, math.inf),
-                "quantile": res.quantile(q) if stable else math.inf,
-                "quantile_ci": tuple(res.quantile_ci(q)) if stable else (math.inf, math.inf)}
-
-    return run

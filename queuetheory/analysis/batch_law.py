@@ -1,0 +1,495 @@
+"""Batch completion times without removal, k -> infinity: the law of a batch's completion time
+(:class:`BatchCompletionTime`) built from M/G/1 FCFS task sojourns (Pollaczek-Khinchine), with
+the S&X tasks of a batch sharing one job size (the wait's tail by numerical inversion).
+
+The derivation is in :mod:`queuetheory.analysis.mds`, which uses these laws.
+
+References
+----------
+.. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion times",
+   Operations Research Letters 49(1), 2021 (arXiv:1907.11052).
+.. [2] L. Kleinrock, *Queueing Systems, Vol. 1*, Wiley 1975, eq. (5.105) (Pollaczek-Khinchine).
+.. [3] H. A. David, H. N. Nagaraja, *Order Statistics*, 3rd ed., Wiley 2003, eq. (2.1.3).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import interpolate, optimize, special
+
+from .. import mg1, transforms
+from ..distributions import Distribution, Exponential, Pareto
+from ..orderstats import OrderStatistic
+from ..policies import MDS
+from ..quadrature import (
+    adaptive_gauss_legendre,
+    gauss_legendre,
+    gauss_legendre_moment,
+    moment_from_inverted_sf,
+)
+from ..response import ResponseTime
+from ..runtime import IR, SX
+
+__all__ = ["BatchCompletionTime", "DoublePrecisionLaw"]
+
+_GL_X_NODES, _GL_X_WEIGHTS = gauss_legendre(12)
+"""Gauss-Legendre rule per piece of ``E_X`` (probability space)."""
+_GL_T_POINTS = 10
+"""Gauss-Legendre rule per piece of ``int t^(k-1) P(T_b > t) dt``."""
+_U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
+                      0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
+"""Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X``, graded towards 0
+and 1 where ``F_X^{-1}`` is singular (``u^(1/k)`` for Erlang-k, ``-log(1 - u)`` for tails)."""
+
+_WAIT_PIECES = 10
+_WAIT_NODES = 16
+_WAIT_CELLS = 512
+_WAIT_CHECK = 1e-9
+"""Largest error of the smooth (Chebyshev) table of the wait's tail, else the dense one."""
+_WAIT_DENSE = 2048
+_WAIT_FLOOR = 1e-10
+"""The wait's tail is inverted up to where ``P(W > y | W > 0)`` falls below this."""
+_SF_NEGLIGIBLE = 1e-16
+"""Moments and quantiles use ``P(T_b > t)`` up to where a bound of it falls below this."""
+_MASS_NEGLIGIBLE = 1e-17
+"""Pieces of ``E_X`` with less probability than this are left out."""
+_CHUNK = 1 << 15
+"""Evaluations of the wait's tail per numpy call."""
+_INVERT_CHUNK = 48
+"""Times per call of the transform inversion."""
+_FAR_LEVELS = (1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999, 1 - 1e-6, 1 - 1e-9, 1 - 1e-12)
+
+
+def _tasks(policy) -> int:
+    """Tasks (coded jobs or copies) per batch: ``n + m`` for MDS, ``n d`` for replication."""
+    return policy.n + policy.m if isinstance(policy, MDS) else policy.n * policy.d
+
+
+class DoublePrecisionLaw(Distribution):
+    """A batch-time law with the response-time interface (``cdf``, ``sf``, ``ppf``/``quantile``
+    taking ``precision=``) but no high-precision path: ``precision`` other than ``None`` raises
+    ``NotImplementedError``."""
+
+    def cdf(self, x, precision: int | None = None):
+        """``P(T_b <= x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().cdf(x)
+
+    def sf(self, x, precision: int | None = None):
+        """``P(T_b > x)`` (double precision only)."""
+        _no_precision(precision)
+        return super().sf(x)
+
+    def ppf(self, q, precision: int | None = None):
+        """Quantile of the batch completion time (double precision only)."""
+        _no_precision(precision)
+        return super().ppf(q)
+
+    quantile = ppf
+
+
+class BatchCompletionTime(DoublePrecisionLaw):
+    """Law of a batch's completion time (``Prediction.response_time`` for batch policies).
+
+    A :class:`~queuetheory.distributions.Distribution` given by a vectorised survival function;
+    ``cdf``/``ppf`` accept ``precision=None`` for compatibility with
+    :class:`~queuetheory.ResponseTime` (there is no high-precision path: any other value
+    raises ``NotImplementedError``).
+
+    Parameters
+    ----------
+    sf : callable
+        ``t (1-d numpy array) -> P(T_b > t)``.
+    scale : float
+        A typical time (the mean task sojourn), used to place quadrature pieces.
+    law : Distribution, optional
+        A distribution with the same law to delegate to (its moments, quantiles and sampler).
+    edges : array_like, optional
+        Increasing times from 0 splitting ``t`` into pieces on which ``sf`` is smooth, the last
+        one where ``sf`` is negligible (below about 1e-16): moments are then a fixed
+        Gauss-Legendre rule per piece and quantiles a bracketed root search, instead of an
+        adaptive search over a log grid.
+    adaptive : bool, optional
+        With ``edges``: ``sf`` may have further kinks inside the pieces, so moments use
+        adaptive (bisecting) Gauss-Legendre from these pieces instead of a fixed rule.
+    heavy : bool, optional
+        The tasks' runtimes have an infinite second moment, so the tail may decay like a power
+        and moments may diverge: they come from the tail with power-law extrapolation and a
+        divergence check, as for :class:`~queuetheory.ResponseTime`.
+    """
+
+    def __init__(self, sf, scale: float, law: Distribution | None = None, *,
+                 edges=None, adaptive: bool = False, heavy: bool = False):
+        self._sf_function = sf
+        self._scale = float(scale)
+        self._law = law
+        self._edges = None if edges is None else np.asarray(edges, dtype=float)
+        self._adaptive = bool(adaptive)
+        self._heavy = bool(heavy)
+
+    def __repr__(self):
+        return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
+
+    def _sf(self, x):
+        return self._sf_function(np.asarray(x, dtype=float).ravel()).reshape(np.shape(x))
+
+    def _ppf(self, q):
+        if self._law is not None:
+            return self._law._ppf(q)
+        if self._edges is None:
+            return super()._ppf(q)
+        q = np.asarray(q, dtype=float)
+        sf_edges = self._sf(self._edges)
+        out = np.empty(q.shape)
+        for i, level in np.ndenumerate(q):
+            out[i] = self._root(level, sf_edges)
+        return out
+
+    def _root(self, level: float, sf_edges: np.ndarray) -> float:
+        """Smallest ``t`` with ``P(T_b <= t) >= level``: Brent's method in the piece of
+        :attr:`_edges` where the survival function crosses ``1 - level``."""
+        if level <= 0:
+            return 0.0
+        target = 1.0 - level
+        j = int(np.argmax(sf_edges <= target))
+        if sf_edges[j] > target:  # beyond the last edge (or level 1)
+            return float(super()._ppf(np.array([level]))[0])
+        if j == 0:
+            return 0.0
+        lo, hi = self._edges[j - 1], self._edges[j]
+        if sf_edges[j] == target:
+            return float(hi)
+        return optimize.brentq(lambda t: float(self._sf(np.array([t]))[0]) - target, lo, hi,
+                               xtol=1e-300, rtol=4 * np.finfo(float).eps)
+
+    def _isf(self, p):
+        return self._law._isf(p) if self._law is not None else super()._isf(p)
+
+    def _scale_hint(self):
+        return self._scale
+
+    def _moment(self, k):
+        if self._heavy:
+            return moment_from_inverted_sf(self._sf, k, self._scale)
+        if isinstance(self._law, OrderStatistic) and self._law._renyi is not None:
+            return self._law.moment(k)
+        if self._edges is not None and self._adaptive:
+            return adaptive_gauss_legendre(self._sf, k, self._edges)
+        if self._edges is not None:
+            return gauss_legendre_moment(self._sf, k, self._edges, _GL_T_POINTS)
+        # The survival function comes from numerical inversion, accurate to ~1e-11 absolute on
+        # a bounded range: integrate (vectorised adaptive Gauss-Legendre) up to where it falls
+        # below 1e-12; the truncated tail is negligible for light-tailed sojourns.
+        grid = self._scale * 2.0 ** np.arange(-30.0, 30.25, 0.25)
+        tail = np.minimum.accumulate(self._sf(grid))
+        idx = np.searchsorted(-tail, -(1.0 - np.array(_FAR_LEVELS)))
+        cuts = np.unique(grid[np.minimum(idx, grid.size - 1)])
+        return adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
+
+    def _sample(self, size, rng):
+        if self._law is not None:
+            return self._law._sample(size, rng)
+        return super()._sample(size, rng)
+
+
+def _no_precision(precision):
+    if precision is not None:
+        raise NotImplementedError("batch completion times have no high-precision (mpmath) path; "
+                                  "call without precision=")
+
+
+# ------------------------------------------------------------------------ waiting time
+def _wait_lst(lam: float, B: Distribution):
+    """LST of the stationary M/G/1 FCFS wait: ``(1 - rho) s / (s - lam (1 - B~(s)))``."""
+    rho = lam * B.mean()
+
+    def transform(s):
+        z = mg1._safe(s)
+        return mg1._one_at_zero(s, (1 - rho) * z / (z - lam * (1 - B.lst(s))))
+
+    return transform
+
+
+@functools.lru_cache(maxsize=4)
+def _chebyshev_to_uniform(n_nodes: int, n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chebyshev (first kind) nodes ``tau_j`` in (0, 1) and the matrices mapping values at them
+    to the interpolating polynomial's values and ``d/dtau`` at ``tau = i / n_cells``."""
+    cheb = np.polynomial.chebyshev
+    xi = np.cos(np.pi * (np.arange(n_nodes) + 0.5) / n_nodes)[::-1]
+    to_coef = np.linalg.inv(cheb.chebvander(xi, n_nodes - 1))
+    uniform = np.linspace(-1.0, 1.0, n_cells + 1)
+    values = cheb.chebvander(uniform, n_nodes - 1) @ to_coef
+    slopes = 2.0 * cheb.chebvander(uniform, n_nodes - 2) @ cheb.chebder(np.eye(n_nodes)) @ to_coef
+    return 0.5 * (xi + 1.0), values, slopes
+
+
+def _invert_sf(lst, t: np.ndarray) -> np.ndarray:
+    """:func:`~queuetheory.transforms.invert_sf` at the 1-d array ``t``, ``_INVERT_CHUNK`` times
+    per call (a few times faster than one call with large temporaries)."""
+    return np.concatenate([np.atleast_1d(transforms.invert_sf(lst, t[a:a + _INVERT_CHUNK]))
+                           for a in range(0, t.size, _INVERT_CHUNK)])
+
+
+def _tail_end(lst, floor: float, probes: np.ndarray) -> float:
+    """The point before the first of increasing ``probes`` (octaves apart, refined to an eighth
+    of an octave) at which the inverted survival function falls below ``floor`` (beyond it the
+    inversion's round-off can dominate)."""
+    below = np.nonzero(_invert_sf(lst, probes) < floor)[0]
+    if below.size == 0:
+        return float(probes[-1])
+    if below[0] == 0:
+        return float(probes[0])
+    fine = probes[below[0] - 1] * 2.0 ** (np.arange(1, 8) / 8.0)
+    fine_below = _invert_sf(lst, fine) < floor
+    first = int(np.argmax(fine_below)) if fine_below.any() else fine.size
+    return float(fine[first - 1]) if first > 0 else float(probes[below[0] - 1])
+
+
+class _WaitSF:
+    """``y -> P(W > y)`` (1 for ``y < 0``) of the stationary M/G/1 FCFS wait ``W``.
+
+    ``log P(W > y | W > 0)`` is inverted from the P-K transform once, on Chebyshev nodes of
+    ``_WAIT_PIECES`` pieces uniform in ``zeta = log(1 + y / c)`` up to where the tail falls below
+    ``_WAIT_FLOOR``, and turned into a fine cubic Hermite table in ``zeta`` (values and slopes of
+    the piecewise Chebyshev interpolant). The table is checked against the inversion between the
+    nodes; where the wait is not smooth (service times with atoms or bounded support give kinks)
+    and it is off by more than ``_WAIT_CHECK``, the table comes instead from ``_WAIT_DENSE``
+    inverted points with monotone (PCHIP) slopes, which keeps the error local to the kinks.
+    Beyond ``w_max`` the tail is exponential with the secant decay rate of the last piece.
+    Evaluating is a table look-up, so millions of points cost milliseconds.
+    """
+
+    def __init__(self, lam: float, B: Distribution, rho: float):
+        lst = _wait_lst(lam, B)
+        self.rho = rho
+        self.c = c = B.mean() / 8.0
+        self.w_max = w_max = _tail_end(lst, _WAIT_FLOOR * rho, c * 2.0 ** np.arange(1, 41))
+        self.zeta_max = zeta_max = math.log1p(w_max / c)
+
+        def log_tail(zeta):  # inverted log P(W > y | W > 0) at y(zeta), monotone
+            tail = _invert_sf(lst, c * np.expm1(zeta_max * zeta)) / rho
+            return np.log(np.minimum.accumulate(np.clip(tail, 1e-300, 1.0)))
+
+        taus, values, slopes = _chebyshev_to_uniform(_WAIT_NODES, _WAIT_CELLS)
+        nodes = log_tail(((np.arange(_WAIT_PIECES)[:, None] + taus) / _WAIT_PIECES).ravel())
+        nodes = nodes.reshape(_WAIT_PIECES, _WAIT_NODES)
+        fine = (nodes @ values.T).ravel()  # per piece, cells + 1 values
+        slope = (nodes @ slopes.T).ravel() / _WAIT_CELLS  # d/d(cell)
+        keep = np.ones(fine.size, dtype=bool)
+        keep[_WAIT_CELLS + 1::_WAIT_CELLS + 1] = False  # piece ends: keep the left piece's
+        self._tabulate(fine[keep], slope[keep])
+        check = (np.arange(_WAIT_PIECES)[:, None] + np.array([0.27, 0.73])).ravel()
+        check_y = c * np.expm1(zeta_max * check / _WAIT_PIECES)
+        error = rho * np.abs(np.exp(self._log_tail(check_y))
+                             - np.exp(log_tail(check / _WAIT_PIECES)))
+        if error.max() > _WAIT_CHECK:
+            zeta = np.linspace(0.0, 1.0, _WAIT_DENSE + 1)
+            dense = log_tail(zeta)
+            pchip = interpolate.PchipInterpolator(zeta, dense)
+            self._tabulate(dense, pchip.derivative()(zeta) / _WAIT_DENSE)
+        self.log_end = self.coef[0][-1] + self.coef[1][-1] + self.coef[2][-1] + self.coef[3][-1]
+        half = c * math.expm1(zeta_max * (1.0 - 1.0 / _WAIT_PIECES))
+        self.decay = min((self.log_end - float(self._log_tail(np.array([half]))[0]))
+                         / (w_max - half), -1e-300)
+
+    def _tabulate(self, f: np.ndarray, d: np.ndarray):
+        """Cubic Hermite coefficients per cell from values ``f`` and slopes ``d`` (per cell) at
+        the cell ends, uniform in ``zeta``."""
+        f, d = np.minimum(f, 0.0), np.minimum(d, 0.0)
+        self.cells = f.size - 1
+        self.per_zeta = self.cells / self.zeta_max
+        self.coef = (f[:-1], d[:-1], 3.0 * (f[1:] - f[:-1]) - 2.0 * d[:-1] - d[1:],
+                     2.0 * (f[:-1] - f[1:]) + d[:-1] + d[1:])
+
+    def _log_tail(self, y):
+        """``log P(W > y | W > 0)`` for ``y`` in ``[0, w_max]`` (in-place numpy throughout)."""
+        z = y * (1.0 / self.c)
+        np.log1p(z, out=z)
+        z *= self.per_zeta
+        i = z.astype(np.intp)
+        np.minimum(i, self.cells - 1, out=i)
+        z -= i
+        a0, a1, a2, out = (a.take(i) for a in self.coef)
+        out *= z
+        out += a2
+        out *= z
+        out += a1
+        out *= z
+        out += a0
+        return out
+
+    def __call__(self, y):
+        y = np.asarray(y, dtype=float)
+        out = self._log_tail(np.clip(y, 0.0, self.w_max))
+        far = y > self.w_max
+        if far.any():
+            out[far] = self.log_end + self.decay * (y[far] - self.w_max)
+        np.exp(out, out=out)
+        out *= self.rho
+        out[y < 0] = 1.0
+        return out
+
+
+# ------------------------------------------------------------------------ batch laws
+def _given_size(policy, H):
+    """P(batch not done) given the batch's job size, from ``H`` = P(a task is not done), tasks
+    conditionally i.i.d.: the ``(m + 1)``-th largest of ``n + m`` (MDS), or any of ``n`` jobs
+    whose ``d`` copies are all unfinished (replication)."""
+    H = np.clip(H, 0.0, 1.0)
+    if isinstance(policy, MDS):
+        return special.betainc(policy.m + 1, policy.n, H)
+    with np.errstate(divide="ignore"):  # H = 1: log1p(-1) = -inf gives exactly 1
+        return -np.expm1(policy.n * np.log1p(-H**policy.d))
+
+
+def _support_nodes(dist: Distribution):
+    """Atoms and weights of a discrete law, or its tanh-sinh probability nodes."""
+    if dist.atoms is not None:
+        return dist.atoms
+    x, w = dist._nodes
+    keep = (w > 1e-300) & np.isfinite(x)
+    return x[keep], w[keep] / w[keep].sum()
+
+
+def _sx_batch_sf(policy, runtime: SX, lam_task: float):
+    """``t -> P(T_b > t)`` under S&X without removal: ``E_X[I_{H(t|X)}(m + 1, n)]`` (MDS) or
+    ``E_X[1 - (1 - H(t|X)^d)^n]`` (replication), and the times splitting
+    ``t`` into pieces on which it is smooth (jumps ``t = x s`` for atoms ``x`` of ``X`` and
+    ``s`` of ``S``, kinks at the ends ``x`` of a bounded support; geometric otherwise) up to
+    where it is negligible.
+
+    ``H(t | x) = sum_s p_s P(W > t - x s)`` for discrete ``S`` (``P(W > y) = 1`` for
+    ``y < 0``). ``E_X`` is Gauss-Legendre in probability space on ``[0, F_X(t / s_min)]`` split
+    at the probability levels of :data:`_U_LEVELS` and at the jumps ``F_X(t / s)``; beyond,
+    every task is unfinished (``H = 1``), which contributes ``P(X > t / s_min)`` exactly.
+    """
+    X, S = runtime.X, runtime.S
+    B = runtime.replica()
+    rho = lam_task * B.mean()
+    wait_sf = _WaitSF(lam_task, B, rho)
+    s_values, s_weights = _support_nodes(S)
+    atoms = S.atoms is not None
+
+    def H_chunk(t, x):  # P(W + x S > t) for 1-d arrays t, x of one size
+        if atoms:
+            return wait_sf(t[:, None] - x[:, None] * s_values) @ s_weights
+        with np.errstate(divide="ignore", invalid="ignore"):
+            atom = S._sf(np.where(x > 0, t / np.where(x > 0, x, 1.0), np.inf))
+        busy = (wait_sf(t[:, None] - x[:, None] * s_values) / rho) @ s_weights
+        return (1.0 - rho) * atom + rho * np.minimum(busy, 1.0)
+
+    def H(t, x):  # in chunks: large temporaries are much slower (cache, page faults)
+        t, x = np.broadcast_arrays(t, x)
+        flat_t, flat_x = t.ravel(), x.ravel()
+        out = np.empty(flat_t.size)
+        step = max(1, _CHUNK // s_values.size)
+        for a in range(0, flat_t.size, step):
+            out[a:a + step] = H_chunk(flat_t[a:a + step], flat_x[a:a + step])
+        return out.reshape(t.shape)
+
+    if X.atoms is not None:
+        x_atoms, x_probs = _support_nodes(X)
+
+        def sf(t):
+            tt = np.repeat(t[:, None], x_atoms.size, axis=1)
+            xx = np.broadcast_to(x_atoms, tt.shape)
+            return _given_size(policy, H(tt, xx)) @ x_probs
+
+        jumps = np.outer(x_atoms, s_values).ravel() if atoms else np.array([])
+    else:
+        s_jumps = s_values if atoms else np.array([])
+        s_min = s_values.min() if atoms else 0.0
+
+        def sf(t):
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                return _integrate_over_x(t)
+
+        def _integrate_over_x(t):
+            top = X._cdf(t / s_min) if s_min > 0 else np.ones_like(t)
+            jumps = X._cdf(np.divide.outer(t, s_jumps))
+            levels = np.sort(np.concatenate([np.minimum(_U_LEVELS, top[:, None]), jumps],
+                                            axis=1), axis=1)
+            lo, hi = levels[:, :-1], levels[:, 1:]
+            keep = hi - lo > _MASS_NEGLIGIBLE  # each piece contributes at most its mass
+            rows = np.nonzero(keep)[0]
+            lo, hi = lo[keep][:, None], hi[keep][:, None]
+            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X_NODES
+            w = 0.5 * (hi - lo) * _GL_X_WEIGHTS
+            x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0).ravel()), dtype=float).reshape(u.shape)
+            x = np.nan_to_num(x, posinf=np.finfo(float).max)
+            tt = np.broadcast_to(t[rows, None], u.shape)
+            pieces = (_given_size(policy, H(tt, x)) * w).sum(axis=1)
+            inner = np.bincount(rows, weights=pieces, minlength=t.size)
+            return inner + (1.0 - top)
+
+        with np.errstate(divide="ignore"):  # kinks of P(T_b > t)
+            ends = np.asarray(X._ppf(np.array([0.0, 1.0])), dtype=float)
+        ends = ends[np.isfinite(ends) & (ends > 0)]
+        jumps = np.outer(ends, s_values).ravel() if atoms else np.array([])
+
+    scale = _sojourn_scale(lam_task, B)
+    geometric = scale * 2.0 ** np.arange(-8.0, 61.0)
+    bound = _tail_bound(policy, wait_sf, X, s_values, s_weights, geometric)
+    last = np.argmax(bound < _SF_NEGLIGIBLE) if (bound < _SF_NEGLIGIBLE).any() else -1
+    horizon = geometric[last]
+    edges = np.unique(np.concatenate([[0.0], geometric[:last + 1 if last >= 0 else None],
+                                      jumps[jumps < horizon]]))
+
+    def sf_any(t):
+        t = np.asarray(t, dtype=float)
+        out = np.ones(t.shape)
+        positive = t > 0
+        if positive.any():
+            out[positive] = sf(t[positive])
+        return out
+
+    return sf_any, edges
+
+
+def _tail_bound(policy, wait_sf, X, s_values, s_weights, t):
+    """Upper bound of ``P(T_b > t)``: (tasks) ``P(W + X S > t) <= P(W > t/2) + P(X S > t/2)``
+    (a union bound over the tasks; ``T_b`` is at most the last task's sojourn)."""
+    half = 0.5 * t
+    task = wait_sf(half) + X._sf(np.divide.outer(half, s_values)) @ s_weights
+    return _tasks(policy) * task
+
+
+def _sojourn_scale(lam_task: float, B: Distribution) -> float:
+    """A finite typical task sojourn: the P-K mean, or ``E[B]`` when that mean is infinite."""
+    mean = mg1.pk_mean(lam_task, B)
+    return mean if math.isfinite(mean) else B.mean()
+
+
+def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
+    """Batch time under IR: an order statistic of i.i.d. P-K sojourns (exact M/M/1 forms)."""
+    R = runtime.R
+    if isinstance(R, Exponential):
+        sojourn = Exponential(R.rate - lam_task)
+    else:
+        sojourn = ResponseTime(mg1.pk_lst(lam_task, R), mg1.pk_mean(lam_task, R))
+    if isinstance(policy, MDS):
+        return OrderStatistic(sojourn, policy.n, policy.n + policy.m)
+    return OrderStatistic(sojourn.minimum(policy.d), policy.n, policy.n)
+
+
+def _batch_tail_index(policy, R: Distribution) -> float:
+    """Tail index of the batch time without removal under IR, for runtimes with a power tail
+    ``P(R > t) ~ c t^(-alpha)``: the M/G/1 wait (hence a sojourn) has index ``alpha - 1``
+    (J. W. Cohen, "Some results on regular variation for distributions in queueing and
+    fluctuation theory", J. Appl. Prob. 10, 1973), a batch is late only if ``m + 1`` tasks
+    are (MDS: index ``(m + 1)(alpha - 1)``) or if the ``d`` copies of one job are
+    (replication: ``d (alpha - 1)``). ``alpha`` is the Pareto parameter, else the local slope
+    of ``log P(R > t)`` over an octave far in the tail; ``inf`` if the tail is lighter."""
+    if isinstance(R, Pareto):
+        alpha = R.alpha
+    else:
+        t = float(R.ppf(1.0 - 1e-9))
+        tails = R.sf(np.array([t, 2.0 * t]))
+        if not (np.isfinite(t) and tails[1] > 0):
+            return math.inf
+        alpha = math.log(tails[0] / tails[1]) / math.log(2.0)
+    copies = policy.m + 1 if isinstance(policy, MDS) else policy.d
+    return copies * (alpha - 1.0)

@@ -1,0 +1,222 @@
+"""Which MDS code matches replication? A study on top of the analysis and the simulator.
+
+:func:`smallest_matching_code` compares MDS(n, m) with Replication(n, d) for growing ``m`` by
+the k -> infinity analysis (:mod:`queuetheory.analysis.mds`, :mod:`queuetheory.analysis.removal`)
+or, on request or where no analysis exists, by simulation (:func:`queuetheory.simulate`).
+
+References
+----------
+.. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion times",
+   Operations Research Letters 49(1), 2021 (arXiv:1907.11052).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import _checks
+from .analysis import analyze
+from .policies import MDS, Replication
+from .runtime import IR, SX, RuntimeModel
+from .simulation import simulate
+from .system import System
+
+__all__ = ["CodeMatch", "smallest_matching_code"]
+
+
+@dataclass(frozen=True)
+class CodeMatch:
+    """Result of :func:`smallest_matching_code`.
+
+    Attributes
+    ----------
+    m : int or None
+        Smallest number of redundant coded jobs for which MDS(n, m) is at least as good as
+        Replication(n, d) in both the mean and the percentile (``None`` if none up to
+        ``m_max``).
+    n, d : int
+        Batch size and replication factor.
+    remove : bool
+        Whether redundant tasks are removed (at batch completion for MDS, at job completion
+        for replication).
+    percentile : float
+        The percentile compared (e.g. 0.99).
+    method : str
+        ``"analysis"`` (k -> infinity) or ``"simulation"`` (finite k, with CIs).
+    replication : dict
+        Mean, percentile (and CIs for simulation) and stability of Replication(n, d).
+    candidates : tuple of dict
+        The same for every MDS(n, m) tried, with a verdict per statistic: ``"better"``,
+        ``"worse"`` or ``"not distinguishable"`` (simulation, when the 95% confidence intervals
+        overlap) or ``"equal"``.
+    stability : dict
+        Stability region (critical ``arrival_rate``) of each policy, with what is proved.
+    assumptions : tuple of str
+        What the answer assumes (runtime model, load, removal, k).
+    """
+
+    m: int | None
+    n: int
+    d: int
+    remove: bool
+    arrival_rate: float
+    runtime: str
+    percentile: float
+    method: str
+    replication: dict
+    candidates: tuple = ()
+    stability: dict = field(default_factory=dict)
+    assumptions: tuple = ()
+
+    def describe(self) -> str:
+        """A paragraph with the answer and the assumptions it holds under."""
+        found = (f"MDS(n={self.n}, m={self.m}) is the smallest code at least as good as "
+                 f"Replication(n={self.n}, d={self.d})" if self.m is not None else
+                 f"no MDS(n={self.n}, m) with m <= {self.candidates[-1]['m']} is at least as good "
+                 f"as Replication(n={self.n}, d={self.d})")
+        return (f"{found} in the mean and the {100 * self.percentile:g}th percentile "
+                f"({self.method}). Assumptions: " + "; ".join(self.assumptions) + ".")
+
+
+def _verdict(mds, rep, mds_ci=None, rep_ci=None) -> str:
+    if mds_ci is not None and rep_ci is not None:
+        if mds_ci[1] < rep_ci[0]:
+            return "better"
+        if mds_ci[0] > rep_ci[1]:
+            return "worse"
+        return "not distinguishable"
+    if math.isclose(mds, rep, rel_tol=1e-9) or (math.isinf(mds) and math.isinf(rep)):
+        return "equal"
+    return "better" if mds < rep else "worse"
+
+
+def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: float, *,
+                           remove: bool = False, percentile: float = 0.99,
+                           method: str | None = None, m_max: int | None = None,
+                           servers: int = 1000, jobs: int = 200_000, replications: int = 5,
+                           seed: int | None = 0) -> CodeMatch:
+    """The smallest ``m`` for which MDS(n, m) is at least as good as Replication(n, d).
+
+    "At least as good" means a mean and a ``percentile`` of the batch completion time no larger
+    than replication's (``"analysis"``) or not significantly larger (``"simulation"``: a
+    comparison whose 95% confidence intervals overlap is reported as "not distinguishable" and
+    counts as a match). Stability matters: an unstable policy has infinite times.
+
+    Parameters
+    ----------
+    n : int
+        Jobs per batch, >= 1.
+    d : int
+        Copies per job under replication, >= 1.
+    runtime : RuntimeModel
+        :class:`~queuetheory.SX` (all tasks of a batch share its job size) or
+        :class:`~queuetheory.IR`.
+    arrival_rate : float
+        Original jobs per unit time per server, > 0.
+    remove : bool, optional
+        Remove redundant tasks (MDS: at batch completion; replication: a job's other copies at
+        its completion). Default False.
+    percentile : float, optional
+        Level in (0, 1) of the compared percentile; default 0.99.
+    method : {"analysis", "simulation"}, optional
+        Default: ``"analysis"`` (k -> infinity: exact without removal; with removal the
+        mean-field solution of :mod:`queuetheory.analysis.removal`: IR runtimes, or S&X with
+        discrete slowdowns), else ``"simulation"`` (S&X with continuous slowdowns and
+        removal: no analysis there).
+    m_max : int, optional
+        Largest ``m`` tried; default ``n (d - 1)`` (as many tasks as replication) or at least 1.
+    servers, jobs, replications, seed : optional
+        Passed to :func:`queuetheory.simulate` (simulation only).
+
+    Returns
+    -------
+    CodeMatch
+        The answer, the numbers behind it, the stability regions and the assumptions.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> r = qt.smallest_matching_code(4, 2, qt.IR(qt.Exponential(1.0)), 0.3)
+    >>> r.m, r.candidates[r.m]["mean_verdict"]
+    (1, 'better')
+
+    References
+    ----------
+    .. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion
+       times", Operations Research Letters 49(1), 2021 (arXiv:1907.11052).
+    """
+    n = _checks.positive_int("n", n)
+    d = _checks.positive_int("d", d)
+    if not isinstance(runtime, RuntimeModel):
+        raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
+    lam = _checks.positive("arrival_rate", arrival_rate)
+    if not isinstance(remove, bool):
+        raise ValueError(f"remove must be True or False, got {remove!r}")
+    q = float(_checks.probability_level("percentile", percentile))
+    if method is None:
+        analysed = (not remove or isinstance(runtime, IR)
+                    or runtime.S.atoms is not None)
+        method = "analysis" if analysed else "simulation"
+    if method not in ("analysis", "simulation"):
+        raise ValueError(f"method must be 'analysis' or 'simulation', got {method!r}")
+    m_max = max(n * (d - 1), 1) if m_max is None else _checks.positive_int("m_max", m_max, 0)
+    evaluate = _analysed if method == "analysis" else _simulated(servers, jobs, replications,
+                                                                 seed)
+    rep = evaluate(System(Replication(n, d, remove=remove), runtime, lam), q)
+    candidates, found = [], None
+    for m in range(m_max + 1):
+        row = {"m": m, **evaluate(System(MDS(n, m, remove=remove), runtime, lam), q)}
+        for stat in ("mean", "quantile"):
+            row[f"{stat}_verdict"] = _verdict(row[stat], rep[stat], row.get(f"{stat}_ci"),
+                                              rep.get(f"{stat}_ci"))
+        candidates.append(row)
+        if all(row[f"{s}_verdict"] != "worse" for s in ("mean", "quantile")):
+            found = m
+            break
+    e_r = runtime.mean_runtime()
+    larger = ("sufficient with removal; the region with removal is larger, see "
+              "qt.stability_frontier(runtime, policy)")
+    stability = {
+        f"Replication(n={n}, d={d})": (f"stable iff arrival_rate < {1 / (d * e_r):.6g} without "
+                                       f"removal ({larger})"),
+        **{f"MDS(n={n}, m={row['m']})": (f"stable iff arrival_rate < "
+                                          f"{n / ((n + row['m']) * e_r):.6g} without removal "
+                                          f"({larger})") for row in candidates},
+    }
+    assumptions = (f"{runtime.name} runtimes {runtime!r}",
+                   f"arrival_rate {lam:g} original jobs per server (batches at arrival_rate / n)",
+                   "Poisson batch arrivals, FCFS at every server",
+                   ("removal of redundant tasks (MDS: at batch completion; replication: at job "
+                    "completion)") if remove else "no removal: every task runs to completion")
+    if isinstance(runtime, SX):
+        assumptions += ("S&X: a batch is n equal-sized jobs, so all its tasks (coded jobs or "
+                        "copies) share one job size X",)
+    if method == "analysis":
+        assumptions += ("k -> infinity limit (mean-field analysis with removal)" if remove else
+                        "k -> infinity limit (exact analysis)",)
+    else:
+        assumptions += (f"simulation with k = {servers} servers, {replications} replications of "
+                        f"{jobs} original jobs ({-(-jobs // n)} batches), 95% confidence "
+                        "intervals; overlapping intervals count as 'not distinguishable' (a "
+                        "match)",)
+    return CodeMatch(m=found, n=n, d=d, remove=remove, arrival_rate=lam, runtime=repr(runtime),
+                     percentile=q, method=method, replication=rep, candidates=tuple(candidates),
+                     stability=stability, assumptions=assumptions)
+
+
+def _analysed(system: System, q: float) -> dict:
+    p = analyze(system)
+    return {"stable": p.stable, "mean": p.mean, "quantile": p.quantile(q)}
+
+
+def _simulated(servers: int, jobs: int, replications: int, seed):
+    def run(system: System, q: float) -> dict:
+        res = simulate(system, servers=servers, jobs=jobs, replications=replications, seed=seed)
+        stable = bool(res.stable)
+        return {"stable": stable, "mean": res.mean if stable else math.inf,
+                "mean_ci": tuple(res.mean_ci) if stable else (math.inf, math.inf),
+                "quantile": res.quantile(q) if stable else math.inf,
+                "quantile_ci": tuple(res.quantile_ci(q)) if stable else (math.inf, math.inf)}
+
+    return run

@@ -1,0 +1,213 @@
+"""The shared quadrature rules and moments from survival functions, against closed forms
+evaluated in mpmath (exponential, Pareto, atoms, kinks; scales 1e-9 to 1e9)."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from queuetheory import quadrature
+from queuetheory.distributions import Distribution
+
+SCALES = [1e-9, 1.0, 1e9]
+
+
+def exp_moment(a, k):
+    """``E[T^k] = k! a^k`` for an exponential law of mean ``a``."""
+    return float(mpmath.factorial(k) * mpmath.mpf(a) ** k)
+
+
+def pareto_moment(alpha, xm, k):
+    """``E[T^k] = alpha xm^k / (alpha - k)`` for ``alpha > k``, else infinite."""
+    if alpha <= k:
+        return math.inf
+    return float(mpmath.mpf(alpha) * mpmath.mpf(xm) ** k / (mpmath.mpf(alpha) - k))
+
+
+def scalar(sf):
+    def value(t):
+        with np.errstate(over="ignore"):
+            return float(sf(np.array([t]))[0])
+
+    return value
+
+
+def pareto_sf(alpha, xm):
+    return lambda t: np.where(t < xm, 1.0, (xm / np.maximum(t, xm)) ** alpha)
+
+
+def relerr(x, ref):
+    return abs(x - ref) / abs(ref)
+
+
+# ---------------------------------------------------------------------- moment_from_sf
+@pytest.mark.parametrize("a", SCALES)
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_moment_from_sf_exponential(a, k):
+    sf = scalar(lambda t: np.exp(-t / a))
+    # cut at the median, as Distribution._moment does
+    assert relerr(quadrature.moment_from_sf(sf, k, [a * math.log(2.0)]), exp_moment(a, k)) < 1e-10
+
+
+@pytest.mark.parametrize("xm", SCALES)
+@pytest.mark.parametrize(("alpha", "k"), [(2.5, 1), (2.5, 2), (2.5, 3), (1.5, 1), (1.5, 2),
+                                          (3.0, 3), (1.0, 1), (0.5, 1), (4.0, 3)])
+def test_moment_from_sf_pareto(xm, alpha, k):
+    """A divergent moment (alpha <= k) comes back inf, a finite one to 1e-9."""
+    got = quadrature.moment_from_sf(scalar(pareto_sf(alpha, xm)), k, [xm, 2.0 * xm])
+    ref = pareto_moment(alpha, xm, k)
+    if math.isinf(ref):
+        assert got == math.inf
+    else:
+        assert relerr(got, ref) < 1e-9
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_moment_from_sf_atoms_off_the_cuts(scale, k):
+    """Atoms at 1 and 3 (weights 0.3, 0.7) with the only cut at 2 (the median): the jump at 3
+    falls inside the tail piece; the moment is ``0.3 + 0.7 * 3^k`` times ``scale^k``."""
+    def sf(t):
+        return 1.0 if t < scale else (0.7 if t < 3 * scale else 0.0)
+
+    ref = float((mpmath.mpf("0.3") + mpmath.mpf("0.7") * 3**k) * mpmath.mpf(scale) ** k)
+    assert relerr(quadrature.moment_from_sf(sf, k, [2.0 * scale]), ref) < 1e-10
+
+
+@pytest.mark.parametrize("b", SCALES)
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_moment_from_sf_kink(b, k):
+    """Minimum of two Uniform(0, b): ``sf = (1 - t/b)^2`` on [0, b], a kink at b inside the
+    tail piece; ``E[T^k] = b^k k B(k, 3)``."""
+    ref = float(mpmath.mpf(b) ** k * k * mpmath.beta(k, 3))
+    got = quadrature.moment_from_sf(lambda t: max(1.0 - t / b, 0.0) ** 2, k, [0.3 * b])
+    assert relerr(got, ref) < 1e-10
+
+
+def test_moment_from_sf_no_tail_truncates():
+    """``tail=False`` stops at the last cut: ``int_0^1 2 t e^-t dt = 2 - 4/e``."""
+    got = quadrature.moment_from_sf(lambda t: math.exp(-t), 2, [0.5, 1.0], tail=False)
+    assert relerr(got, float(2 - 4 / mpmath.e)) < 1e-12
+
+
+# ------------------------------------------------------------- the Distribution fallback
+class _CdfOnly(Distribution):
+    """A law known only by its survival function (the base class's numerical fallbacks)."""
+
+    def __init__(self, sf):
+        self._sf_function = sf
+
+    def _sf(self, x):
+        return self._sf_function(np.asarray(x, dtype=float))
+
+    def _cdf(self, x):
+        return 1.0 - self._sf(x)
+
+
+@pytest.mark.parametrize("a", SCALES)
+def test_distribution_fallback_exponential(a):
+    law = _CdfOnly(lambda t: np.exp(-np.maximum(t, 0.0) / a))
+    for k in (1, 2, 3):
+        assert relerr(law.moment(k), exp_moment(a, k)) < 1e-10
+
+
+@pytest.mark.parametrize("xm", SCALES)
+def test_distribution_fallback_pareto(xm):
+    law = _CdfOnly(pareto_sf(1.5, xm))
+    assert relerr(law.moment(1), pareto_moment(1.5, xm, 1)) < 1e-9
+    assert law.moment(2) == math.inf
+
+
+def test_distribution_fallback_atom():
+    """A single atom at 2e9: every moment is ``(2e9)^k``."""
+    law = _CdfOnly(lambda t: np.where(t < 2e9, 1.0, 0.0))
+    for k in (1, 2, 3):
+        assert relerr(law.moment(k), 2e9**k) < 1e-10
+
+
+# ------------------------------------------------------------------ moment_from_inverted_sf
+@pytest.mark.parametrize("a", SCALES)
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_inverted_sf_exponential(a, k):
+    got = quadrature.moment_from_inverted_sf(lambda t: np.exp(-t / a), k, a)
+    assert relerr(got, exp_moment(a, k)) < 1e-8
+
+
+@pytest.mark.parametrize("a", SCALES)
+@pytest.mark.parametrize("k", [1, 2])
+def test_inverted_sf_noisy_exponential(a, k):
+    """With an absolute error of 1e-11 in the survival function (as from inversion)."""
+    rng = np.random.default_rng(12)
+
+    def sf(t):
+        return np.exp(-t / a) + 1e-11 * rng.uniform(-1.0, 1.0, np.shape(t))
+
+    assert relerr(quadrature.moment_from_inverted_sf(sf, k, a), exp_moment(a, k)) < 1e-8
+
+
+@pytest.mark.parametrize("xm", SCALES)
+def test_inverted_sf_pareto(xm):
+    """A power tail: the finite moment extrapolated, the divergent ones inf."""
+    sf = pareto_sf(2.5, xm)
+    assert relerr(quadrature.moment_from_inverted_sf(sf, 1, 2.0 * xm),
+                  pareto_moment(2.5, xm, 1)) < 1e-6
+    assert quadrature.moment_from_inverted_sf(sf, 3, 2.0 * xm) == math.inf
+    assert quadrature.moment_from_inverted_sf(pareto_sf(1.5, xm), 2, 3.0 * xm) == math.inf
+
+
+def test_inverted_sf_never_small_is_inf():
+    assert quadrature.moment_from_inverted_sf(lambda t: np.full(np.shape(t), 0.5), 1, 1.0) \
+        == math.inf
+
+
+# ------------------------------------------------------------------------- Gauss-Legendre
+@pytest.mark.parametrize("b", SCALES)
+def test_adaptive_gauss_legendre_kink_and_atom(b):
+    """``sf = (1 - t/b)^2`` on [0, b] plus an atom of 1/2 at 1.5 b (mixture), over one
+    piece [0, 4b]: the bisection localises the kink and the jump."""
+    def sf(t):
+        return 0.5 * np.maximum(1.0 - t / b, 0.0) ** 2 + 0.5 * (t < 1.5 * b)
+
+    for k in (1, 2):
+        ref = float(mpmath.mpf(b) ** k * (k * mpmath.beta(k, 3) + mpmath.mpf(1.5) ** k) / 2)
+        got = quadrature.adaptive_gauss_legendre(sf, k, np.array([0.0, 0.5 * b, 4.0 * b]))
+        assert relerr(got, ref) < 1e-11
+
+
+@pytest.mark.parametrize("a", SCALES)
+def test_gauss_legendre_moment_exponential(a):
+    edges = np.concatenate([[0.0], a * 2.0 ** np.arange(-6, 7)])
+    got = quadrature.gauss_legendre_moment(lambda t: np.exp(-t / a), 2, edges, 20)
+    # truncated at 64 a: 2 a^2 (1 - e^-64 (1 + 64 + 64^2/2)) ~ 2 a^2 to 1e-24
+    assert relerr(got, exp_moment(a, 2)) < 1e-13
+
+
+def test_gauss_legendre_cached_read_only():
+    x, w = quadrature.gauss_legendre(12)
+    assert quadrature.gauss_legendre(12)[0] is x
+    assert not x.flags.writeable and not w.flags.writeable
+    assert abs(w.sum() - 2.0) < 1e-14
+
+
+# ----------------------------------------------------------------- double-exponential rules
+def test_tanh_sinh_nested_levels_singular_endpoint():
+    """``int_0^1 -log(u) cos(3u) du`` (log-singular at 0) by the nested rule, every level
+    normalised to 1, against mpmath's quadrature."""
+    ref = float(mpmath.quad(lambda u: -mpmath.log(u) * mpmath.cos(3 * u), [0, 1]))
+    total = 0.0
+    for level in range(4):
+        u, _, w, norm = quadrature.tanh_sinh_level(level)
+        total = (0.5 if level else 1.0) * total + w @ (-np.log(u) * np.cos(3.0 * u))
+        assert relerr(total / norm, ref) < 1e-14
+    u, v, w = quadrature.tanh_sinh_probabilities()
+    assert abs(w.sum() - 1.0) < 1e-15
+    assert np.all(np.abs(u + v - 1.0) <= 2.3e-16)  # one rounding of the sum
+
+
+@pytest.mark.parametrize("s", [0.5, 2.5, 7.0])
+def test_exp_sinh_gamma(s):
+    """``int_0^inf t^(s-1) e^-t dt = Gamma(s)``."""
+    t, w = quadrature.exp_sinh_nodes()
+    integrand = np.exp((s - 1) * np.log(t) - t)
+    assert relerr(float(w @ integrand), float(mpmath.gamma(s))) < 1e-13
