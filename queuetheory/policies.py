@@ -398,6 +398,9 @@ def policy_class(name: str) -> tuple[type[Policy], int | None]:
         usages = known_names()
         raise ValueError(f"unknown policy {name!r}; use {', '.join(usages[:-1])} "
                          f"or {usages[-1]}")
+    if number is not None and not cls.takes_number:
+        raise ValueError(f"policy {name!r}: {kind} takes no ':N' (the degree of redundancy is "
+                         f"d, given separately)")
     return cls, number
 
 

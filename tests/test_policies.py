@@ -100,7 +100,7 @@ def test_registry_names_and_help():
 
 
 @pytest.mark.parametrize("name, d, expected", [
-    ("random", 3, qt.Random()), ("RIQ", 3, qt.RIQ(3)), ("riq:5", 3, qt.RIQ(3)),
+    ("random", 3, qt.Random()), ("RIQ", 3, qt.RIQ(3)),
     ("redundancy", 2, qt.RedundancyD(2)), ("redundancy-d", 2, qt.RedundancyD(2)),
     ("redundancyd", 2, qt.RedundancyD(2)), ("threshold", 3, qt.Threshold(3, 1)),
     ("threshold:0", 3, qt.Threshold(3, 0)), ("mds", 2, qt.MDS(10, 2)),
@@ -112,6 +112,8 @@ def test_from_name_every_name(name, d, expected):
 
 
 @pytest.mark.parametrize("name, message", [
+    ("riq:5", r"policy 'riq:5': riq takes no ':N' \(the degree of redundancy is d"),
+    ("random:3", r"random takes no ':N'"),
     ("bogus", r"unknown policy 'bogus'; use random, riq, redundancy, threshold:N, "
               r"mds:N(,| or) replication:N"),
     ("mds:x", "the part after ':' must be an integer"),
