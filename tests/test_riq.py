@@ -374,7 +374,8 @@ def test_limit_flag(facebook_sx):
 #   exp(lam (x - S_n)); S_n <= x], S_n a sum of n services; integrated in closed form over u
 #   with int_0^Z z^n e^z / n! dz = e^Z P_n(Z) - (-1)^n, P_n(Z) = sum_k (-1)^(n-k) Z^k / k!;
 # * b solves b (1 - lam b E[B]) = (1 - b) lam 2 E[B_e](b) (Gardner et al., ToN 2017;
-#   docs/theory/riq.rst, riq-fixed-point), by mpmath.findroot. All in 60-digit mpmath, independent of the library.
+#   docs/theory/riq.rst, riq-fixed-point), by mpmath.findroot. All in 60-digit mpmath,
+#   independent of the library.
 
 def _atom_case():
     with mpmath.workdps(60):
