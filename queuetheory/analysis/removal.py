@@ -412,8 +412,33 @@ class _SXModel:
             left[rows] = (sf * w[rows]).sum(axis=1) + ptop[rows]
         return left, right
 
-    def node_sf(self, sol: _Solution):
-        return self._sf(sol, sol.h * np.arange(sol.F.size), self.table(sol.h, sol.F.size - 1))
+    def node_sf(self, sol: _Solution) -> tuple[np.ndarray, np.ndarray]:
+        """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes: :meth:`_sf` through the points
+        of :func:`_sx_geometry` (cached by :meth:`marcher`), a block of nodes at a time."""
+        h, M = sol.h, sol.F.size - 1
+        _, ws, ptops = self.table(h, M)
+        if (h, M) not in self._geometry:
+            self._geometry[(h, M)] = _sx_geometry(self, self.table(h, M)[0], h)
+        cells, coef, _, at_zero, _ = self._geometry[(h, M)]
+        state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
+        left, right = np.empty(M + 1), np.empty(M + 1)
+        batch_sf = self.kernel.batch_sf
+        for start in range(0, M + 1, _SF_ROWS):
+            rows = slice(start, start + _SF_ROWS)
+            w = ws[rows]
+            used = w > 0
+            q = np.einsum("ijst,ijst->ij", coef[rows], np.take(state, cells[rows], axis=0))
+            sf = np.zeros(q.shape)
+            sf[used] = batch_sf(q[used])
+            left[rows] = (sf * w).sum(axis=1) + ptops[rows]
+            right[rows] = left[rows]
+            jump = np.flatnonzero((at_zero[rows] > 0).any(axis=1))
+            if jump.size:
+                q = q[jump] + at_zero[rows][jump] * sol.F0
+                sf = np.zeros(q.shape)
+                sf[used[jump]] = batch_sf(q[used[jump]])
+                right[start + jump] = (sf * w[jump]).sum(axis=1) + ptops[rows][jump]
+        return left, right
 
     def sf_at(self, sol: _Solution, t: float) -> float:
         return float(self._sf(sol, np.array([t]), self.nodes(t))[1][0])
@@ -421,38 +446,59 @@ class _SXModel:
 
 _HORNER_M = 32
 """Largest ``m`` for which the compiled S&X march evaluates ``phi`` by the Horner sum."""
+_SF_ROWS = 64
+"""Grid nodes per block when :meth:`_SXModel.node_sf` evaluates ``P(C > t)`` (bounds memory)."""
 
 
 def _sx_geometry(model: _SXModel, x: np.ndarray, h: float):
-    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution), arrays
-    of shape ``(nodes, J, atoms of S)``: cells ``c`` and ``ahead = c + 1`` (capped at ``i - 1``),
-    offsets ``d`` and ``d^2 / (2h)``, masks (negative: ``F = 0``; current: in cell ``i - 1``,
-    whose right end is being solved for); per ``(node, J)``: the coefficient ``bq`` of
-    ``f_i^-`` in ``q(w_i | x)`` and the mass ``at_zero`` of the points on the atom of ``V``
-    (the jump of ``q`` is ``at_zero F(0)``); per node: whether there is such a point."""
-    i = np.arange(x.shape[0])[:, None, None]
-    z = i * h - x[:, :, None] * model.s
-    zero = np.abs(z) <= 1e-9 * h
-    z = np.where(zero | (z < 0), -1.0, z)
-    negative = z < 0
-    top = np.maximum(i - 1, 0)
-    c = np.clip((z / h).astype(np.intp), 0, top)
-    d = np.where(negative, 0.0, z - c * h)
-    current = (c == i - 1) & ~negative
-    quad = d * d / (2 * h)
-    ahead = np.minimum(c + 1, top)
-    bq = np.where(current, quad, 0.0) @ model.p
-    return (negative, c, ahead, d, current, quad, bq, (zero * 1.0) @ model.p,
-            zero.any(axis=(1, 2)))
+    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution). With
+    ``f`` linear on each cell, ``F(z) = F_c + (d - d^2/(2h)) f_c^+ + d^2/(2h) f_{c+1}^-`` for
+    ``z = c h + d``: ``sum_k p_k F(w_i - x s_k)`` is a dot product of coefficients with the
+    march's values kept as rows ``(F_c, f_c^+, f_{c+1}^-)``. Returns, of shape
+    ``(nodes, J, atoms of S)``, the cells ``c`` (capped at ``i - 1``: cell ``i - 1`` holds the
+    unknown ``f_i^-``, 0 until solved) and, with a trailing axis of 3, the coefficients times
+    ``p_k`` (zero for the points on or below the atom of ``V`` at 0: ``F = 0`` there, the left
+    limit); per ``(node, J)``: the coefficient ``bq`` of ``f_i^-`` in ``q(w_i | x)`` and the
+    mass ``at_zero`` of the points on the atom of ``V`` (the jump of ``q`` is
+    ``at_zero F(0)``); per node: whether there is such a point. Built a block of nodes at a
+    time (small temporaries)."""
+    p = model.p
+    nodes, J = x.shape
+    cells = np.empty((nodes, J, p.size), dtype=np.int32)
+    coef = np.empty((nodes, J, p.size, 3))
+    bq, at_zero = np.empty((nodes, J)), np.empty((nodes, J))
+    jumps = np.empty(nodes, dtype=bool)
+    for start in range(0, nodes, _SF_ROWS):
+        i = np.arange(start, min(start + _SF_ROWS, nodes))
+        rows = slice(start, i[-1] + 1)
+        z = (i * h)[:, None, None] - x[rows, :, None] * model.s
+        zero = np.abs(z) <= 1e-9 * h
+        on = ~zero & (z > 0)
+        z *= on                                    # off the grid's support: z = 0, d = 0
+        c = np.minimum((z / h).astype(np.int32), np.maximum(i - 1, 0)[:, None, None])
+        d = z - c * h
+        quad = d * d / (2 * h)
+        cells[rows] = c
+        out = coef[rows]
+        np.multiply(on, p, out=out[..., 0])
+        np.multiply(d - quad, p, out=out[..., 1])
+        np.multiply(quad, p, out=out[..., 2])
+        bq[rows] = (quad * (c == (i - 1)[:, None, None])) @ p
+        at_zero[rows] = zero @ p
+        jumps[rows] = zero.any(axis=(1, 2))
+    return cells, coef, bq, at_zero, jumps
 
 
 def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
     the ``X`` nodes and the columns (starting atoms) vectorised; compiled
     (:func:`_march_sx_compiled`, the same operations per node) when numba is installed and
-    ``phi`` has the polynomial form (no removal, replication, MDS with ``m <= 32``)."""
+    ``phi`` has the polynomial form (no removal, replication, MDS with ``m <= 32``). The
+    values ``(F_c, f_c^+, f_{c+1}^-)`` are kept as one row per cell, so ``q(w_i | x)`` at
+    every ``X`` node is one gather and one contraction (:func:`_sx_geometry`)."""
     kernel = model.kernel
     _, ws, ptops = table
+    cells, coef, bq_all, zero_all, jumps = geometry
     mode = 0 if not kernel.remove else (1 if not kernel.mds else 2)
     combs = [1]   # C(N - 1, j), j < m, for the Horner sum (MDS with removal)
     if mode == 2 and kernel.r <= _HORNER_M:
@@ -462,48 +508,38 @@ def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray
                                   np.array(combs, dtype=float), h, M,
                                   np.ascontiguousarray(F0, dtype=float),
                                   np.ascontiguousarray(ws), np.ascontiguousarray(ptops),
-                                  model.p, *geometry)
+                                  cells, coef, bq_all, zero_all, jumps)
     K = F0.size
-    lam_t, phi, p = kernel.lam_t, kernel.phi, model.p
-    negative_all, c_all, ahead_all, d_all, current_all, quad_all, bq_all, zero_all, jumps = \
-        geometry
-    F = np.empty((M + 1, K))
-    fm = np.zeros((M + 1, K))
-    fp = np.empty((M + 1, K))
-    qm = np.empty((M + 1, K))
-    qp = np.empty((M + 1, K))
+    lam_t, phi = kernel.lam_t, kernel.phi
+    state = np.zeros((K, M + 1, 3))       # per column, row c: F_c, f_c^+, f_{c+1}^-
+    qm = np.zeros((M + 1, K))
+    qp = np.zeros((M + 1, K))
     half = 0.5 * h
-    w, ptop = ws[0], ptops[0]
-    F[0] = F0
-    qm[0] = qp[0] = 0.0
-    fp[0] = lam_t * F0 * (float(w.sum()) * float(phi(np.zeros(1))[0]) + ptop)
+    state[:, 0, 0] = F0
+    state[:, 0, 1] = lam_t * F0 * (float(ws[0].sum()) * float(phi(np.zeros(1))[0]) + ptops[0])
     for i in range(1, M + 1):
-        w, ptop = ws[i], ptops[i]
-        c, current, quad = c_all[i], current_all[i][..., None], quad_all[i][..., None]
-        bq = bq_all[i][:, None]
-        fa = fp[c]                                           # (J, atoms, K)
-        fb = np.where(current, 0.0, fm[ahead_all[i]])
-        known = F[c] + d_all[i][..., None] * fa + (fb - fa) * quad
-        known[negative_all[i]] = 0.0
-        cq = np.einsum("jak,a->jk", known, p)                # (J, K); bq: (J, 1)
-        A = F[i - 1] + half * fp[i - 1]
-        y = fp[i - 1].copy()
+        w, ptop, bq = ws[i], ptops[i], bq_all[i][:, None]
+        cq = np.einsum("kjst,jst->jk", np.take(state, cells[i], axis=1), coef[i])
+        previous = state[:, i - 1]
+        A = previous[:, 0] + half * previous[:, 1]
+        y = previous[:, 1]
+        gap = A - cq
         wb = w * (half - bq[:, 0])
         for _ in range(3):
             ph = phi(cq + bq * y)
-            num = w @ ((A - cq) * ph) + A * ptop
-            den = 1.0 - lam_t * (wb @ ph + half * ptop)
-            y = lam_t * num / den
+            y = lam_t * (w @ (gap * ph) + A * ptop) / (1.0 - lam_t * (wb @ ph + half * ptop))
         Fi = A + half * y
         q = cq + bq * y
-        F[i], fm[i] = Fi, y
+        state[:, i, 0], previous[:, 2] = Fi, y
         qm[i] = w @ q
         if jumps[i]:
             q = q + zero_all[i][:, None] * F0[None, :]
             y = lam_t * (w @ ((Fi - q) * phi(q)) + Fi * ptop)
         qp[i] = w @ q
-        fp[i] = y
-    return F, fm, fp, qm, qp
+        state[:, i, 1] = y
+    fm = np.zeros((M + 1, K))
+    fm[1:] = state[:, :-1, 2].T
+    return state[:, :, 0].T.copy(), fm, state[:, :, 1].T.copy(), qm, qp
 
 
 @_jit
@@ -527,10 +563,10 @@ def _phi_compiled(q, mode, n, r, combs):
 
 
 @_jit
-def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, p, negative, c, ahead, d,
-                       current, quad, bq, at_zero, jumps):
+def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, cells, coef, bq, at_zero,
+                       jumps):
     """:func:`_march_sx` node by node (compiled with numba)."""
-    K, J, S = F0.size, ws.shape[1], p.size
+    K, J, S = F0.size, ws.shape[1], cells.shape[2]
     F = np.empty((M + 1, K))
     fm = np.zeros((M + 1, K))
     fp = np.empty((M + 1, K))
@@ -552,12 +588,9 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, p, negativ
                     cq[j] = 0.0
                     continue
                 for s in range(S):
-                    if negative[i, j, s]:
-                        continue
-                    cc = c[i, j, s]
-                    fa = fp[cc, k]
-                    fb = 0.0 if current[i, j, s] else fm[ahead[i, j, s], k]
-                    total += p[s] * (F[cc, k] + d[i, j, s] * fa + (fb - fa) * quad[i, j, s])
+                    cc = cells[i, j, s]   # f_i^- (cell i - 1) is 0 until solved
+                    total += (coef[i, j, s, 0] * F[cc, k] + coef[i, j, s, 1] * fp[cc, k]
+                              + coef[i, j, s, 2] * fm[cc + 1, k])
                 cq[j] = total
             A = F[i - 1, k] + half * fp[i - 1, k]
             y = fp[i - 1, k]
