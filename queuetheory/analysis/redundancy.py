@@ -297,7 +297,8 @@ def _frontier_cached(model: RuntimeModel, d: int, points: int) -> float:
     return _frontier_and_error(model, d, points)[0]
 
 
-def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 400) -> float:
+def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 400,
+                       full_output: bool = False) -> float | tuple[float, float]:
     """Largest stable arrival rate per server of Redundancy-d (or of a policy) as ``k -> infinity``.
 
     ``d`` may be a policy object: ``RedundancyD(d)``; ``MDS(n, m)`` or ``Replication(n, d)``
@@ -319,12 +320,16 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     d : int
         Replicas per job, >= 1.
     points : int
-        Grid intervals of the mean-field solution (default 400).
+        Grid intervals of the mean-field solution (default 400; Redundancy-d only).
+    full_output : bool, optional
+        Also return the estimated absolute error of the frontier (0 where it is exact:
+        exponential runtimes, ``d = 1``, no removal).
 
     Returns
     -------
-    float
-        The frontier ``lam*``: stable for ``arrival_rate < lam*``, unstable above.
+    float or (float, float)
+        The frontier ``lam*``: stable for ``arrival_rate < lam*``, unstable above; with
+        ``full_output``, ``(lam*, estimated error)``.
 
     Examples
     --------
@@ -336,6 +341,10 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     0.663
     >>> qt.stability_frontier(qt.IR(qt.Exponential(1.0)), qt.MDS(10, 2))   # with removal
     1.0
+    >>> lam, error = qt.stability_frontier(qt.IR(qt.Deterministic(1.0)), qt.MDS(4, 2),
+    ...                                    full_output=True)
+    >>> round(lam, 6), bool(error < 1e-6)
+    (0.851515, True)
 
     References
     ----------
@@ -344,7 +353,8 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     if not isinstance(runtime, RuntimeModel):
         raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
     if isinstance(d, MDS | Replication):
-        return _batch_frontier(runtime, d)
+        value, error = _batch_frontier(runtime, d)
+        return (value, error) if full_output else value
     if isinstance(d, RedundancyD):
         d = d.d
     elif isinstance(d, Policy):
@@ -352,18 +362,23 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     d = _checks.positive_int("d", d)
     points = _checks.positive_int("points", points, minimum=50)
     if _is_ir_exponential(runtime):
-        return float(runtime.R.rate)
-    if d == 1:
-        return 1.0 / runtime.mean_runtime()
-    return float(_frontier_cached(runtime, d, points))
+        value, error = float(runtime.R.rate), 0.0
+    elif d == 1:
+        value, error = 1.0 / runtime.mean_runtime(), 0.0
+    elif full_output:
+        value, error = _frontier_and_error(runtime, d, points)
+    else:
+        return float(_frontier_cached(runtime, d, points))
+    return (float(value), float(error)) if full_output else float(value)
 
 
-def _batch_frontier(runtime: RuntimeModel, policy) -> float:
+def _batch_frontier(runtime: RuntimeModel, policy) -> tuple[float, float]:
     from . import mds, removal
 
     if not policy.remove:
-        return mds.stability_limit(policy, runtime)
-    return removal.frontier(policy, runtime.R if isinstance(runtime, IR) else runtime)
+        return mds.stability_limit(policy, runtime), 0.0
+    return removal.frontier(policy, runtime.R if isinstance(runtime, IR) else runtime,
+                            full_output=True)
 
 
 def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: int = 64,

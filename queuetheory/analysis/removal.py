@@ -48,7 +48,8 @@ space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated
 Its march is compiled with numba when it is installed (``pip install 'queuetheory[fast]'``;
 about 4 times faster for an analysed point, 6 times for a frontier, measured in
 ``benchmarks/bench_removal.py``), else numpy operations per node.
-Stability frontier (IR): :func:`frontier`, from the travelling-front form of the equation.
+Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
+an error estimate from three grids (``full_output=True``).
 Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`.
 """
 
@@ -1084,30 +1085,26 @@ def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Pre
 # ------------------------------------------------------------------------ stability frontier
 _FRONT_SEED = 1e-12
 """Idle probability of the march that traces the travelling front (see :func:`frontier`)."""
-_FRONT_CELLS = (512, 1024)
-"""Cells of the two grids of :func:`frontier` (Richardson-extrapolated)."""
+_FRONT_CELLS = (256, 512, 1024)
+"""Cells of the three grids of :func:`frontier` on one horizon (Richardson-extrapolated from the
+two finer, the coarsest for the error estimate, as :func:`_richardson`)."""
 
 
-def _front_level(model, cells: int) -> tuple[float, float]:
-    """``F(inf)`` of the march started from the tiny atom ``_FRONT_SEED`` (the level behind the
-    travelling front) on a grid of ``cells`` cells, the horizon doubled until the front has
-    passed (``F - q < 1e-11`` at the end). Returns (level, horizon)."""
-    lattice = model.lattice
-    W = 32.0 * model.scale
-    for _ in range(_HORIZON_DOUBLINGS + 4):
-        h = W / cells
-        if lattice is not None:
-            h = lattice / math.ceil(lattice / h - 1e-9)
-        M = math.ceil(W / h - 1e-9)
-        F, _, _, qm, _ = model.marcher(h, M)(np.array([_FRONT_SEED]))
-        if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
-            return float(F[-1, 0]), W
-        W *= 2.0
-    raise RemovalError(f"the front has not passed w = {W:.4g}: the frontier is too close to the "
-                       f"no-removal limit for the grid method; use qt.simulate")
+def _front_level(model, cells: int, W: float) -> float | None:
+    """``F(W)`` of the march on ``[0, W]`` (``cells`` cells, a divisor of the lattice step if
+    any) started from the tiny atom ``_FRONT_SEED``: the level behind the travelling front, or
+    ``None`` if the front has not passed ``W`` (``F - q >= 1e-11`` at the end)."""
+    h = W / cells
+    if model.lattice is not None:
+        h = model.lattice / math.ceil(model.lattice / h - 1e-9)
+    M = math.ceil(W / h - 1e-9)
+    F, _, _, qm, _ = model.marcher(h, M)(np.array([_FRONT_SEED]))
+    if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
+        return float(F[-1, 0])
+    return None
 
 
-def frontier(policy, R) -> float:
+def frontier(policy, R, *, full_output: bool = False) -> float | tuple[float, float]:
     """Largest stable ``arrival_rate`` of ``policy`` (MDS or Replication with removal) under IR
     runtimes ``R`` (or an S&X model with discrete slowdowns), k -> infinity.
 
@@ -1117,8 +1114,12 @@ def frontier(policy, R) -> float:
     march started from a vanishing idle probability ends at level 1 (below: the stationary law
     has a positive idle probability; above: none). ``Lambda*`` by Brent's method between the
     no-removal limit ``1 / E[R]`` and the necessary bound of :func:`necessary_rate` (bracketed
-    from the bound downwards: near the no-removal limit the front forms slowly), on grids
-    of 512 and 1024 cells, Richardson-extrapolated. Exponential runtimes: ``mu`` exactly.
+    from the bound downwards: near the no-removal limit the front forms slowly) on a grid of
+    256 cells, which also fixes the horizon ``W`` (doubled until the front has passed); then on
+    grids of 256, 512 and 1024 cells on that horizon, each bracketed around the value the
+    coarser grids predict. Richardson-extrapolated from the two finer grids, with the error
+    estimate of :func:`_richardson` (atoms of ``R`` off the grid: the finest value, first
+    order) plus the root-finding tolerance. Exponential runtimes: ``mu`` exactly.
 
     Parameters
     ----------
@@ -1127,11 +1128,14 @@ def frontier(policy, R) -> float:
     R : Distribution or SX
         One task's runtime (IR), ``E[R^2] < inf``; or ``qt.SX(X, S)`` with discrete ``S``
         (conditioned on the batch's ``X``; slower, seconds).
+    full_output : bool, optional
+        Also return the estimated error.
 
     Returns
     -------
-    float
-        The frontier ``lam*`` (original jobs per server per unit time).
+    float or (float, float)
+        The frontier ``lam*`` (original jobs per server per unit time); with ``full_output``,
+        ``(lam*, estimated absolute error)``.
 
     Raises
     ------
@@ -1144,18 +1148,25 @@ def frontier(policy, R) -> float:
     >>> from queuetheory.analysis.removal import frontier
     >>> frontier(qt.MDS(4, 2), qt.Exponential(2.0))
     2.0
-    >>> round(frontier(qt.MDS(4, 2), qt.Deterministic(1.0)), 3)
-    0.852
+    >>> value, error = frontier(qt.MDS(4, 2), qt.Deterministic(1.0), full_output=True)
+    >>> round(value, 3), bool(error < 1e-6)
+    (0.852, True)
 
     References
     ----------
     .. [1] docs/theory/removal.md (travelling front); Gardner et al., Operations Research 65(4),
        2017 (exponential runtimes, ``n = 1``).
     """
+    value, error = _frontier_and_error(policy, R)
+    return (value, error) if full_output else value
+
+
+def _frontier_and_error(policy, R) -> tuple[float, float]:
+    """:func:`frontier` and its estimated error."""
     mds = isinstance(policy, MDS)
     per_task = policy.n / (policy.n + policy.m) if mds else 1.0 / policy.d
     if isinstance(R, Exponential):
-        return float(R.rate)
+        return float(R.rate), 0.0
     if isinstance(R, SX):
         model = _SXModel(_kernel_of(policy, 1.0), R)
         mean = R.mean_runtime()
@@ -1166,25 +1177,81 @@ def frontier(policy, R) -> float:
         upper = necessary_rate(policy, R)
     no_removal = per_task / mean
     if (mds and policy.m == 0) or (not mds and policy.d == 1):   # nothing is removed
-        return no_removal
+        return no_removal, 0.0
+    tol = 1e-12 * upper
+    horizon = [32.0 * model.scale]
+
+    def excess(rate, cells, grow=True):
+        """``F(inf) - 1`` at ``rate``; the horizon doubled until the front passes (``grow``),
+        else :class:`_FrontNotPassed`."""
+        model.kernel = _kernel_of(policy, rate)
+        for _ in range(_HORIZON_DOUBLINGS + 4):
+            level = _front_level(model, cells, horizon[0])
+            if level is not None:
+                return level - 1.0
+            if not grow:
+                raise _FrontNotPassed
+            horizon[0] *= 2.0
+        raise RemovalError(f"the front has not passed w = {horizon[0]:.4g}: the frontier is too "
+                           f"close to the no-removal limit for the grid method; use qt.simulate")
+
+    def root(cells, lo, hi, grow=True):
+        """Brent's method on ``excess`` in ``[lo, hi]`` (``excess(lo) < 0``); ``hi`` if
+        ``excess(hi) <= 0``."""
+        if excess(hi, cells, grow) <= 0:
+            return hi
+        return optimize.brentq(lambda rate: excess(rate, cells, grow), lo, hi, xtol=tol,
+                               rtol=1e-12)
+
+    coarsest = _FRONT_CELLS[0]
+    hi, width = upper, upper - no_removal
+    for k in range(1, 9):  # the front is far (slow) near the no-removal limit: come down
+        lo = no_removal + width * 0.5 ** k
+        if excess(lo, coarsest) < 0:
+            break
+        hi = lo
+    else:
+        raise RemovalError(f"the frontier lies within {width * 0.5 ** 8:.3g} of the "
+                           f"no-removal limit {no_removal:.6g}; use qt.simulate")
+    values = [root(coarsest, lo, hi)]            # also fixes the horizon
+    for _ in range(_HORIZON_DOUBLINGS):
+        try:
+            values = _front_roots(values[0], lo, upper, tol, excess, root)
+            break
+        except _FrontNotPassed:
+            horizon[0] *= 2.0
+    else:
+        raise RemovalError("the travelling front did not pass the horizon; use qt.simulate")
+    aligned = model.lattice is not None or not model.has_atoms
+    value, error = _richardson(values, 2 if aligned else 1)
+    return value, error + 2 * tol
+
+
+class _FrontNotPassed(Exception):
+    """The travelling front has not passed the fixed horizon (see :func:`_front_roots`)."""
+
+
+def _front_roots(guess, low, high, tol, excess, root) -> list:
+    """The frontier on each grid of ``_FRONT_CELLS`` on the fixed horizon, each bracketed around
+    the value the coarser grids predict (widened until it brackets, within ``[low, high]``);
+    :class:`_FrontNotPassed` if the front does not pass the horizon at some rate tried."""
     values = []
     for cells in _FRONT_CELLS:
-        def excess(rate, cells=cells):
-            model.kernel = _kernel_of(policy, rate)
-            return _front_level(model, cells)[0] - 1.0
-
-        hi, width = upper, upper - no_removal
-        for k in range(1, 9):  # the front is far (slow) near the no-removal limit: come down
-            lo = no_removal + width * 0.5 ** k
-            if excess(lo) < 0:
-                break
-            hi = lo
+        if len(values) >= 2:
+            guess = values[-1] + (values[-1] - values[-2]) / 4.0
+            half = 2.0 * abs(values[-1] - values[-2]) + 4 * tol
+        elif values:
+            guess, half = values[-1], 1e-3 * abs(values[-1]) + 4 * tol
         else:
-            raise RemovalError(f"the frontier lies within {width * 0.5 ** 8:.3g} of the "
-                               f"no-removal limit {no_removal:.6g}; use qt.simulate")
-        values.append(hi if excess(hi) <= 0 else
-                      optimize.brentq(excess, lo, hi, xtol=1e-12 * upper, rtol=1e-12))
-    return (4.0 * values[1] - values[0]) / 3.0
+            half = 1e-6 * abs(guess) + 4 * tol
+        while True:
+            lo, hi = max(guess - half, low), min(guess + half, high)
+            if (excess(lo, cells, False) < 0 <= excess(hi, cells, False)
+                    or (lo == low and hi == high)):
+                break
+            half *= 8.0
+        values.append(root(cells, lo, hi, False))
+    return values
 
 
 def grid_prediction(system: System, name: str, assumptions: tuple, *,
