@@ -1,12 +1,15 @@
 """Speed of the MDS/Replication analysis with removal (mean-field level-crossing equation).
 
-Run from the repository root: ``python benchmarks/bench_removal.py``. Goals (issue #10): one
-analysed point (mean and p99) within 200 ms for n + m <= 30; a stability frontier within 2 s;
-``smallest_matching_code(..., remove=True)`` well under 1 s for n <= 20. Best of 3, wall and CPU
-time (the CPU figure is the one to read on a shared machine). The S&X march is compiled with
-numba when it is installed (``pip install 'queuetheory[fast]'``): one S&X point runs first to
-compile it, or load it from numba's cache, a one-off cost of about 0.5 s per process that
-the figures below leave out.
+Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`` for only the
+numpy-versus-numba table). Goals (issue #10): one analysed point (mean and p99) within 200 ms
+for n + m <= 30; a stability frontier within 2 s; ``smallest_matching_code(..., remove=True)``
+well under 1 s for n <= 20. Best of 3, wall and CPU time (the CPU figure is the one to read on
+a shared machine). The S&X march is compiled with numba when it is installed
+(``pip install 'queuetheory[fast]'``): one S&X point runs first to compile it, or load it from
+numba's cache, a one-off cost of about 0.5 s per process that the figures below leave out.
+The last table times the numpy path (numba hidden) and the numba path side by side in one run,
+for IR and S&X runtimes with the Facebook slowdowns and far-apart slowdowns (``S`` in {1, 10}
+w.p. 0.9, 0.1) at n + m = 5, 12, 30.
 """
 
 import os
@@ -14,9 +17,11 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import queuetheory as qt  # noqa: E402
+from queuetheory.analysis import removal  # noqa: E402
 
 
 def _best(fn, repeat=3):
@@ -26,6 +31,41 @@ def _best(fn, repeat=3):
         fn()
         best = min(best, (time.perf_counter() - t, time.process_time() - c))
     return best
+
+
+def paths():
+    """CPU seconds of a point (mean and p99, best of 3) and of a frontier (one call), numpy path
+    and numba path of the S&X march, side by side (IR has no compiled path: one column)."""
+    compiled = removal.numba
+    facebook, far = qt.slowdowns.facebook(), qt.Discrete([1, 10], [0.9, 0.1])
+    laws = {"IR, R = facebook S": qt.IR(facebook), "IR, R = S in {1, 10}": qt.IR(far),
+            "S&X, exp X, facebook S": qt.SX(qt.Exponential(facebook.mean()), facebook),
+            "S&X, exp X, S in {1, 10}": qt.SX(qt.Exponential(far.mean()), far)}
+    print("numpy path vs numba path (CPU s; point best of 3 at load 0.5 / E[R], frontier once)")
+    print(f"  {'runtime':26s} {'policy':16s} {'point numpy':>11s} {'numba':>7s} "
+          f"{'frontier numpy':>14s} {'numba':>7s}")
+    for name, runtime in laws.items():
+        lam = 0.5 / runtime.mean_runtime()
+        sx = isinstance(runtime, qt.SX)
+        for policy in (qt.MDS(4, 1), qt.MDS(10, 2), qt.MDS(20, 10)):
+            row = []
+            for what in ("point", "frontier"):
+                for path in ("numpy", "numba") if sx and compiled is not None else ("numpy",):
+                    removal.numba = compiled if path == "numba" else None
+                    if what == "point":
+                        def point(policy=policy, lam=lam, runtime=runtime):
+                            p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+                            return p.mean, p.quantile(0.99)
+
+                        row.append(_best(point)[1])
+                    else:
+                        row.append(_best(lambda runtime=runtime, policy=policy:
+                                         qt.stability_frontier(runtime, policy), 1)[1])
+                if len(row) % 2:
+                    row.append(float("nan"))
+            removal.numba = compiled
+            print(f"  {name:26s} {policy.label():16s} {row[0]:11.3f} {row[1]:7.3f} "
+                  f"{row[2]:14.3f} {row[3]:7.3f}", flush=True)
 
 
 def main():
@@ -64,4 +104,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if "--paths" not in sys.argv:
+        main()
+    qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete([1, 2], [.7, .3])),
+                         arrival_rate=0.3))
+    paths()

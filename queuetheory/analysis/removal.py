@@ -111,7 +111,7 @@ class _Kernel:
         # m <= 8: 1 - (1-p)^n sum_{j < m} C(N-1, j) p^j (1-p)^(m-1-j), the sum by Horner's
         # rule (absolute error ~1e-16, as phi_scalar; several times faster than betainc)
         rest = np.maximum(1.0 - p, 0.0)
-        below, power = np.ones_like(p), np.ones_like(p)
+        below, power = 1.0, 1.0
         for j in range(1, self.r):
             power = power * p
             below = below * rest + math.comb(self.tasks - 1, j) * power
@@ -524,11 +524,12 @@ def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray
         previous = state[:, i - 1]
         A = previous[:, 0] + half * previous[:, 1]
         y = previous[:, 1]
-        gap = A - cq
+        wg = (A - cq) * w[:, None]
         wb = w * (half - bq[:, 0])
+        a_top, d_top = A * ptop, 1.0 - lam_t * half * ptop
         for _ in range(3):
             ph = phi(cq + bq * y)
-            y = lam_t * (w @ (gap * ph) + A * ptop) / (1.0 - lam_t * (wb @ ph + half * ptop))
+            y = lam_t * ((wg * ph).sum(axis=0) + a_top) / (d_top - lam_t * (wb @ ph))
         Fi = A + half * y
         q = cq + bq * y
         state[:, i, 0], previous[:, 2] = Fi, y
@@ -1180,13 +1181,17 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
         return no_removal, 0.0
     tol = 1e-12 * upper
     horizon = [32.0 * model.scale]
+    levels = {}   # (rate, cells, W) -> level: the bracket ends are evaluated once
 
     def excess(rate, cells, grow=True):
         """``F(inf) - 1`` at ``rate``; the horizon doubled until the front passes (``grow``),
         else :class:`_FrontNotPassed`."""
         model.kernel = _kernel_of(policy, rate)
         for _ in range(_HORIZON_DOUBLINGS + 4):
-            level = _front_level(model, cells, horizon[0])
+            key = (rate, cells, horizon[0])
+            if key not in levels:
+                levels[key] = _front_level(model, cells, horizon[0])
+            level = levels[key]
             if level is not None:
                 return level - 1.0
             if not grow:
