@@ -344,7 +344,7 @@ class _SXModel:
                                              / (xs.size * self.s.size)))
         else:
             self.lattice = None
-        self._tables, self._geometry = {}, {}
+        self._tables, self._geometry, self._buffer = {}, {}, {}
 
     def nodes(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``X`` nodes and weights for the times ``t`` (one row each, shape ``(t.size, J)``;
@@ -386,13 +386,19 @@ class _SXModel:
                 self._tables[key] = tuple(both)
         return self._tables[key]
 
-    def marcher(self, h: float, M: int):
-        table = self.table(h, M)
+    def geometry(self, h: float, M: int):
+        """:func:`_sx_geometry` of the grid, kept for the latest grid only and built into the
+        memory of the previous one (the grids are used one after the other; fresh memory is
+        costly to touch)."""
         key = (h, M)
         if key not in self._geometry:
-            self._geometry[key] = _sx_geometry(self, table[0], h)
-        geometry = self._geometry[key]
-        return lambda cols: _march_sx(self, table, geometry, h, M, cols)
+            self._geometry = {key: _sx_geometry(self, self.table(h, M)[0], h, self._buffer)}
+        return self._geometry[key]
+
+    def marcher(self, h: float, M: int):
+        table = self.table(h, M)
+        self.geometry(h, M)
+        return lambda cols: _march_sx(self, table, self.geometry(h, M), h, M, cols)
 
     def _sf(self, sol: _Solution, t: np.ndarray, nodes) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the times ``t`` (rows of ``nodes``)."""
@@ -418,9 +424,7 @@ class _SXModel:
         of :func:`_sx_geometry` (cached by :meth:`marcher`), a block of nodes at a time."""
         h, M = sol.h, sol.F.size - 1
         _, ws, ptops = self.table(h, M)
-        if (h, M) not in self._geometry:
-            self._geometry[(h, M)] = _sx_geometry(self, self.table(h, M)[0], h)
-        cells, coef, _, at_zero, _ = self._geometry[(h, M)]
+        cells, coef, _, at_zero, _ = self.geometry(h, M)
         state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
         left, right = np.empty(M + 1), np.empty(M + 1)
         batch_sf = self.kernel.batch_sf
@@ -451,7 +455,7 @@ _SF_ROWS = 64
 """Grid nodes per block when :meth:`_SXModel.node_sf` evaluates ``P(C > t)`` (bounds memory)."""
 
 
-def _sx_geometry(model: _SXModel, x: np.ndarray, h: float):
+def _sx_geometry(model: _SXModel, x: np.ndarray, h: float, buffer: dict | None = None):
     """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution). With
     ``f`` linear on each cell, ``F(z) = F_c + (d - d^2/(2h)) f_c^+ + d^2/(2h) f_{c+1}^-`` for
     ``z = c h + d``: ``sum_k p_k F(w_i - x s_k)`` is a dot product of coefficients with the
@@ -462,11 +466,17 @@ def _sx_geometry(model: _SXModel, x: np.ndarray, h: float):
     limit); per ``(node, J)``: the coefficient ``bq`` of ``f_i^-`` in ``q(w_i | x)`` and the
     mass ``at_zero`` of the points on the atom of ``V`` (the jump of ``q`` is
     ``at_zero F(0)``); per node: whether there is such a point. Built a block of nodes at a
-    time (small temporaries)."""
+    time (small temporaries); ``cells`` and ``coef`` in the memory held by ``buffer`` (grown
+    as needed; their previous contents are overwritten)."""
     p = model.p
     nodes, J = x.shape
-    cells = np.empty((nodes, J, p.size), dtype=np.int32)
-    coef = np.empty((nodes, J, p.size, 3))
+    buffer = {} if buffer is None else buffer
+    for name, dtype, size in (("cells", np.int32, nodes * J * p.size),
+                              ("coef", float, nodes * J * p.size * 3)):
+        if buffer.get(name, np.empty(0)).size < size:
+            buffer[name] = np.empty(size, dtype=dtype)
+    cells = buffer["cells"][:nodes * J * p.size].reshape(nodes, J, p.size)
+    coef = buffer["coef"][:nodes * J * p.size * 3].reshape(nodes, J, p.size, 3)
     bq, at_zero = np.empty((nodes, J)), np.empty((nodes, J))
     jumps = np.empty(nodes, dtype=bool)
     for start in range(0, nodes, _SF_ROWS):
