@@ -349,9 +349,11 @@ _DDE_FRONT = {(True, 4, 2): 0.8515150862527635, (False, 2, 2): 0.805535064800133
 
 
 @pytest.mark.parametrize("key", sorted(_DDE_FRONT))
-def test_frontier_error_estimate_deterministic(key):
-    value, error = qt.stability_frontier(qt.IR(qt.Deterministic(1.0)), _policy(*key),
-                                         full_output=True)
+@pytest.mark.parametrize("runtime", [qt.IR(qt.Deterministic(1.0)),
+                                     qt.SX(qt.Deterministic(1.0), qt.Deterministic(1.0))])
+def test_frontier_error_estimate_deterministic(key, runtime):
+    # S&X with X = S = 1 is IR Deterministic(1) (through the S&X march)
+    value, error = qt.stability_frontier(runtime, _policy(*key), full_output=True)
     assert abs(value - _DDE_FRONT[key]) <= error <= 1e-6 * value
 
 
