@@ -1102,12 +1102,15 @@ two finer, the coarsest for the error estimate, as :func:`_richardson`)."""
 
 
 def _front_level(model, cells: int, W: float) -> float | None:
-    """``F(W)`` of the march on ``[0, W]`` (``cells`` cells, a divisor of the lattice step if
-    any) started from the tiny atom ``_FRONT_SEED``: the level behind the travelling front, or
-    ``None`` if the front has not passed ``W`` (``F - q >= 1e-11`` at the end)."""
-    h = W / cells
+    """``F(W)`` of the march on ``[0, W]`` started from the tiny atom ``_FRONT_SEED``: the
+    level behind the travelling front, or ``None`` if the front has not passed ``W``
+    (``F - q >= 1e-11`` at the end). About ``cells`` cells: the step of the coarsest grid
+    (``W / _FRONT_CELLS[0]``, lowered to a divisor of the lattice step if any) times
+    ``_FRONT_CELLS[0] / cells``, so the steps of the grids halve exactly."""
+    h = W / _FRONT_CELLS[0]
     if model.lattice is not None:
         h = model.lattice / math.ceil(model.lattice / h - 1e-9)
+    h *= _FRONT_CELLS[0] / cells
     M = math.ceil(W / h - 1e-9)
     F, _, _, qm, _ = model.marcher(h, M)(np.array([_FRONT_SEED]))
     if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
