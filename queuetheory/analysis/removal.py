@@ -46,8 +46,9 @@ S&X tables hold a few hundred ``X`` nodes per cell.
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
 space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
 Its march is compiled with numba when it is installed (``pip install 'queuetheory[fast]'``;
-about 4 times faster for an analysed point, 6 times for a frontier, measured in
-``benchmarks/bench_removal.py``), else numpy operations per node.
+2 to 4 times faster for an analysed point, 2 to 5 times for a frontier, measured by
+``benchmarks/bench_removal.py --paths``), else numpy operations per node (one gather and one
+contraction for the ``X`` nodes of a grid node).
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
 an error estimate from three grids (``full_output=True``).
 Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`.
@@ -534,12 +535,12 @@ def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray
         previous = state[:, i - 1]
         A = previous[:, 0] + half * previous[:, 1]
         y = previous[:, 1]
-        wg = (A - cq) * w[:, None]
-        wb = w * (half - bq[:, 0])
-        a_top, d_top = A * ptop, 1.0 - lam_t * half * ptop
+        wg = (A - cq) * (lam_t * w)[:, None]       # y = lam_t num / den, lam_t folded in
+        wb = (lam_t * w) * (half - bq[:, 0])
+        a_top, d_top = lam_t * A * ptop, 1.0 - lam_t * half * ptop
         for _ in range(3):
             ph = phi(cq + bq * y)
-            y = lam_t * ((wg * ph).sum(axis=0) + a_top) / (d_top - lam_t * (wb @ ph))
+            y = ((wg * ph).sum(axis=0) + a_top) / (d_top - wb @ ph)
         Fi = A + half * y
         q = cq + bq * y
         state[:, i, 0], previous[:, 2] = Fi, y
