@@ -1232,7 +1232,13 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
     else:
         raise RemovalError(f"the frontier lies within {width * 0.5 ** 8:.3g} of the "
                            f"no-removal limit {no_removal:.6g}; use qt.simulate")
-    values = [root(coarsest, lo, hi)]            # also fixes the horizon
+    values = [root(coarsest, lo, hi)]
+    # the horizon of the grids: the shortest (doubling) the front passes at that root (the
+    # bracket may have needed a longer one: near the no-removal limit the front forms slowly)
+    model.kernel = _kernel_of(policy, values[0])
+    while (horizon[0] > 32.0 * model.scale * 1.5
+           and _front_level(model, coarsest, 0.5 * horizon[0]) is not None):
+        horizon[0] *= 0.5
     for _ in range(_HORIZON_DOUBLINGS):
         try:
             values = _front_roots(values[0], lo, upper, tol, excess, root)
