@@ -554,3 +554,19 @@ def test_sx_compiled_march_is_the_numpy_march(policy, runtime, monkeypatch):
     plain = model.marcher(h, M)(cols)
     for a, b in zip(compiled, plain):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("runtime", [
+    _SX, qt.SX(qt.Discrete([1.0, 1.5], [0.5, 0.5]), qt.Discrete([1, 2], [0.7, 0.3]))])
+def test_sx_node_survival_is_the_off_node_evaluation(runtime):
+    # P(C > t^-) and P(C > t) at the nodes come from the march's geometry (cells and
+    # coefficients); the off-node evaluation (F re-evaluated from the grid) must agree; with
+    # discrete X the atoms x s are nodes where P(C > t) jumps
+    model = removal._SXModel(removal._kernel_of(qt.MDS(4, 2), 0.4), runtime)
+    sol = removal._shoot(model, 0.25, 96, 0.5)
+    t = sol.h * np.arange(sol.F.size)
+    left, right = model._sf(sol, t, model.nodes(t))
+    np.testing.assert_allclose(sol.sf_left, left, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(sol.sf_right, right, rtol=1e-13, atol=1e-15)
+    assert np.all(sol.sf_left >= sol.sf_right - 1e-15)
+    assert (np.any(sol.sf_left > sol.sf_right + 1e-6)) == model.discrete_x
