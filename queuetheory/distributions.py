@@ -159,16 +159,16 @@ class Distribution:
     * ``_ppf(q)``, ``_isf(q)``: only for ``0 < q < 1``; ``ppf(0) = a`` and ``ppf(1) = b``
       (``isf`` the other way round).
 
-    Each hook receives a 1-d float array (no NaN) and returns an array of the same shape. The
+    Each hook receives a float array (no NaN) and returns an array of the same shape. The
     public method clips probabilities to ``[0, 1]``, densities to ``>= 0`` and quantiles to
     ``[a, b]`` (the round-off of a formula), and rejects NaN. A new family needs ``_cdf`` or
     ``_sf`` (and ``_support`` if it is not ``(0, inf)``); ``_pdf``, ``_ppf``, ``_isf``, moments
     and the Laplace-Stieltjes transform have numerical fallbacks.
 
-    Code that composes laws (mixtures, products, order statistics, the analyses) calls the
-    parts through ``_cdf_all``, ``_sf_all``, ``_pdf_all``, ``_ppf_all`` and ``_isf_all``: the
-    public methods without validation, for arrays, with the support handled as above; a hook
-    never calls another law's hook directly.
+    Code that composes laws (mixtures, products, order statistics, the analyses) evaluates
+    its parts with ``_cdf_all``, ``_sf_all``, ``_pdf_all``, ``_ppf_all`` and ``_isf_all``: the
+    public methods without validation, for arrays of any real ``x`` (levels in ``[0, 1]``),
+    the support handled as above, so that a part's hooks too see only their own support.
 
     Examples
     --------
@@ -348,22 +348,25 @@ class Distribution:
         """``(a, b)``: the smallest interval ``[a, b]`` holding the variable."""
         return 0.0, math.inf
 
-    def _inside(self, x: np.ndarray) -> np.ndarray:
-        """Where ``_cdf`` and ``_sf`` are called: ``a < x < b`` (``a <= x`` with an atom at a)."""
+    def _inside(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """Where ``_cdf`` and ``_sf`` are called, ``a < x < b`` (``a <= x`` with an atom at
+        ``a``), and ``b``."""
         a, b = self._support()
-        return ((x >= a) if self._atom_low else (x > a)) & (x < b)
+        return ((x >= a) if self._atom_low else (x > a)) & (x < b), b
 
     def _cdf_all(self, x) -> np.ndarray:
         """``P(X <= x)`` at an array of any real ``x`` (not validated): 0 below the support, 1
         from its upper end on, ``_cdf`` inside."""
         x = np.asarray(x, dtype=float)
-        return _through(self._cdf, x, self._inside(x), x >= self._support()[1], 0.0, 1.0)
+        inside, b = self._inside(x)
+        return _through(self._cdf, x, inside, x >= b, 0.0, 1.0)
 
     def _sf_all(self, x) -> np.ndarray:
         """``P(X > x)`` at an array of any real ``x``: 1 below the support, 0 from its upper end
         on, ``_sf`` inside."""
         x = np.asarray(x, dtype=float)
-        return _through(self._sf, x, self._inside(x), x < self._support()[1], 0.0, 1.0)
+        inside, b = self._inside(x)
+        return _through(self._sf, x, inside, x < b, 0.0, 1.0)
 
     def _pdf_all(self, x) -> np.ndarray:
         """Density at an array of any real ``x``: ``_pdf`` on the closed support, 0 elsewhere."""
@@ -1519,6 +1522,7 @@ class _SciPy(Distribution):
                              f"starts at {low}")
         self._smooth = not self.discrete and low == 0 and high == np.inf
         self._atom_low = self.discrete
+        self._ends = float(low), float(high)
 
     def __repr__(self):
         args = ", ".join(map(repr, self.frozen.args))
@@ -1526,8 +1530,7 @@ class _SciPy(Distribution):
         return f"from_scipy({self.frozen.dist.name}({', '.join(x for x in (args, kwds) if x)}))"
 
     def _support(self):
-        low, high = self.frozen.support()
-        return float(low), float(high)
+        return self._ends
 
     def _cdf(self, x):
         return self.frozen.cdf(x)

@@ -240,6 +240,9 @@ class OrderStatistic(Distribution):
         self.identical = identical
         self.discrete = all(c.discrete for c in comps)
         self._atom_low = any(c._atom_low for c in comps)
+        # X_(r) lies between the r-th smallest lower and the r-th smallest upper end
+        ends = np.array([c._support() for c in comps])
+        self._ends = float(np.sort(ends[:, 0])[self.r - 1]), float(np.sort(ends[:, 1])[self.r - 1])
         self._renyi = self._renyi_rates() if identical else None
 
     def __repr__(self):
@@ -268,9 +271,7 @@ class OrderStatistic(Distribution):
 
     # ----------------------------------------------------------------- hooks
     def _support(self):
-        # X_(r) lies between the r-th smallest lower and the r-th smallest upper end
-        ends = np.array([c._support() for c in self.components])
-        return float(np.sort(ends[:, 0])[self.r - 1]), float(np.sort(ends[:, 1])[self.r - 1])
+        return self._ends
 
     def _cdf(self, x):
         if self.identical:
