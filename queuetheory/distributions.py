@@ -125,18 +125,20 @@ def _weighted(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.einsum("...j,j->...", values, weights)
 
 
-def _through(hook, x: np.ndarray, inside: np.ndarray, outside: np.ndarray, low: float,
+def _through(hook, x: np.ndarray, inside: np.ndarray, outside, low: float,
              high: float) -> np.ndarray:
-    """``hook`` at the entries ``inside`` of ``x``, the values ``outside`` (an array like ``x``)
-    elsewhere, NaN where ``x`` is NaN; clipped to ``[low, high]`` (scipy's ``argsreduce``)."""
+    """``hook`` at the entries ``inside`` of ``x``, the values ``outside()`` (an array like
+    ``x``) elsewhere, NaN where ``x`` is NaN; clipped to ``[low, high]`` (scipy's
+    ``argsreduce``)."""
     if inside.all():
         out = np.asarray(hook(x), dtype=float).reshape(x.shape)
     else:
-        out = np.array(outside, dtype=float)
+        out = np.array(outside(), dtype=float)
         if inside.any():
             out[inside] = hook(x[inside])
         out[np.isnan(x)] = math.nan
-    return np.clip(out, low, high)
+    out = np.maximum(out, low)  # two ufuncs: faster than np.clip on short arrays
+    return out if high == math.inf else np.minimum(out, high)
 
 
 class Distribution:
@@ -335,7 +337,7 @@ class Distribution:
 
     __rmul__ = __mul__
 
-    # ------------------------------------------------------------------ numerical fallbacks
+    # ---------------------------------------------------------------- validation, shaping
     def _evaluate(self, x, method):
         arr = _checks.real_array("x", x)
         if np.any(np.isnan(arr)):
@@ -359,37 +361,37 @@ class Distribution:
         from its upper end on, ``_cdf`` inside."""
         x = np.asarray(x, dtype=float)
         inside, b = self._inside(x)
-        return _through(self._cdf, x, inside, x >= b, 0.0, 1.0)
+        return _through(self._cdf, x, inside, lambda: x >= b, 0.0, 1.0)
 
     def _sf_all(self, x) -> np.ndarray:
         """``P(X > x)`` at an array of any real ``x``: 1 below the support, 0 from its upper end
         on, ``_sf`` inside."""
         x = np.asarray(x, dtype=float)
         inside, b = self._inside(x)
-        return _through(self._sf, x, inside, x < b, 0.0, 1.0)
+        return _through(self._sf, x, inside, lambda: x < b, 0.0, 1.0)
 
     def _pdf_all(self, x) -> np.ndarray:
         """Density at an array of any real ``x``: ``_pdf`` on the closed support, 0 elsewhere."""
         x = np.asarray(x, dtype=float)
         a, b = self._support()
         inside = (x >= a) & (x <= b) & (x < math.inf)
-        return _through(self._pdf, x, inside, np.zeros(x.shape, dtype=bool), 0.0, math.inf)
+        return _through(self._pdf, x, inside, lambda: np.zeros(x.shape), 0.0, math.inf)
 
     def _ppf_all(self, q) -> np.ndarray:
         """Quantiles at an array of levels in ``[0, 1]`` (NaN outside): ``ppf(0) = a``,
         ``ppf(1) = b``, ``_ppf`` in between."""
         q = np.asarray(q, dtype=float)
         a, b = self._support()
-        ends = np.where(q >= 1, b, np.where(q <= 0, a, math.nan))
-        return _through(self._ppf, q, (q > 0) & (q < 1), ends, a, b)
+        return _through(self._ppf, q, (q > 0) & (q < 1),
+                        lambda: np.where(q >= 1, b, np.where(q <= 0, a, math.nan)), a, b)
 
     def _isf_all(self, p) -> np.ndarray:
         """Quantiles ``isf(p) = ppf(1 - p)`` at an array of tail levels in ``[0, 1]`` (NaN
         outside): ``isf(0) = b``, ``isf(1) = a``, ``_isf`` in between."""
         p = np.asarray(p, dtype=float)
         a, b = self._support()
-        ends = np.where(p >= 1, a, np.where(p <= 0, b, math.nan))
-        return _through(self._isf, p, (p > 0) & (p < 1), ends, a, b)
+        return _through(self._isf, p, (p > 0) & (p < 1),
+                        lambda: np.where(p >= 1, a, np.where(p <= 0, b, math.nan)), a, b)
 
     # ------------------------------------------------------------------ numerical fallbacks
     def _cdf(self, x):
@@ -724,7 +726,7 @@ class Discrete(Distribution):
     def _pmf_all(self, x):
         x = np.asarray(x, dtype=float)
         inside = (x >= self.values[0]) & (x <= self.values[-1])
-        return _through(self._pmf, x, inside, np.zeros(x.shape, dtype=bool), 0.0, 1.0)
+        return _through(self._pmf, x, inside, lambda: np.zeros(x.shape), 0.0, 1.0)
 
     def _support(self):
         return float(self.values[0]), float(self.values[-1])
