@@ -125,11 +125,52 @@ def _weighted(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.einsum("...j,j->...", values, weights)
 
 
+def _through(hook, x: np.ndarray, inside: np.ndarray, outside, low: float,
+             high: float) -> np.ndarray:
+    """``hook`` at the entries ``inside`` of ``x``, the values ``outside()`` (an array like
+    ``x``) elsewhere, NaN where ``x`` is NaN; clipped to ``[low, high]`` (scipy's
+    ``argsreduce``)."""
+    if inside.all():
+        out = np.asarray(hook(x), dtype=float).reshape(x.shape)
+    else:
+        out = np.array(outside(), dtype=float)
+        if inside.any():
+            out[inside] = hook(x[inside])
+        out[np.isnan(x)] = math.nan
+    out = np.maximum(out, low)  # two ufuncs: faster than np.clip on short arrays
+    return out if high == math.inf else np.minimum(out, high)
+
+
 class Distribution:
     """Base class of queuetheory's distributions of non-negative random variables.
 
     Public methods validate and shape; subclasses implement the private hooks. Every method
-    accepts scalars or numpy arrays and returns a float for a scalar argument.
+    accepts scalars or numpy arrays and returns a float for a scalar argument, an array of the
+    argument's shape otherwise.
+
+    **The contract** (scipy's ``rv_continuous``: ``argsreduce`` and the support masks). A family
+    states its support ``[a, b]`` with :meth:`_support` (default ``(0, inf)``) and writes each
+    hook as one formula, valid where the public method calls it:
+
+    * ``_cdf(x)``, ``_sf(x)``: only for ``a < x < b`` (also ``x = a`` when ``_atom_low`` is
+      True, for a law that may put mass on ``a``: then ``P(X <= a) = P(X = a)``, as for scipy's
+      discrete laws). Outside, the public method fills ``P(X <= x) = 0`` below ``a`` and ``1``
+      from ``b`` on (``P(X > x)`` likewise), so no hook clamps ``x``.
+    * ``_pdf(x)``: only for finite ``x`` in the closed support ``[a, b]`` (the density at an
+      end is its one-sided limit, as in scipy); 0 elsewhere.
+    * ``_ppf(q)``, ``_isf(q)``: only for ``0 < q < 1``; ``ppf(0) = a`` and ``ppf(1) = b``
+      (``isf`` the other way round).
+
+    Each hook receives a float array (no NaN) and returns an array of the same shape. The
+    public method clips probabilities to ``[0, 1]``, densities to ``>= 0`` and quantiles to
+    ``[a, b]`` (the round-off of a formula), and rejects NaN. A new family needs ``_cdf`` or
+    ``_sf`` (and ``_support`` if it is not ``(0, inf)``); ``_pdf``, ``_ppf``, ``_isf``, moments
+    and the Laplace-Stieltjes transform have numerical fallbacks.
+
+    Code that composes laws (mixtures, products, order statistics, the analyses) evaluates
+    its parts with ``_cdf_all``, ``_sf_all``, ``_pdf_all``, ``_ppf_all`` and ``_isf_all``: the
+    public methods without validation, for arrays of any real ``x`` (levels in ``[0, 1]``),
+    the support handled as above, so that a part's hooks too see only their own support.
 
     Examples
     --------
@@ -141,6 +182,25 @@ class Distribution:
     (0.864665, 0.346574)
     >>> complex(X.lst(1j))
     (0.8-0.4j)
+
+    A minimal family: the density ``2 x / c^2`` on ``[0, c]``, written without a clamp.
+
+    >>> import numpy as np
+    >>> from queuetheory.distributions import Distribution
+    >>> class Triangle(Distribution):
+    ...     def __init__(self, c):
+    ...         self.c = c
+    ...     def _support(self):
+    ...         return 0.0, self.c
+    ...     def _cdf(self, x):            # called only for 0 < x < c
+    ...         return (x / self.c) ** 2
+    ...     def _ppf(self, q):            # called only for 0 < q < 1
+    ...         return self.c * np.sqrt(q)
+    >>> T = Triangle(2.0)
+    >>> T.cdf([-1.0, 1.0, 2.0, 5.0]), T.sf(1.0), T.ppf([0.0, 0.25, 1.0])
+    (array([0.  , 0.25, 1.  , 1.  ]), 0.75, array([0., 1., 2.]))
+    >>> round(T.mean(), 10), round(T.pdf(1.0), 6), T.pdf(3.0)   # 2 c / 3 = 4/3; 2 x / c^2
+    (1.3333333333, 0.5, 0.0)
     """
 
     #: True for distributions with a probability mass function instead of a density.
@@ -154,6 +214,10 @@ class Distribution:
 
     #: True when the CDF is smooth on ``(0, inf)`` (no jump or kink, e.g. at a support bound).
     _smooth: bool = False
+
+    #: True when the law may put mass on the lower end ``a`` of its support: ``_cdf`` and
+    #: ``_sf`` are then called at ``x = a`` too (``P(X <= a) = P(X = a)``).
+    _atom_low: bool = False
 
     # ----------------------------------------------------------------------------- public
     def mean(self) -> float:
@@ -199,26 +263,25 @@ class Distribution:
 
     def cdf(self, x):
         """Cumulative distribution function ``P(X <= x)``."""
-        return self._evaluate(x, self._cdf, clip=True)
+        return self._evaluate(x, self._cdf_all)
 
     def sf(self, x):
         """Survival function ``P(X > x)``."""
-        return self._evaluate(x, self._sf, clip=True)
+        return self._evaluate(x, self._sf_all)
 
     def pdf(self, x):
         """Probability density function (continuous distributions only)."""
         if self.discrete:
             raise ValueError(f"{type(self).__name__} is discrete: use pmf, not pdf")
-        return self._evaluate(x, self._pdf, clip=False)
+        return self._evaluate(x, self._pdf_all)
 
     def ppf(self, q):
-        """Quantile function: the smallest ``x`` with ``P(X <= x) >= q``, for q in [0, 1]."""
+        """Quantile function: the smallest ``x`` with ``P(X <= x) >= q``, for q in [0, 1]
+        (``ppf(0)`` and ``ppf(1)`` are the ends of the support)."""
         arr = _checks.real_array("q", q)
         if not np.all((arr >= 0) & (arr <= 1)):
             raise ValueError(f"q must lie in [0, 1], got {q!r}")
-        with np.errstate(divide="ignore"):  # q = 1 gives inf by design
-            out = np.asarray(self._ppf(np.atleast_1d(arr)), dtype=float).reshape(arr.shape)
-        out = np.maximum(out, 0.0)
+        out = self._ppf_all(np.atleast_1d(arr)).reshape(arr.shape)
         return float(out) if out.ndim == 0 else out
 
     def lst(self, s):
@@ -274,15 +337,63 @@ class Distribution:
 
     __rmul__ = __mul__
 
-    # ------------------------------------------------------------------ numerical fallbacks
-    def _evaluate(self, x, hook, clip: bool):
+    # ---------------------------------------------------------------- validation, shaping
+    def _evaluate(self, x, method):
         arr = _checks.real_array("x", x)
         if np.any(np.isnan(arr)):
             raise ValueError(f"x must not contain NaN, got {x!r}")
-        out = np.asarray(hook(np.atleast_1d(arr)), dtype=float).reshape(arr.shape)
-        out = np.clip(out, 0.0, 1.0) if clip else np.maximum(out, 0.0)
+        out = method(np.atleast_1d(arr)).reshape(arr.shape)
         return float(out) if out.ndim == 0 else out
 
+    # ------------------------------------------------------- the support, handled once
+    def _support(self) -> tuple[float, float]:
+        """``(a, b)``: the smallest interval ``[a, b]`` holding the variable."""
+        return 0.0, math.inf
+
+    def _inside(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """Where ``_cdf`` and ``_sf`` are called, ``a < x < b`` (``a <= x`` with an atom at
+        ``a``), and ``b``."""
+        a, b = self._support()
+        return ((x >= a) if self._atom_low else (x > a)) & (x < b), b
+
+    def _cdf_all(self, x) -> np.ndarray:
+        """``P(X <= x)`` at an array of any real ``x`` (not validated): 0 below the support, 1
+        from its upper end on, ``_cdf`` inside."""
+        x = np.asarray(x, dtype=float)
+        inside, b = self._inside(x)
+        return _through(self._cdf, x, inside, lambda: x >= b, 0.0, 1.0)
+
+    def _sf_all(self, x) -> np.ndarray:
+        """``P(X > x)`` at an array of any real ``x``: 1 below the support, 0 from its upper end
+        on, ``_sf`` inside."""
+        x = np.asarray(x, dtype=float)
+        inside, b = self._inside(x)
+        return _through(self._sf, x, inside, lambda: x < b, 0.0, 1.0)
+
+    def _pdf_all(self, x) -> np.ndarray:
+        """Density at an array of any real ``x``: ``_pdf`` on the closed support, 0 elsewhere."""
+        x = np.asarray(x, dtype=float)
+        a, b = self._support()
+        inside = (x >= a) & (x <= b) & (x < math.inf)
+        return _through(self._pdf, x, inside, lambda: np.zeros(x.shape), 0.0, math.inf)
+
+    def _ppf_all(self, q) -> np.ndarray:
+        """Quantiles at an array of levels in ``[0, 1]`` (NaN outside): ``ppf(0) = a``,
+        ``ppf(1) = b``, ``_ppf`` in between."""
+        q = np.asarray(q, dtype=float)
+        a, b = self._support()
+        return _through(self._ppf, q, (q > 0) & (q < 1),
+                        lambda: np.where(q >= 1, b, np.where(q <= 0, a, math.nan)), a, b)
+
+    def _isf_all(self, p) -> np.ndarray:
+        """Quantiles ``isf(p) = ppf(1 - p)`` at an array of tail levels in ``[0, 1]`` (NaN
+        outside): ``isf(0) = b``, ``isf(1) = a``, ``_isf`` in between."""
+        p = np.asarray(p, dtype=float)
+        a, b = self._support()
+        return _through(self._isf, p, (p > 0) & (p < 1),
+                        lambda: np.where(p >= 1, a, np.where(p <= 0, b, math.nan)), a, b)
+
+    # ------------------------------------------------------------------ numerical fallbacks
     def _cdf(self, x):
         return 1.0 - self._sf(x)
 
@@ -290,34 +401,33 @@ class Distribution:
         return 1.0 - self._cdf(x)
 
     def _pdf(self, x):
+        # central difference, one-sided at the lower end of the support
         h = 1e-6 * np.maximum(np.abs(x), 1.0)
-        lo = np.maximum(x - h, 0.0)
-        return (self._cdf(x + h) - self._cdf(lo)) / (x + h - lo)
+        lo = np.maximum(x - h, self._support()[0])
+        return (self._cdf_all(x + h) - self._cdf_all(lo)) / (x + h - lo)
 
     def _isf(self, p):
         """Bisection on the survival function (keeps its relative accuracy for tiny ``p``)."""
         p = np.asarray(p, dtype=float)
-        out = self._bisect(lambda x: self._sf(x) <= p, np.isfinite(p) & (p > 0) & (p < 1))
-        return np.where(p <= 0, np.inf, np.where(p >= 1, 0.0, out))
+        return self._bisect(lambda x: self._sf_all(x) <= p, p.shape)
 
     def _ppf(self, q):
         """Bisection on the CDF (vectorised); families override with closed forms."""
         q = np.asarray(q, dtype=float)
-        out = self._bisect(lambda x: self._cdf(x) >= q, (q > 0) & (q < 1))
-        return np.where(q >= 1, np.inf, np.where(q <= 0, 0.0, out))
+        return self._bisect(lambda x: self._cdf_all(x) >= q, q.shape)
 
-    def _bisect(self, reached, todo: np.ndarray) -> np.ndarray:
+    def _bisect(self, reached, shape: tuple) -> np.ndarray:
         """Smallest ``x > 0`` (to 4e-16 relative) where the monotone test ``reached(x)`` holds,
-        elementwise for the entries ``todo``.
+        elementwise for an array of the given shape.
 
         The bracket grows or shrinks by factors of 2 from ``_scale_hint()``, so the search does
         not depend on the unit of time (1e-300 to 1e300).
         """
         start = max(self._scale_hint(), 1e-300)
-        hi = np.full(todo.shape, start)
-        lo = np.full(todo.shape, start)
-        ok = reached(hi)
-        grow, shrink = todo & ~ok, todo & ok
+        hi = np.full(shape, start)
+        lo = np.full(shape, start)
+        shrink = reached(hi)
+        grow = ~shrink
         for _ in range(2100):  # doubling from 1e-300 reaches inf: reached(inf) holds
             if not grow.any():
                 break
@@ -332,7 +442,6 @@ class Distribution:
             hi = np.where(below, lo, hi)
             lo = np.where(below, 0.5 * lo, lo)
             shrink = below
-        lo = np.where(todo, lo, 0.0)
         for _ in range(200):
             if np.all((hi - lo) <= 4e-16 * hi):
                 break
@@ -359,8 +468,8 @@ class Distribution:
             u, one_minus_u = _tanh_sinh_level(level)[:2]
             half = u <= 0.5
             with np.errstate(divide="ignore"):
-                x = np.where(half, self._ppf(np.where(half, u, 0.5)),
-                             self._isf(np.where(half, 0.5, one_minus_u)))
+                x = np.where(half, self._ppf_all(np.where(half, u, 0.5)),
+                             self._isf_all(np.where(half, 0.5, one_minus_u)))
             cache[level] = np.nan_to_num(np.asarray(x, dtype=float),
                                          posinf=np.finfo(float).max)
         return cache[level]
@@ -425,8 +534,8 @@ class Distribution:
             c = float(self._isf(np.array([0.5]))[0])
         if not (math.isfinite(c) and c > 0):
             return 0.0 if c == 0 else math.inf
-        value = quadrature.moment_from_sf(lambda y: float(self._sf(np.array([c * y]))[0]), k,
-                                          [1.0], epsrel=1e-13)
+        value = quadrature.moment_from_sf(lambda y: float(self._sf_all(np.array([c * y]))[0]),
+                                          k, [1.0], epsrel=1e-13)
         try:
             return value * c**k
         except OverflowError:
@@ -483,13 +592,13 @@ class Exponential(Distribution):
         return _repr(self, rate=self.rate)
 
     def _cdf(self, x):
-        return -np.expm1(-self.rate * np.maximum(x, 0.0))
+        return -np.expm1(-self.rate * x)
 
     def _sf(self, x):
-        return np.exp(-self.rate * np.maximum(x, 0.0))
+        return np.exp(-self.rate * x)
 
     def _pdf(self, x):
-        return np.where(x >= 0, self.rate * np.exp(-self.rate * np.maximum(x, 0.0)), 0.0)
+        return self.rate * np.exp(-self.rate * x)
 
     def _ppf(self, q):
         return -np.log1p(-q) / self.rate
@@ -535,6 +644,7 @@ class Discrete(Distribution):
 
     discrete = True
     _closed_lst = True
+    _atom_low = True
 
     def __init__(self, values: Sequence[float], probs: Sequence[float]):
         v = _checks.real_array("values", values).ravel()
@@ -611,25 +721,28 @@ class Discrete(Distribution):
 
     def pmf(self, x):
         """Probability mass ``P(X = x)``."""
-        arr = _checks.real_array("x", x)
-        idx = np.searchsorted(self.values, arr)
-        idx = np.minimum(idx, self.values.size - 1)
-        out = np.where(self.values[idx] == arr, self.probs[idx], 0.0)
-        return float(out) if out.ndim == 0 else out
+        return self._evaluate(x, self._pmf_all)
+
+    def _pmf_all(self, x):
+        x = np.asarray(x, dtype=float)
+        inside = (x >= self.values[0]) & (x <= self.values[-1])
+        return _through(self._pmf, x, inside, lambda: np.zeros(x.shape), 0.0, 1.0)
+
+    def _support(self):
+        return float(self.values[0]), float(self.values[-1])
+
+    def _pmf(self, x):
+        idx = np.searchsorted(self.values, x)
+        return np.where(self.values[idx] == x, self.probs[idx], 0.0)
 
     def _cdf(self, x):
-        idx = np.searchsorted(self.values, x, side="right")
-        return np.where(idx > 0, self._cum[np.maximum(idx - 1, 0)], 0.0)
+        return self._cum[np.searchsorted(self.values, x, side="right") - 1]
 
     def _sf(self, x):
-        idx = np.searchsorted(self.values, x, side="right")
-        tail = np.concatenate([[1.0], 1.0 - self._cum])
-        tail[-1] = 0.0
-        return np.maximum(tail[idx], 0.0)
+        return 1.0 - self._cum[np.searchsorted(self.values, x, side="right") - 1]
 
     def _ppf(self, q):
-        idx = np.searchsorted(self._cum, q - 1e-15, side="left")
-        return self.values[np.minimum(idx, self.values.size - 1)]
+        return self.values[np.searchsorted(self._cum, q - 1e-15, side="left")]
 
     def _moment(self, k):
         return math.fsum(self.probs * self.values**k)
@@ -729,16 +842,14 @@ class Erlang(Distribution):
         return _repr(self, k=self.k, rate=self.rate)
 
     def _cdf(self, x):
-        return special.gammainc(self.k, self.rate * np.maximum(x, 0.0))
+        return special.gammainc(self.k, self.rate * x)
 
     def _sf(self, x):
-        return special.gammaincc(self.k, self.rate * np.maximum(x, 0.0))
+        return special.gammaincc(self.k, self.rate * x)
 
     def _pdf(self, x):
-        y = np.maximum(x, 0.0)
-        log = ((self.k - 1) * np.log(np.where(y > 0, y, 1.0)) + self.k * math.log(self.rate)
-               - self.rate * y - special.gammaln(self.k))
-        return np.where(y > 0, np.exp(log), self.rate if self.k == 1 else 0.0)
+        return np.exp(special.xlogy(self.k - 1, x) + self.k * math.log(self.rate)
+                      - self.rate * x - special.gammaln(self.k))
 
     def _ppf(self, q):
         return special.gammaincinv(self.k, q) / self.rate
@@ -789,14 +900,13 @@ class HyperExponential(Distribution):
         return _repr(self, probs=self.probs.tolist(), rates=self.rates.tolist())
 
     def _sf(self, x):
-        return np.exp(-np.maximum(x, 0.0)[..., None] * self.rates) @ self.probs
+        return np.exp(-x[..., None] * self.rates) @ self.probs
 
     def _cdf(self, x):
-        return -np.expm1(-np.maximum(x, 0.0)[..., None] * self.rates) @ self.probs
+        return -np.expm1(-x[..., None] * self.rates) @ self.probs
 
     def _pdf(self, x):
-        y = np.maximum(x, 0.0)[..., None]
-        return np.where(x >= 0, (self.rates * np.exp(-y * self.rates)) @ self.probs, 0.0)
+        return (self.rates * np.exp(-x[..., None] * self.rates)) @ self.probs
 
     def _moment(self, k):
         return math.factorial(k) * math.fsum(self.probs * self.rates**-float(k))
@@ -834,15 +944,17 @@ class ShiftedExponential(Distribution):
     def __repr__(self):
         return _repr(self, shift=self.shift, rate=self.rate)
 
+    def _support(self):
+        return self.shift, math.inf
+
     def _cdf(self, x):
-        return -np.expm1(-self.rate * np.maximum(x - self.shift, 0.0))
+        return -np.expm1(-self.rate * (x - self.shift))
 
     def _sf(self, x):
-        return np.exp(-self.rate * np.maximum(x - self.shift, 0.0))
+        return np.exp(-self.rate * (x - self.shift))
 
     def _pdf(self, x):
-        y = x - self.shift
-        return np.where(y >= 0, self.rate * np.exp(-self.rate * np.maximum(y, 0.0)), 0.0)
+        return self.rate * np.exp(-self.rate * (x - self.shift))
 
     def _ppf(self, q):
         return self.shift - np.log1p(-q) / self.rate
@@ -891,11 +1003,14 @@ class Uniform(Distribution):
     def __repr__(self):
         return _repr(self, low=self.low, high=self.high)
 
+    def _support(self):
+        return self.low, self.high
+
     def _cdf(self, x):
-        return np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
+        return (x - self.low) / (self.high - self.low)
 
     def _pdf(self, x):
-        return np.where((x >= self.low) & (x <= self.high), 1.0 / (self.high - self.low), 0.0)
+        return np.full(x.shape, 1.0 / (self.high - self.low))
 
     def _ppf(self, q):
         return self.low + q * (self.high - self.low)
@@ -944,14 +1059,14 @@ class Pareto(Distribution):
     def __repr__(self):
         return _repr(self, alpha=self.alpha, scale=self.scale)
 
+    def _support(self):
+        return self.scale, math.inf
+
     def _sf(self, x):
-        return np.where(x <= self.scale, 1.0,
-                        (self.scale / np.maximum(x, self.scale)) ** self.alpha)
+        return (self.scale / x) ** self.alpha
 
     def _pdf(self, x):
-        y = np.maximum(x, self.scale)
-        dens = self.alpha * self.scale**self.alpha / y ** (self.alpha + 1)
-        return np.where(x >= self.scale, dens, 0.0)
+        return self.alpha * self.scale**self.alpha / x ** (self.alpha + 1)
 
     def _ppf(self, q):
         return self.scale * (1.0 - q) ** (-1.0 / self.alpha)
@@ -1008,26 +1123,22 @@ class BoundedPareto(Distribution):
     def __repr__(self):
         return _repr(self, alpha=self.alpha, low=self.low, high=self.high)
 
+    def _support(self):
+        return self.low, self.high
+
     def _cdf(self, x):
-        y = np.clip(x, self.low, self.high)
-        return -np.expm1(self.alpha * (math.log(self.low) - np.log(y))) / self._mass
+        return -np.expm1(self.alpha * (math.log(self.low) - np.log(x))) / self._mass
 
     def _sf(self, x):
-        y = np.clip(x, self.low, self.high)
-        # P(y < X <= high) / mass = ((low / y)^alpha - (low / high)^alpha) / mass
-        upper = np.exp(self.alpha * (math.log(self.low) - np.log(y)))
-        # exactly 0 from the upper bound on (the difference leaves round-off of ~1e-20 there,
-        # which a moment's divergence check would read as a tail)
-        return np.where(y >= self.high, 0.0,
-                        (upper - math.exp(self.alpha * self._log_ratio)) / self._mass)
+        # P(x < X <= high) / mass = ((low / x)^alpha - (low / high)^alpha) / mass
+        upper = np.exp(self.alpha * (math.log(self.low) - np.log(x)))
+        return (upper - math.exp(self.alpha * self._log_ratio)) / self._mass
 
     def _pdf(self, x):
-        y = np.clip(x, self.low, self.high)
-        dens = self.alpha / y * np.exp(self.alpha * (math.log(self.low) - np.log(y))) / self._mass
-        return np.where((x >= self.low) & (x <= self.high), dens, 0.0)
+        return self.alpha / x * np.exp(self.alpha * (math.log(self.low) - np.log(x))) / self._mass
 
     def _ppf(self, q):
-        return np.minimum(self.low * (1.0 - q * self._mass) ** (-1.0 / self.alpha), self.high)
+        return self.low * (1.0 - q * self._mass) ** (-1.0 / self.alpha)
 
     def _moment(self, k):
         # E[X^k] = alpha / (k - alpha) (low^alpha high^(k - alpha) - low^k) / mass
@@ -1082,9 +1193,14 @@ class Mixture(Distribution):
         self.discrete = all(c.discrete for c in self.components)
         self._closed_lst = all(c._closed_lst for c in self.components)
         self._smooth = all(c._smooth for c in self.components)
+        self._atom_low = any(c._atom_low for c in self.components)
 
     def __repr__(self):
         return _repr(self, components=self.components, weights=self.weights.tolist())
+
+    def _support(self):
+        ends = [c._support() for c, w in zip(self.components, self.weights) if w > 0]
+        return min(a for a, _ in ends), max(b for _, b in ends)
 
     @property
     def atoms(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1100,13 +1216,13 @@ class Mixture(Distribution):
         return sum(w * getattr(c, hook)(x) for c, w in zip(self.components, self.weights))
 
     def _cdf(self, x):
-        return self._combine("_cdf", x)
+        return self._combine("_cdf_all", x)
 
     def _sf(self, x):
-        return self._combine("_sf", x)
+        return self._combine("_sf_all", x)
 
     def _pdf(self, x):
-        return self._combine("_pdf", x)
+        return self._combine("_pdf_all", x)
 
     def _moment(self, k):
         return math.fsum(w * c.moment(k) for c, w in zip(self.components, self.weights)
@@ -1167,7 +1283,7 @@ def _lst_at(D: Distribution, z: np.ndarray) -> np.ndarray:
             out = np.concatenate([np.atleast_1d(D._lst(flat[i:i + 4096]))
                                   for i in range(0, flat.size, 4096)]).reshape(arg.shape)
     if far.any():
-        out = np.where(far, float(D._cdf(np.zeros(1))[0]), out)
+        out = np.where(far, float(D._cdf_all(np.zeros(1))[0]), out)
     return out
 
 
@@ -1191,9 +1307,14 @@ class _Product(Distribution):
         self._m_atoms = M.atoms
         self._x_atoms = None if self._m_atoms is not None else X.atoms
         self.discrete = X.discrete and M.discrete
+        self._atom_low = X._atom_low or M._atom_low
 
     def __repr__(self):
         return f"product({self.X!r}, {self.M!r})"
+
+    def _support(self):
+        (ax, bx), (am, bm) = self.X._support(), self.M._support()
+        return ax * am, (0.0 if bx == 0 else bx * bm)
 
     def _scale_hint(self):
         hints = self.X._scale_hint() * self.M._scale_hint()
@@ -1204,7 +1325,7 @@ class _Product(Distribution):
         return 0.0 if a == 0 or b == 0 else a * b
 
     def _given(self, hook: str, x):
-        """``P(X M <= x)`` (hook ``_cdf``) or ``P(X M > x)`` (``_sf``) at the array ``x``."""
+        """``P(X M <= x)`` (``_cdf_all``) or ``P(X M > x)`` (``_sf_all``) at the array ``x``."""
         if self._m_atoms is not None:
             X_hook = getattr(self.X, hook)
             return _over_atoms(lambda y, v: X_hook(_ratio(y, v)), x, *self._m_atoms)
@@ -1219,15 +1340,14 @@ class _Product(Distribution):
         return outer._expect(lambda y, m: inner_hook(_ratio(y, m)), x).real
 
     def _cdf(self, x):
-        return self._given("_cdf", np.asarray(x, dtype=float))
+        return self._given("_cdf_all", x)
 
     def _sf(self, x):
-        return self._given("_sf", np.asarray(x, dtype=float))
+        return self._given("_sf_all", x)
 
     def _pdf(self, x):
-        x = np.asarray(x, dtype=float)
         if self._m_atoms is not None:  # f(x) = sum_j p_j f_X(x / m_j) / m_j
-            return _over_atoms(lambda y, v: self.X._pdf(y / v) / v, x, *self._m_atoms)
+            return _over_atoms(lambda y, v: self.X._pdf_all(y / v) / v, x, *self._m_atoms)
         return super()._pdf(x)
 
     def _lst(self, s):
@@ -1305,9 +1425,13 @@ class _Minimum(Distribution):
         self.base, self.i = base, i
         self.discrete = base.discrete
         self._smooth = base._smooth
+        self._atom_low = base._atom_low
 
     def __repr__(self):
         return f"{self.base!r}.minimum({self.i})"
+
+    def _support(self):
+        return self.base._support()
 
     @property
     def atoms(self):
@@ -1315,16 +1439,16 @@ class _Minimum(Distribution):
         return None if base is None else Discrete(*base).minimum(self.i).atoms
 
     def _sf(self, x):
-        return self.base._sf(x) ** self.i
+        return self.base._sf_all(x) ** self.i
 
     def _pdf(self, x):
-        return self.i * self.base._pdf(x) * self.base._sf(x) ** (self.i - 1)
+        return self.i * self.base._pdf_all(x) * self.base._sf_all(x) ** (self.i - 1)
 
     def _ppf(self, q):
-        return self.base._ppf(-np.expm1(np.log1p(-q) / self.i))
+        return self.base._ppf_all(-np.expm1(np.log1p(-q) / self.i))
 
     def _isf(self, p):
-        return self.base._isf(p ** (1.0 / self.i))
+        return self.base._isf_all(p ** (1.0 / self.i))
 
     def _sample(self, size, rng):
         n = 1 if size is None else size
@@ -1343,9 +1467,14 @@ class _Scaled(Distribution):
         self.discrete = base.discrete
         self._closed_lst = base._closed_lst
         self._smooth = base._smooth
+        self._atom_low = base._atom_low
 
     def __repr__(self):
         return f"{self.base!r}.scaled({self.c!r})"
+
+    def _support(self):
+        a, b = self.base._support()
+        return self.c * a, self.c * b
 
     @property
     def atoms(self):
@@ -1353,19 +1482,19 @@ class _Scaled(Distribution):
         return None if base is None else (self.c * base[0], base[1])
 
     def _cdf(self, x):
-        return self.base._cdf(x / self.c)
+        return self.base._cdf_all(x / self.c)
 
     def _sf(self, x):
-        return self.base._sf(x / self.c)
+        return self.base._sf_all(x / self.c)
 
     def _pdf(self, x):
-        return self.base._pdf(x / self.c) / self.c
+        return self.base._pdf_all(x / self.c) / self.c
 
     def _ppf(self, q):
-        return self.c * self.base._ppf(q)
+        return self.c * self.base._ppf_all(q)
 
     def _isf(self, p):
-        return self.c * self.base._isf(p)
+        return self.c * self.base._isf_all(p)
 
     def _moment(self, k):
         return self.c**k * self.base.moment(k)
@@ -1394,11 +1523,16 @@ class _SciPy(Distribution):
             raise ValueError(f"the distribution must be supported on [0, inf), its support "
                              f"starts at {low}")
         self._smooth = not self.discrete and low == 0 and high == np.inf
+        self._atom_low = self.discrete
+        self._ends = float(low), float(high)
 
     def __repr__(self):
         args = ", ".join(map(repr, self.frozen.args))
         kwds = ", ".join(f"{k}={v!r}" for k, v in self.frozen.kwds.items())
         return f"from_scipy({self.frozen.dist.name}({', '.join(x for x in (args, kwds) if x)}))"
+
+    def _support(self):
+        return self._ends
 
     def _cdf(self, x):
         return self.frozen.cdf(x)

@@ -239,6 +239,10 @@ class OrderStatistic(Distribution):
         self.components = comps
         self.identical = identical
         self.discrete = all(c.discrete for c in comps)
+        self._atom_low = any(c._atom_low for c in comps)
+        # X_(r) lies between the r-th smallest lower and the r-th smallest upper end
+        ends = np.array([c._support() for c in comps])
+        self._ends = float(np.sort(ends[:, 0])[self.r - 1]), float(np.sort(ends[:, 1])[self.r - 1])
         self._renyi = self._renyi_rates() if identical else None
 
     def __repr__(self):
@@ -266,36 +270,39 @@ class OrderStatistic(Distribution):
         return shift, np.array([(self.n - j) * base.rate for j in range(self.r)])
 
     # ----------------------------------------------------------------- hooks
+    def _support(self):
+        return self._ends
+
     def _cdf(self, x):
         if self.identical:
-            return special.betainc(self.r, self.n - self.r + 1, self.base._cdf(x))
+            return special.betainc(self.r, self.n - self.r + 1, self.base._cdf_all(x))
         below, above = self._count(x)
         return above if self._count_finished else below
 
     def _sf(self, x):
         if self.identical:
-            return special.betainc(self.n - self.r + 1, self.r, self.base._sf(x))
+            return special.betainc(self.n - self.r + 1, self.r, self.base._sf_all(x))
         below, above = self._count(x)
         return below if self._count_finished else above
 
     def _pdf(self, x):
         if self.identical:
             r, n = self.r, self.n
-            F, S = self.base._cdf(x), self.base._sf(x)
+            F, S = self.base._cdf_all(x), self.base._sf_all(x)
             log = (special.xlogy(r - 1, F) + special.xlogy(n - r, S)
                    - special.betaln(r, n - r + 1))
-            return np.exp(log) * self.base._pdf(x)
+            return np.exp(log) * self.base._pdf_all(x)
         _, _, slope = self._count(x, derivative=True)
         return slope if self._count_finished else -slope
 
     def _ppf(self, q):
         if self.identical:
-            return self.base._ppf(special.betaincinv(self.r, self.n - self.r + 1, q))
+            return self.base._ppf_all(special.betaincinv(self.r, self.n - self.r + 1, q))
         return super()._ppf(q)
 
     def _isf(self, p):
         if self.identical:
-            return self.base._isf(special.betaincinv(self.n - self.r + 1, self.r, p))
+            return self.base._isf_all(special.betaincinv(self.n - self.r + 1, self.r, p))
         return self._bisect_sf(np.asarray(p, dtype=float))
 
     def _scale_hint(self):
@@ -331,7 +338,7 @@ class OrderStatistic(Distribution):
     def _sample(self, size, rng):
         if self.identical:
             u = rng.beta(self.r, self.n - self.r + 1, size)
-            out = self.base._ppf(np.atleast_1d(u))
+            out = self.base._ppf_all(np.atleast_1d(u))
             return float(out[0]) if size is None else np.reshape(out, size)
         shape = () if size is None else tuple(np.atleast_1d(size))
         draws = np.stack([np.asarray(c.sample(shape, rng), dtype=float)
@@ -364,10 +371,10 @@ class OrderStatistic(Distribution):
         v[:, 0] = 1.0
         dv = np.zeros_like(v) if derivative else None
         for comp in self.components:
-            F, S = comp._cdf(x), comp._sf(x)
+            F, S = comp._cdf_all(x), comp._sf_all(x)
             p, q = (F, S) if finished else (S, F)
             if derivative:
-                dp = comp._pdf(x) * (1.0 if finished else -1.0)
+                dp = comp._pdf_all(x) * (1.0 if finished else -1.0)
                 moved_d = dv[:, :K] * p[:, None] + v[:, :K] * dp[:, None]
                 dv[:, :K] = dv[:, :K] * q[:, None] - v[:, :K] * dp[:, None]
                 dv[:, 1:] += moved_d
@@ -383,8 +390,8 @@ class OrderStatistic(Distribution):
         """Smallest ``x`` with ``P(X_(r) > x) <= p`` (vectorised bisection)."""
         hi = np.full(p.shape, self._scale_hint())
         for _ in range(2100):
-            long = self._sf(hi) > p
-            if not np.any(long & (p > 0)):
+            long = self._sf_all(hi) > p
+            if not long.any():
                 break
             hi = np.where(long, 2.0 * hi, hi)
         lo = np.zeros_like(hi)
@@ -392,17 +399,17 @@ class OrderStatistic(Distribution):
             if np.all((hi - lo) <= 4e-16 * hi):
                 break
             mid = 0.5 * (lo + hi)
-            above = self._sf(mid) > p
+            above = self._sf_all(mid) > p
             lo = np.where(above, mid, lo)
             hi = np.where(above, hi, mid)
-        return np.where(p <= 0, np.inf, np.where(p >= 1, 0.0, hi))
+        return hi
 
     # ----------------------------------------------------------------- moments
     def _discrete_moment(self, k):
         """``sum_j (v_j^k - v_{j-1}^k) P(X_(r) > v_{j-1})`` over the support: positive terms."""
         support = np.unique(np.concatenate([c.atoms[0] for c in self.components]))
         lower = np.concatenate([[0.0], support[:-1]])
-        return float(np.dot(support**k - lower**k, self._sf(lower)))
+        return float(np.dot(support**k - lower**k, self._sf_all(lower)))
 
     def _integrated_moment(self, k):
         """``int_0^inf k t^(k-1) P(X_(r) > t) dt`` on pieces bounded by quantiles of X_(r).
@@ -414,11 +421,11 @@ class OrderStatistic(Distribution):
         """
         cuts = self._cuts()
         if self.identical:
-            return moment_from_sf(lambda t: float(self._sf(np.array([t]))[0]), k, cuts)
+            return moment_from_sf(lambda t: float(self._sf_all(np.array([t]))[0]), k, cuts)
         if cuts.size == 0:
             return 0.0
-        head = adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
-        return moment_from_sf(lambda t: float(self._sf(np.array([t]))[0]), k, cuts[-1:],
+        head = adaptive_gauss_legendre(self._sf_all, k, np.concatenate([[0.0], cuts]))
+        return moment_from_sf(lambda t: float(self._sf_all(np.array([t]))[0]), k, cuts[-1:],
                                head=head)
 
     def _cuts(self) -> np.ndarray:
@@ -427,10 +434,10 @@ class OrderStatistic(Distribution):
         with np.errstate(all="ignore"):
             if self.identical:
                 cuts = np.concatenate([self.ppf(levels[levels <= 0.5]),
-                                       self._isf(1.0 - levels[levels > 0.5])])
+                                       self._isf_all(1.0 - levels[levels > 0.5])])
             else:  # a scan of a log grid: one Poisson-binomial pass instead of bisections
                 grid = self._scale_hint() * 2.0 ** np.arange(-60.0, 60.25, 0.25)
-                idx = np.searchsorted(-self._sf(grid), -(1.0 - levels))
+                idx = np.searchsorted(-self._sf_all(grid), -(1.0 - levels))
                 cuts = grid[np.minimum(idx, grid.size - 1)]
         return np.unique(cuts[np.isfinite(cuts) & (cuts > 0)])
 

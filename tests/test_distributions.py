@@ -15,9 +15,12 @@ import pickle
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import optimize, stats
 
 import queuetheory as qt
+from queuetheory.analysis.redundancy import TabulatedResponseTime
 from queuetheory.transforms import invert_quantile_mp
 
 # ------------------------------------------------------------------------------------------------
@@ -1018,3 +1021,247 @@ def test_bounded_pareto_at_the_extremes_of_double_precision():
 def test_lst_rejects_negative_real_part_and_nan(s):
     with pytest.raises(ValueError, match=r"s must have Re\(s\) >= 0"):
         qt.Exponential(1.0).lst(s)
+
+
+# ------------------------------------------------------------------ the support, handled once
+# The public methods fill the values outside the support [a, b] and call a family's hooks only
+# inside it (scipy's argsreduce). Each case: the law, a, b, P(X = a), the density at a and at b
+# (the one-sided limits; None where the law has no density or only a numerical one). The
+# constants are the closed forms of each family at its bounds, written out by hand:
+# exponential f(0) = rate; Erlang(3) f(0) = 0; hyperexponential f(0) = sum p_j r_j; shifted
+# exponential f(shift) = rate; uniform 1 / (high - low); Pareto f(c) = alpha / c; bounded Pareto
+# f(low) = alpha / low / mass, f(high) = alpha / high (low / high)^alpha / mass with
+# mass = 1 - (low / high)^alpha; the product U(1, 3) * {1, 2} has f(1) = 0.5 * f_U(1) / 1 and
+# f(6) = 0.5 * f_U(3) / 2; the minimum of two U(1, 3) has f(1) = 2 f_U(1) = 1, f(3) = 0; the
+# mixture of ShiftedExponential(0.5, 2) and U(1, 3) has f(0.5) = 0.5 * 2; U(1, 3) from scipy
+# scaled by 2 is U(2, 6); the 2nd of 3 U(1, 3) has density 6 F (1 - F) f, 0 at both ends.
+_BP_MASS = 1 - 100.0**-1.5
+SUPPORT_CASES = [
+    ("exponential", lambda: qt.Exponential(2.0), 0.0, math.inf, 0.0, 2.0, None),
+    ("erlang", lambda: qt.Erlang(3, 1.5), 0.0, math.inf, 0.0, 0.0, None),
+    ("erlang-1", lambda: qt.Erlang(1, 2.0), 0.0, math.inf, 0.0, 2.0, None),
+    ("hyperexponential", lambda: qt.HyperExponential([0.5, 0.5], [1.0, 4.0]), 0.0, math.inf,
+     0.0, 2.5, None),
+    ("shifted-exponential", lambda: qt.ShiftedExponential(0.5, 2.0), 0.5, math.inf, 0.0, 2.0,
+     None),
+    ("uniform", lambda: qt.Uniform(1.0, 3.0), 1.0, 3.0, 0.0, 0.5, 0.5),
+    ("uniform-from-0", lambda: qt.Uniform(0.0, 2.0), 0.0, 2.0, 0.0, 0.5, 0.5),
+    ("pareto", lambda: qt.Pareto(2.5, 1.25), 1.25, math.inf, 0.0, 2.0, None),
+    ("bounded-pareto", lambda: qt.BoundedPareto(1.5, 1.0, 100.0), 1.0, 100.0, 0.0,
+     1.5 / _BP_MASS, 1.5 / 100.0 * 100.0**-1.5 / _BP_MASS),
+    ("discrete", lambda: qt.Discrete([0.5, 1.0, 2.0, 4.0], [0.125, 0.375, 0.25, 0.25]), 0.5, 4.0,
+     0.125, None, None),
+    ("discrete-at-0", lambda: qt.Discrete([0.0, 1.0], [0.25, 0.75]), 0.0, 1.0, 0.25, None, None),
+    ("deterministic", lambda: qt.Deterministic(2.0), 2.0, 2.0, 1.0, None, None),
+    ("mixture", lambda: qt.Mixture([qt.ShiftedExponential(0.5, 2.0), qt.Uniform(1.0, 3.0)],
+                                   [0.5, 0.5]), 0.5, math.inf, 0.0, 1.0, None),
+    ("mixture-with-atom", lambda: qt.Mixture([qt.Uniform(1.0, 3.0), qt.Deterministic(1.0)],
+                                             [0.5, 0.5]), 1.0, 3.0, 0.5, None, None),
+    ("product", lambda: qt.product(qt.Pareto(2.5, 1.25), qt.Uniform(1.0, 2.0)), 1.25, math.inf,
+     0.0, None, None),
+    ("product-atoms", lambda: qt.product(qt.Uniform(1.0, 3.0), qt.Discrete([1.0, 2.0],
+                                                                          [0.5, 0.5])),
+     1.0, 6.0, 0.0, 0.25, 0.125),
+    ("minimum", lambda: qt.Uniform(1.0, 3.0).minimum(2), 1.0, 3.0, 0.0, 1.0, 0.0),
+    ("scaled", lambda: qt.from_scipy(stats.uniform(1.0, 2.0)).scaled(2.0), 2.0, 6.0, 0.0, 0.25,
+     0.25),
+    ("scipy", lambda: qt.from_scipy(stats.uniform(1.0, 2.0)), 1.0, 3.0, 0.0, 0.5, 0.5),
+    ("scipy-discrete", lambda: qt.from_scipy(stats.binom(3, 0.5)), 0.0, 3.0, 0.125, None, None),
+    ("order-statistic", lambda: qt.orderstats.OrderStatistic(qt.Uniform(1.0, 3.0), r=2, n=3),
+     1.0, 3.0, 0.0, 0.0, 0.0),
+    ("order-statistic-mixed", lambda: qt.orderstats.OrderStatistic(
+        [qt.Uniform(1.0, 3.0), qt.ShiftedExponential(2.0, 1.0)], r=2), 2.0, math.inf, 0.0, None,
+     None),
+    ("tabulated-response-time", lambda: TabulatedResponseTime(
+        (np.linspace(0.0, 40.0, 401), np.exp(-np.linspace(0.0, 40.0, 401))), mean=1.0),
+     0.0, math.inf, 0.0, None, None),
+]
+
+
+def _has_pdf(D):
+    return not D.discrete and D.atoms is None and not isinstance(D, qt.Mixture)
+
+
+@pytest.mark.parametrize("name, make, a, b, mass, pdf_a, pdf_b", SUPPORT_CASES,
+                         ids=[c[0] for c in SUPPORT_CASES])
+def test_values_below_at_and_above_the_support_bounds(name, make, a, b, mass, pdf_a, pdf_b):
+    D = make()
+    assert D._support() == (a, b)
+    below = np.array([-np.inf, -1.0, np.nextafter(a, -np.inf)] + ([0.0, 0.5 * a] if a > 0 else []))
+    assert np.all(D.cdf(below) == 0.0) and np.all(D.sf(below) == 1.0)
+    # at the lower end: the atom there, if any
+    assert D.cdf(a) == mass and D.sf(a) == pytest.approx(1.0 - mass, abs=1e-16)
+    inside = np.nextafter(a, np.inf) if a < b else None
+    if inside is not None:  # the CDF is right-continuous at a
+        assert mass <= D.cdf(inside) <= mass + 1e-12
+        assert D.sf(inside) == pytest.approx(1.0 - D.cdf(inside), abs=1e-16)
+    # from the upper end on
+    above = np.array([b, np.nextafter(b, np.inf), 2.0 * b + 1.0, np.inf])
+    assert np.all(D.cdf(above) == 1.0) and np.all(D.sf(above) == 0.0)
+    if math.isfinite(b) and a < b and D.atoms is None:
+        assert 1.0 - 1e-12 <= D.cdf(np.nextafter(b, -np.inf)) <= 1.0
+    # quantiles: the ends of the support at levels 0 and 1, inside it in between
+    assert D.ppf(0.0) == a and D.ppf(1.0) == b
+    assert np.all((D.ppf([1e-12, 0.5, 1 - 1e-12]) >= a) & (D.ppf([1e-12, 0.5, 1 - 1e-12]) <= b))
+    if not _has_pdf(D):
+        return
+    outside = np.concatenate([below, above[1:]] if math.isfinite(b) else [below, above[-1:]])
+    assert np.all(D.pdf(outside) == 0.0)
+    if pdf_a is not None:
+        assert D.pdf(a) == pytest.approx(pdf_a, rel=1e-15, abs=1e-300)
+        assert D.pdf(inside) == pytest.approx(pdf_a, rel=1e-9, abs=1e-12)
+    if pdf_b is not None:
+        assert D.pdf(b) == pytest.approx(pdf_b, rel=1e-15, abs=1e-300)
+
+
+@pytest.mark.parametrize("name, make, a, b, mass, pdf_a, pdf_b", SUPPORT_CASES,
+                         ids=[c[0] for c in SUPPORT_CASES])
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_broadcasting_keeps_shape_and_matches_scalars(name, make, a, b, mass, pdf_a, pdf_b,
+                                                      shape):
+    D = make()
+    top = b if math.isfinite(b) else a + 10.0
+    points = np.array([-1.0, a, 0.5 * (a + top), top, 2 * top + 1, np.inf])
+    levels = np.array([0.0, 0.1, 0.5, 0.9, 1.0, 0.25])
+    size = int(np.prod(shape))
+    x, q = points[:size].reshape(shape), levels[:size].reshape(shape)
+    methods = [("cdf", x), ("sf", x), ("ppf", q)] + ([("pdf", x)] if _has_pdf(D) else [])
+    for method, arg in methods:
+        out = getattr(D, method)(arg)
+        if shape == ():
+            assert type(out) is float
+        else:
+            assert isinstance(out, np.ndarray) and out.shape == shape and out.dtype == float
+        scalars = [getattr(D, method)(float(v)) for v in np.ravel(arg)]
+        np.testing.assert_allclose(np.ravel(out), scalars, rtol=1e-14, atol=0)
+
+
+def _parts(D):
+    """``D`` and every law it is built from (components, factors, base laws)."""
+    out = [D]
+    for name in ("components", "X", "M", "base"):
+        part = getattr(D, name, None) if name != "base" or not hasattr(D, "components") else None
+        for p in (part if isinstance(part, list | tuple) else [part]):
+            if isinstance(p, qt.Distribution) and all(p is not o for o in out):
+                out.extend(q for q in _parts(p) if all(q is not o for o in out))
+    return out
+
+
+@pytest.mark.parametrize("name, make, a, b, mass, pdf_a, pdf_b", SUPPORT_CASES,
+                         ids=[c[0] for c in SUPPORT_CASES])
+def test_hooks_never_receive_points_outside_the_support(name, make, a, b, mass, pdf_a, pdf_b):
+    """Spy on the hooks of the law and of all its parts while every public method runs over
+    points outside, at and inside the support: ``_cdf``/``_sf`` see only ``a < x < b`` (or
+    ``x = a`` for a law that may have an atom there), ``_pdf`` only the closed support, the
+    quantile hooks only levels in (0, 1)."""
+    D = make()
+    bad = []
+
+    def spy(law, hook, ok):
+        original = getattr(law, hook)
+
+        def wrapper(arg):
+            arg = np.asarray(arg, dtype=float)
+            if arg.size and not np.all(ok(arg)):
+                bad.append((repr(law), hook, arg[~ok(arg)][:3]))
+            return original(arg)
+
+        setattr(law, hook, wrapper)
+
+    for law in _parts(D):
+        lo, hi = law._support()
+        low_ok = (lambda x, lo=lo: x >= lo) if law._atom_low else (lambda x, lo=lo: x > lo)
+        for hook in ("_cdf", "_sf"):
+            spy(law, hook, lambda x, low_ok=low_ok, hi=hi: low_ok(x) & (x < hi))
+        spy(law, "_pdf", lambda x, lo=lo, hi=hi: (x >= lo) & (x <= hi) & np.isfinite(x))
+        for hook in ("_ppf", "_isf"):
+            spy(law, hook, lambda q: (q > 0) & (q < 1))
+        if hasattr(law, "_pmf"):
+            spy(law, "_pmf", lambda x, lo=lo, hi=hi: (x >= lo) & (x <= hi))
+    top = b if math.isfinite(b) else a + 10.0
+    ends = [np.nextafter(b, -np.inf), b, np.nextafter(b, np.inf)] if math.isfinite(b) else []
+    x = np.concatenate([[-np.inf, -1.0, 0.0, np.nextafter(a, -np.inf), a, np.nextafter(a, np.inf)],
+                        np.linspace(a, top, 7), ends, [2 * top + 1, np.inf]])
+    D.cdf(x), D.sf(x), D.ppf(np.linspace(0.0, 1.0, 11)), D.mean(), D.lst(np.array([0.5, 2.0]))
+    if _has_pdf(D):
+        D.pdf(x)
+    if hasattr(D, "pmf") and not isinstance(D, qt.distributions._SciPy):
+        D.pmf(x)
+    assert not bad, bad
+
+
+# Hypothesis: over families and parameters, P(X <= x) + P(X > x) = 1 to 1e-15, the CDF is
+# non-decreasing, and the quantile function is its generalised inverse.
+_positive = st.floats(1e-3, 1e3)
+
+
+@st.composite
+def _laws(draw):
+    kind = draw(st.sampled_from(["exponential", "erlang", "hyperexponential", "shifted",
+                                 "uniform", "pareto", "bounded-pareto", "discrete",
+                                 "deterministic", "mixture"]))
+    if kind == "exponential":
+        return qt.Exponential(draw(_positive))
+    if kind == "erlang":
+        return qt.Erlang(draw(st.integers(1, 50)), draw(_positive))
+    if kind == "hyperexponential":
+        p = draw(st.floats(0.01, 0.99))
+        return qt.HyperExponential([p, 1 - p], [draw(_positive), draw(_positive)])
+    if kind == "shifted":
+        return qt.ShiftedExponential(draw(st.floats(0.0, 1e3)), draw(_positive))
+    if kind == "uniform":
+        low = draw(st.floats(0.0, 1e3))
+        return qt.Uniform(low, low + draw(_positive))
+    if kind == "pareto":
+        return qt.Pareto(draw(st.floats(0.1, 10.0)), draw(_positive))
+    if kind == "bounded-pareto":
+        low = draw(_positive)
+        return qt.BoundedPareto(draw(st.floats(0.1, 10.0)), low, low * draw(st.floats(1.01, 1e6)))
+    if kind in ("discrete", "deterministic"):
+        n = 1 if kind == "deterministic" else draw(st.integers(1, 5))
+        values = draw(st.lists(st.floats(0.0, 1e3), min_size=n, max_size=n))
+        weights = np.array(draw(st.lists(st.floats(0.01, 1.0), min_size=n, max_size=n)))
+        return qt.Discrete(values, weights / weights.sum())
+    return qt.Mixture([draw(_laws()), draw(_laws())], [0.5, 0.5])
+
+
+def _sum_tolerance(D):
+    """Round-off bound of cdf + sf - 1: 1e-15, except for the bounded Pareto law, whose tail is
+    a difference ``((low/x)^alpha - (low/high)^alpha) / mass`` of terms below 1 computed to a
+    few ulps each and divided by the mass ``1 - (low/high)^alpha``: 4 eps / mass."""
+    if isinstance(D, qt.BoundedPareto):
+        return max(1e-15, 4 * np.finfo(float).eps / D._mass)
+    if isinstance(D, qt.Mixture):
+        return max(_sum_tolerance(c) for c in D.components)
+    return 1e-15
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(D=_laws(), t=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=20),
+       q=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=10))
+def test_cdf_sf_sum_monotone_and_quantiles_property(D, t, q):
+    a, b = D._support()
+    top = b if math.isfinite(b) else max(D.ppf(1 - 1e-9), a + 1.0)
+    # points across and around the support, sorted
+    x = np.sort(np.concatenate([a - 1.0 + 2 * (top - a + 1.0) * np.array(t), [a, b],
+                                D.ppf(np.array(q))]))
+    cdf, sf = D.cdf(x), D.sf(x)
+    assert np.all(np.abs(cdf + sf - 1.0) <= _sum_tolerance(D))
+    assert np.all(np.diff(cdf) >= 0) and np.all(np.diff(sf) <= 0)
+    # ppf is the generalised inverse, up to the representation of its value (a quantile is a
+    # double: 4 ulps of it, e.g. 4 ulps of 128 move a ShiftedExponential(128, 151) CDF by 2e-11):
+    # F(ppf(u)+) >= u and F(ppf(u)-) <= u, and ppf(F(x)) is a point of the level F(x), at or
+    # before x for a law on atoms (the atom carrying x's level)
+    def around(y):
+        step = np.where(np.isfinite(y), 4 * np.spacing(np.abs(y)), 0.0)
+        return D.cdf(y - step), D.cdf(y + step)
+
+    u = np.array(q)
+    left, right = around(D.ppf(u))
+    assert np.all(right >= u - 1e-12) and np.all(left <= u + 1e-12)
+    inner = x[(x >= a) & (x <= top)]
+    back = D.ppf(D.cdf(inner))
+    left, right = around(back)
+    assert np.all(right >= D.cdf(inner) - 1e-12) and np.all(left <= D.cdf(inner) + 1e-12)
+    if D.atoms is not None:  # (a mixture's quantiles are bisections: to 4 ulps of the atom)
+        assert np.all(back <= inner + 4 * np.spacing(inner))

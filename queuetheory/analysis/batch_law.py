@@ -377,7 +377,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
         if atoms:
             return wait_sf(t[:, None] - x[:, None] * s_values) @ s_weights
         with np.errstate(divide="ignore", invalid="ignore"):
-            atom = S._sf(np.where(x > 0, t / np.where(x > 0, x, 1.0), np.inf))
+            atom = S._sf_all(np.where(x > 0, t / np.where(x > 0, x, 1.0), np.inf))
         busy = (wait_sf(t[:, None] - x[:, None] * s_values) / rho) @ s_weights
         return (1.0 - rho) * atom + rho * np.minimum(busy, 1.0)
 
@@ -408,8 +408,8 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
                 return _integrate_over_x(t)
 
         def _integrate_over_x(t):
-            top = X._cdf(t / s_min) if s_min > 0 else np.ones_like(t)
-            jumps = X._cdf(np.divide.outer(t, s_jumps))
+            top = X._cdf_all(t / s_min) if s_min > 0 else np.ones_like(t)
+            jumps = X._cdf_all(np.divide.outer(t, s_jumps))
             levels = np.sort(np.concatenate([np.minimum(_U_LEVELS, top[:, None]), jumps],
                                             axis=1), axis=1)
             lo, hi = levels[:, :-1], levels[:, 1:]
@@ -418,15 +418,14 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
             lo, hi = lo[keep][:, None], hi[keep][:, None]
             u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X_NODES
             w = 0.5 * (hi - lo) * _GL_X_WEIGHTS
-            x = np.asarray(X._ppf(np.clip(u, 0.0, 1.0).ravel()), dtype=float).reshape(u.shape)
+            x = X._ppf_all(np.clip(u, 0.0, 1.0).ravel()).reshape(u.shape)
             x = np.nan_to_num(x, posinf=np.finfo(float).max)
             tt = np.broadcast_to(t[rows, None], u.shape)
             pieces = (_given_size(policy, H(tt, x)) * w).sum(axis=1)
             inner = np.bincount(rows, weights=pieces, minlength=t.size)
             return inner + (1.0 - top)
 
-        with np.errstate(divide="ignore"):  # kinks of P(T_b > t)
-            ends = np.asarray(X._ppf(np.array([0.0, 1.0])), dtype=float)
+        ends = X._ppf_all(np.array([0.0, 1.0]))  # kinks of P(T_b > t)
         ends = ends[np.isfinite(ends) & (ends > 0)]
         jumps = np.outer(ends, s_values).ravel() if atoms else np.array([])
 
@@ -453,7 +452,7 @@ def _tail_bound(policy, wait_sf, X, s_values, s_weights, t):
     """Upper bound of ``P(T_b > t)``: (tasks) ``P(W + X S > t) <= P(W > t/2) + P(X S > t/2)``
     (a union bound over the tasks; ``T_b`` is at most the last task's sojourn)."""
     half = 0.5 * t
-    task = wait_sf(half) + X._sf(np.divide.outer(half, s_values)) @ s_weights
+    task = wait_sf(half) + X._sf_all(np.divide.outer(half, s_values)) @ s_weights
     return _tasks(policy) * task
 
 

@@ -195,7 +195,7 @@ def analyze_batch(system: System) -> Prediction:
                                   adaptive=runtime.X.atoms is not None)
     else:
         inner = _ir_batch_law(policy, runtime, lam_task)
-        law = BatchCompletionTime(inner._sf, _sojourn_scale(lam_task, B), law=inner,
+        law = BatchCompletionTime(inner._sf_all, _sojourn_scale(lam_task, B), law=inner,
                                   heavy=heavy)
     index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf
     if index <= 1.0 + 1e-9:

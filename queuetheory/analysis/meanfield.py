@@ -145,8 +145,8 @@ def _gauss_pieces(X: Distribution, edges: np.ndarray) -> tuple[np.ndarray, np.nd
     t, wt = _GL_X
     # the support [lower, upper] (up to 1e-17 at each end): a density that jumps at an end of
     # its support (uniform, shifted exponential, Pareto) is then smooth on every part
-    lower = float(X._ppf(np.array([_NEGLIGIBLE]))[0])
-    edges = np.clip(edges, lower, max(lower, float(X._isf(np.array([_NEGLIGIBLE]))[0])))
+    lower = float(X._ppf_all(np.array([_NEGLIGIBLE]))[0])
+    edges = np.clip(edges, lower, max(lower, float(X._isf_all(np.array([_NEGLIGIBLE]))[0])))
     length = edges[1:] - edges[:-1]
     wanted = np.clip(np.ceil(length / (_PART * X.mean())), 1, _MAX_PARTS).astype(int)
     xs, weights, pieces = [], [], []
@@ -320,7 +320,7 @@ def _discretise_continuous_s(X, S, w, h, n) -> _Discretisation:
         xs, ws = X.values, X.probs
     else:
         u, one_minus_u, ws = _TANH_SINH_U
-        xs = np.where(u <= 0.5, X.ppf(np.minimum(u, 0.5)), X._isf(np.minimum(one_minus_u, 0.5)))
+        xs = np.where(u <= 0.5, X.ppf(np.minimum(u, 0.5)), X._isf_all(np.minimum(one_minus_u, 0.5)))
         keep = (ws > 1e-300) & (xs > 0) & np.isfinite(xs)
         xs, ws = xs[keep], ws[keep] / ws[keep].sum()
     t, wt = _GL_CELL
@@ -526,10 +526,10 @@ def _support_ends(law: Distribution) -> np.ndarray:
         return law.values
     tiny = np.array([1e-17, 1e-30])
     ends = []
-    low, lower = law._ppf(tiny)
+    low, lower = law._ppf_all(tiny)
     if low > 0 and abs(low - lower) <= 1e-12 * low:
         ends.append(float(low))
-    high, higher = law._isf(tiny)
+    high, higher = law._isf_all(tiny)
     if np.isfinite(higher) and abs(high - higher) <= 1e-12 * high:
         ends.append(float(high))
     return np.array(ends)
@@ -934,7 +934,7 @@ def _smallest(law: Distribution) -> float:
     if isinstance(law, Discrete):
         return float(law.values[0])
     ends = _support_ends(law)
-    low = float(law._ppf(np.array([1e-17]))[0])
+    low = float(law._ppf_all(np.array([1e-17]))[0])
     return low if ends.size and ends[0] == low else 0.0
 
 

@@ -233,11 +233,11 @@ class TabulatedResponseTime(Distribution):
     quantile = ppf
 
     def _sf(self, x):
-        return np.where(x < 0, 1.0, self._tail(np.maximum(x, 0.0)))
+        return self._tail(x)
 
     def _ppf(self, q):
         if self._closed_ppf is not None:
-            return np.where(q <= 0, 0.0, self._closed_ppf(np.minimum(q, 1.0 - 1e-17)))
+            return self._closed_ppf(q)
         return super()._ppf(q)
 
     def quantile_error(self, q):

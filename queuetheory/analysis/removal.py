@@ -184,10 +184,10 @@ class _Weights:
         else:
             tau = 0.5 * (1.0 + _GL_NODES)
             u = a[:, None] + h * tau
-            G = np.asarray(R._cdf(u.ravel()), dtype=float).reshape(u.shape)
+            G = R._cdf_all(u.ravel()).reshape(u.shape)
             self.alpha = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
             self.beta = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
-            self.G_right = self.G_left = np.asarray(R._cdf(h * np.arange(M + 1)), dtype=float)
+            self.G_right = self.G_left = R._cdf_all(h * np.arange(M + 1))
         self.alpha_rev = self.alpha[::-1].copy()     # alpha_rev[M - k] = alpha_k
         self.beta_rev = self.beta[::-1].copy()
 
@@ -356,9 +356,9 @@ class _SXModel:
             return (np.broadcast_to(xs, (t.size, xs.size)), np.broadcast_to(ps, (t.size, xs.size)),
                     np.zeros(t.size))
         X, positive = self.X, t > 0
-        top = np.where(positive, np.asarray(X._cdf(t / self.s.min()), dtype=float), 0.0)
-        jumps = np.where(positive[:, None], np.asarray(
-            X._cdf((t[:, None] / self.s[None, :]).ravel()), dtype=float).reshape(t.size, -1), 0.0)
+        top = np.where(positive, X._cdf_all(t / self.s.min()), 0.0)
+        ratios = (t[:, None] / self.s[None, :]).ravel()
+        jumps = np.where(positive[:, None], X._cdf_all(ratios).reshape(t.size, -1), 0.0)
         levels = np.sort(np.concatenate([np.minimum(_U_LEVELS[None, :], top[:, None]), jumps],
                                         axis=1), axis=1)
         lo, hi = levels[:, :-1, None], levels[:, 1:, None]
@@ -366,8 +366,7 @@ class _SXModel:
         w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * _GLX_WEIGHTS).reshape(t.size, -1)
         # the pieces between fixed levels are the same at every t: F_X^{-1} once per value
         levels_u, where = np.unique(np.clip(u, 0.0, 1.0), return_inverse=True)
-        with np.errstate(divide="ignore"):
-            x = np.asarray(X._ppf(levels_u), dtype=float)[where.reshape(u.shape)]
+        x = X._ppf_all(levels_u)[where.reshape(u.shape)]
         return np.nan_to_num(x, posinf=1e300), w, 1.0 - top
 
     def table(self, h: float, M: int):
@@ -654,9 +653,9 @@ def _q_at(sol: _Solution, R: Distribution, t: float) -> float:
         half = 0.5 * (b - a)
         v = 0.5 * (a + b)[:, None] + half[:, None] * _GL_NODES
         f = fa[:, None] + (fb - fa)[:, None] * (v - a[:, None]) / h
-        g = np.asarray(R._cdf(np.maximum(t - v, 0.0).ravel()), dtype=float).reshape(v.shape)
+        g = R._cdf_all((t - v).ravel()).reshape(v.shape)
         integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
-        G = float(R._cdf(np.array([t]))[0])
+        G = float(R._cdf_all(np.array([t]))[0])
     return sol.F0 * G + float(integral.sum())
 
 
@@ -947,8 +946,6 @@ class ExponentialBatchTime(DoublePrecisionLaw):
         out = np.ones(x.shape)
         form = self._form
         for i, t in np.ndenumerate(x):
-            if t <= 0:
-                continue
             hi = 1.0
             while form.time(hi) < t and hi < 700:
                 hi *= 2.0
@@ -964,8 +961,7 @@ class ExponentialBatchTime(DoublePrecisionLaw):
         q = np.asarray(q, dtype=float)
         out = np.empty(q.shape)
         for i, level in np.ndenumerate(q):
-            out[i] = 0.0 if level <= 0 else (math.inf if level >= 1 else
-                                             self._form.time(self._form.level(1.0 - level)))
+            out[i] = self._form.time(self._form.level(1.0 - level))
         return out
 
     def _moment(self, k):
