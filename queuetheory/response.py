@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _checks, transforms
 from .distributions import Distribution, Mixture, _is_mp
-from .quadrature import moment_from_inverted_sf
+from .quadrature import moment_from_sf
 
 __all__ = ["ResponseTime"]
 
@@ -477,7 +477,7 @@ class ResponseTime(Distribution):
             return self._second
         if not (self.stable and math.isfinite(self._mean)):
             return math.inf
-        return moment_from_inverted_sf(self.sf, k, self._mean)
+        return moment_from_sf(self.sf, k, scale=self._mean)
 
     def _sample(self, size, rng):
         if not self.stable:

@@ -24,12 +24,7 @@ from .. import mg1, transforms
 from ..distributions import Distribution, Exponential, Pareto
 from ..orderstats import OrderStatistic
 from ..policies import MDS
-from ..quadrature import (
-    adaptive_gauss_legendre,
-    gauss_legendre,
-    gauss_legendre_moment,
-    moment_from_inverted_sf,
-)
+from ..quadrature import gauss_legendre, moment_from_sf
 from ..response import ResponseTime
 from ..runtime import IR, SX
 
@@ -173,13 +168,12 @@ class BatchCompletionTime(DoublePrecisionLaw):
 
     def _moment(self, k):
         if self._heavy:
-            return moment_from_inverted_sf(self._sf, k, self._scale)
+            return moment_from_sf(self._sf, k, scale=self._scale)
         if isinstance(self._law, OrderStatistic) and self._law._renyi is not None:
             return self._law.moment(k)
-        if self._edges is not None and self._adaptive:
-            return adaptive_gauss_legendre(self._sf, k, self._edges)
         if self._edges is not None:
-            return gauss_legendre_moment(self._sf, k, self._edges, _GL_T_POINTS)
+            return moment_from_sf(self._sf, k, self._edges, tail=False,
+                                  rule="adaptive" if self._adaptive else _GL_T_POINTS)
         # The survival function comes from numerical inversion, accurate to ~1e-11 absolute on
         # a bounded range: integrate (vectorised adaptive Gauss-Legendre) up to where it falls
         # below 1e-12; the truncated tail is negligible for light-tailed sojourns.
@@ -187,7 +181,7 @@ class BatchCompletionTime(DoublePrecisionLaw):
         tail = np.minimum.accumulate(self._sf(grid))
         idx = np.searchsorted(-tail, -(1.0 - np.array(_FAR_LEVELS)))
         cuts = np.unique(grid[np.minimum(idx, grid.size - 1)])
-        return adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
+        return moment_from_sf(self._sf, k, cuts, rule="adaptive", tail=False)
 
     def _sample(self, size, rng):
         if self._law is not None:

@@ -27,6 +27,7 @@ from .. import _checks
 from ..distributions import Distribution, Exponential
 from ..policies import MDS, Policy, RedundancyD, Replication, Threshold
 from ..prediction import Prediction
+from ..quadrature import moment_from_sf
 from ..runtime import IR, RuntimeModel
 from ..system import System
 from . import meanfield, register
@@ -251,11 +252,7 @@ class TabulatedResponseTime(Distribution):
             return self._mean
         if self._breaks is None:
             return super()._moment(k)
-        node, weight = np.polynomial.legendre.leggauss(4)
-        lo, width = self._breaks[:-1, None], np.diff(self._breaks)[:, None]
-        t = lo + 0.5 * width * (1.0 + node[None, :])
-        values = k * t ** (k - 1) * self._tail(t.ravel()).reshape(t.shape)
-        return float(np.sum(0.5 * width * weight[None, :] * values))
+        return moment_from_sf(self._tail, k, self._breaks, rule=4, tail=False)
 
 
 def _ir_exponential(system: System) -> Prediction:
