@@ -25,10 +25,10 @@ from ..distributions import Distribution, Exponential, Pareto
 from ..orderstats import OrderStatistic
 from ..policies import MDS
 from ..quadrature import gauss_legendre, moment_from_sf
-from ..response import ResponseTime
+from ..response import ResponseLaw, ResponseTime
 from ..runtime import IR, SX
 
-__all__ = ["BatchCompletionTime", "DoublePrecisionLaw"]
+__all__ = ["BatchCompletionTime"]
 
 _GL_X_NODES, _GL_X_WEIGHTS = gauss_legendre(12)
 """Gauss-Legendre rule per piece of ``E_X`` (probability space)."""
@@ -63,36 +63,12 @@ def _tasks(policy) -> int:
     return policy.n + policy.m if isinstance(policy, MDS) else policy.n * policy.d
 
 
-class DoublePrecisionLaw(Distribution):
-    """A batch-time law with the response-time interface (``cdf``, ``sf``, ``ppf``/``quantile``
-    taking ``precision=``) but no high-precision path: ``precision`` other than ``None`` raises
-    ``NotImplementedError``."""
-
-    def cdf(self, x, precision: int | None = None):
-        """``P(T_b <= x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().cdf(x)
-
-    def sf(self, x, precision: int | None = None):
-        """``P(T_b > x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().sf(x)
-
-    def ppf(self, q, precision: int | None = None):
-        """Quantile of the batch completion time (double precision only)."""
-        _no_precision(precision)
-        return super().ppf(q)
-
-    quantile = ppf
-
-
-class BatchCompletionTime(DoublePrecisionLaw):
+class BatchCompletionTime(ResponseLaw):
     """Law of a batch's completion time (``Prediction.response_time`` for batch policies).
 
-    A :class:`~queuetheory.distributions.Distribution` given by a vectorised survival function;
-    ``cdf``/``ppf`` accept ``precision=None`` for compatibility with
-    :class:`~queuetheory.ResponseTime` (there is no high-precision path: any other value
-    raises ``NotImplementedError``).
+    A :class:`~queuetheory.ResponseLaw` given by a vectorised survival function, in double
+    precision only: ``precision=`` and ``full_output=True`` raise ``NotImplementedError``
+    (no high-precision path, no error estimate).
 
     Parameters
     ----------
@@ -124,6 +100,11 @@ class BatchCompletionTime(DoublePrecisionLaw):
         self._edges = None if edges is None else np.asarray(edges, dtype=float)
         self._adaptive = bool(adaptive)
         self._heavy = bool(heavy)
+
+    _label = "BatchCompletionTime (MDS/Replication without removal)"
+    _accuracy = ("its double-precision values (order statistics of Pollaczek-Khinchine task "
+                 "sojourns, the wait's tail by numerical inversion, quadrature over the job "
+                 "size) carry no error estimate; qt.validate checks them against simulation")
 
     def __repr__(self):
         return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
@@ -187,12 +168,6 @@ class BatchCompletionTime(DoublePrecisionLaw):
         if self._law is not None:
             return self._law._sample(size, rng)
         return super()._sample(size, rng)
-
-
-def _no_precision(precision):
-    if precision is not None:
-        raise NotImplementedError("batch completion times have no high-precision (mpmath) path; "
-                                  "call without precision=")
 
 
 # ------------------------------------------------------------------------ waiting time

@@ -24,10 +24,11 @@ import numpy as np
 from scipy import special
 
 from .. import _checks
-from ..distributions import Distribution, Exponential
+from ..distributions import Exponential
 from ..policies import MDS, Policy, RedundancyD, Replication, Threshold
 from ..prediction import Prediction
 from ..quadrature import moment_from_sf
+from ..response import ResponseLaw
 from ..runtime import IR, RuntimeModel
 from ..system import System
 from . import meanfield, register
@@ -165,13 +166,14 @@ def ir_exponential_finite_mean(arrival_rate: float, rate: float, d: int, servers
     return float(np.sum(1.0 / (i * mu * np.exp(log_ratio) - k * lam)))
 
 
-class TabulatedResponseTime(Distribution):
+class TabulatedResponseTime(ResponseLaw):
     """A response time known through its tail ``P(T > t)`` (a callable or a table).
 
     ``sf`` is the given tail (a table is interpolated linearly in ``log P(T > t)`` and is 0
     beyond its last point); ``ppf`` inverts it by bisection unless a closed form is given;
-    ``mean`` returns the given mean. ``precision`` arguments are accepted for compatibility with
-    :class:`ResponseTime` and ignored (the values are double precision).
+    ``mean`` returns the given mean. A :class:`~queuetheory.ResponseLaw` in double precision:
+    ``precision=`` raises ``NotImplementedError``, and so does ``full_output=True`` except for
+    quantiles when ``error`` is given.
 
     Parameters
     ----------
@@ -186,7 +188,10 @@ class TabulatedResponseTime(Distribution):
         polynomial between consecutive points (moments ``E[T^k] = int k t^(k-1) P(T > t) dt``
         are then integrated exactly by 4-point Gauss-Legendre rules on every cell).
     error : callable, optional
-        ``q -> estimated error of ppf(q)``, returned by :meth:`quantile_error`.
+        ``q (array) -> estimated absolute errors of ppf(q)``, returned by
+        ``ppf(q, full_output=True)`` and :meth:`~queuetheory.ResponseLaw.quantile_error`.
+    label : str, optional
+        How the tail was obtained and its stated error, for messages.
 
     Examples
     --------
@@ -198,9 +203,10 @@ class TabulatedResponseTime(Distribution):
     (0.367879441, 0.693147, 1.0)
     """
 
-    stable = True
+    _label = "TabulatedResponseTime"
 
-    def __init__(self, sf, mean: float, ppf=None, breaks=None, error=None):
+    def __init__(self, sf, mean: float, ppf=None, breaks=None, error=None,
+                 label: str | None = None):
         if callable(sf):
             self._tail = sf
         else:
@@ -215,23 +221,14 @@ class TabulatedResponseTime(Distribution):
         self._closed_ppf = ppf
         self._breaks = None if breaks is None else np.asarray(breaks, dtype=float)
         self._error = error
+        if label is not None:
+            self._label = f"TabulatedResponseTime ({label})"
+        self._accuracy = ("its values are double precision" if error is None else
+                          "its values are double precision, with error estimates of the "
+                          "quantiles (ppf(q, full_output=True))")
 
     def __repr__(self):
         return f"TabulatedResponseTime(mean={self._mean!r})"
-
-    def cdf(self, x, precision: int | None = None):
-        """``P(T <= x)``."""
-        return super().cdf(x)
-
-    def sf(self, x, precision: int | None = None):
-        """``P(T > x)``."""
-        return super().sf(x)
-
-    def ppf(self, q, precision: int | None = None):
-        """Quantile ``inf{t : P(T <= t) >= q}``."""
-        return super().ppf(q)
-
-    quantile = ppf
 
     def _sf(self, x):
         return np.where(x < 0, 1.0, self._tail(np.maximum(x, 0.0)))
@@ -241,11 +238,8 @@ class TabulatedResponseTime(Distribution):
             return np.where(q <= 0, 0.0, self._closed_ppf(np.minimum(q, 1.0 - 1e-17)))
         return super()._ppf(q)
 
-    def quantile_error(self, q):
-        """Estimated error of ``ppf(q)`` (``NotImplementedError`` if none was given)."""
-        if self._error is None:
-            raise NotImplementedError("this response time carries no quantile error estimate")
-        return self._error(q)
+    def _quantile_errors(self, q, values):
+        return None if self._error is None else np.asarray(self._error(q), dtype=float)
 
     def _moment(self, k):
         if k == 1:
@@ -276,7 +270,8 @@ def _ir_exponential(system: System) -> Prediction:
 
     def response_time():
         return TabulatedResponseTime(lambda t: ir_exponential_sf(t, lam, mu, d), mean,
-                                     ppf=lambda q: _ir_exponential_ppf(q, rho, mu, d))
+                                     ppf=lambda q: _ir_exponential_ppf(q, rho, mu, d),
+                                     label="Redundancy-d, IR exponential: closed form")
 
     return Prediction(system, method=method, exact=True, stable=stable, mean=mean,
                       response_time=response_time, busy_fraction=min(rho, 1.0),
@@ -484,7 +479,8 @@ def _mean_field(system: System) -> Prediction:
 
     def response_time():
         return TabulatedResponseTime(result.sf, mean, ppf=_resolved(result.quantile),
-                                     breaks=result.coarse.grid, error=result.quantile_error)
+                                     breaks=result.coarse.grid, error=result.quantile_error,
+                                     label="Redundancy-d mean-field grid solution")
 
     return Prediction(system, method=method, exact=False, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=busy, cost=busy / lam,
