@@ -24,7 +24,7 @@ FAMILIES = {
     "Threshold-0": (qt.System(qt.Threshold(2, 0), EXP, arrival_rate=0.7), "ResponseTime",
                     True, True, True),
     "Redundancy-d IR exponential": (qt.System(qt.RedundancyD(2), EXP, arrival_rate=0.5),
-                                    "TabulatedResponseTime", False, False, False),
+                                    "TabulatedResponseTime", True, False, False),
     "Redundancy-d mean-field": (qt.System(qt.RedundancyD(2), ERLANG, arrival_rate=0.5),
                                 "TabulatedResponseTime", False, False, True),
     "MDS no removal IR": (qt.System(qt.MDS(4, 2, remove=False), ERLANG, arrival_rate=0.4),
@@ -96,7 +96,7 @@ def test_double_precision(family):
 
 def test_precision(family):
     """``precision=30``: an mpmath.mpf from the high-precision path, or the one exception."""
-    law = family[1]
+    _, law, _, (_, distribution_errors, _) = family
     calls = _calls(law, 2.0, 0.9)
     if not law.high_precision:
         for name, call in calls.items():
@@ -104,11 +104,15 @@ def test_precision(family):
                 call(precision=30)
             assert NO_PRECISION.match(str(info.value)), (name, str(info.value))
         return
-    # one call per law (each costs about a second): the 30-digit de Hoog inversion agrees with
-    # the fast Euler inversion within the latter's error estimate
+    # one call per law (an inversion costs about a second): the 30-digit value agrees with the
+    # double-precision one within its error estimate (the de Hoog against the Euler inversion),
+    # or within rounding for a closed form
     value = law.sf(2.0, precision=30)
-    fast, error = law.sf(2.0, full_output=True)
     assert isinstance(value, mpmath.mpf)
+    if distribution_errors:
+        fast, error = law.sf(2.0, full_output=True)
+    else:
+        fast, error = law.sf(2.0), 1e-14 * law.sf(2.0)
     assert abs(float(value) - fast) <= error + 1e-15
 
 
@@ -164,3 +168,31 @@ def test_every_high_precision_statistic_mm1():
         lo, hi = law.interval(0.8, precision=30)
         close(lo, -2 * mpmath.log(1 - (1 - mpmath.mpf(0.8)) / 2))
         close(hi, -2 * mpmath.log((1 - mpmath.mpf(0.8)) / 2))
+
+
+@pytest.mark.parametrize(("d", "lam", "mu"), [(2, 0.5, 1.0), (3, 1.5, 2.0), (5, 0.999, 1.0)])
+def test_redundancy_closed_form_to_30_digits(d, lam, mu):
+    """Redundancy-d, IR exponential (Gardner et al., Operations Research 65(4), 2017; derived in
+    docs/theory/redundancy.rst, eq. red-ir-tail): ``P(T > t) = (rho + (1 - rho) exp((d - 1) mu t))^(-d/(d-1))`` written
+    directly in mpmath at 60 digits, against the law's 30-digit tail, CDF (a tiny t: no
+    cancellation) and quantiles (the tail at the quantile is the level)."""
+    law = qt.analyze(qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(mu)),
+                               arrival_rate=lam)).response_time
+    with mpmath.workdps(60):
+        rho = mpmath.mpf(lam) / mpmath.mpf(mu)
+
+        def tail(t):
+            t = mpmath.mpf(t)
+            return (rho + (1 - rho) * mpmath.exp((d - 1) * mpmath.mpf(mu) * t)) ** (
+                -mpmath.mpf(d) / (d - 1))
+
+        def close(value, ref):
+            assert isinstance(value, mpmath.mpf)
+            assert abs(value - ref) <= mpmath.mpf(10) ** -29 * abs(ref)
+
+        for t in (1e-20, 0.3, 2.0, 40.0):
+            close(law.sf(t, precision=30), tail(t))
+            close(law.cdf(t, precision=30), 1 - tail(t))
+        for q in (1e-12, 0.5, 0.99):
+            close(tail(law.ppf(q, precision=30)), 1 - mpmath.mpf(q))
+        close(tail(law.isf(1e-6, precision=30)), mpmath.mpf(1e-6))
