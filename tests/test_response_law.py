@@ -173,9 +173,10 @@ def test_every_high_precision_statistic_mm1():
 @pytest.mark.parametrize(("d", "lam", "mu"), [(2, 0.5, 1.0), (3, 1.5, 2.0), (5, 0.999, 1.0)])
 def test_redundancy_closed_form_to_30_digits(d, lam, mu):
     """Redundancy-d, IR exponential (Gardner et al., Operations Research 65(4), 2017; derived in
-    docs/theory/redundancy.rst, eq. red-ir-tail): ``P(T > t) = (rho + (1 - rho) exp((d - 1) mu t))^(-d/(d-1))`` written
-    directly in mpmath at 60 digits, against the law's 30-digit tail, CDF (a tiny t: no
-    cancellation) and quantiles (the tail at the quantile is the level)."""
+    docs/theory/redundancy.rst, eq. red-ir-tail): the tail
+    ``P(T > t) = (rho + (1 - rho) exp((d - 1) mu t))^(-d/(d-1))`` written directly in mpmath at
+    60 digits, against the law's 30-digit tail, CDF (a tiny t: no cancellation) and quantiles
+    (the tail at the quantile is the level)."""
     law = qt.analyze(qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(mu)),
                                arrival_rate=lam)).response_time
     with mpmath.workdps(60):

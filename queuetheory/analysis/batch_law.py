@@ -104,7 +104,7 @@ class BatchCompletionTime(ResponseLaw):
     _label = "BatchCompletionTime (MDS/Replication without removal)"
     _accuracy = ("its double-precision values (order statistics of Pollaczek-Khinchine task "
                  "sojourns, the wait's tail by numerical inversion, quadrature over the job "
-                 "size) carry no error estimate; qt.validate checks them against simulation")
+                 "size) carry no error estimate (qt.validate checks them against simulation)")
 
     def __repr__(self):
         return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
