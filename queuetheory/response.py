@@ -31,8 +31,9 @@ class ResponseLaw(Distribution):
     * ``precision=None`` (default): double precision, a float (a numpy array for an array
       argument).
     * ``precision=p``, an integer in [15, 1000]: an :class:`mpmath.mpf` with ``p`` significant
-      digits (an object array for an array argument) from the law's high-precision path,
-      which checks itself (e.g. two working precisions agree). A law without one raises
+      digits (an object array for an array argument) from the law's high-precision path
+      (:class:`ResponseTime`: inversions at rising working precisions until two agree; closed
+      forms: evaluated in mpmath with guard digits). A law without one raises
       ``NotImplementedError("<law> has no high-precision path (precision=p); <how its values
       are computed and their stated error>; use precision=None")``.
     * ``full_output=True`` (double precision only; with ``precision=`` it is a ``ValueError``):

@@ -92,6 +92,11 @@ class BatchCompletionTime(ResponseLaw):
         divergence check, as for :class:`~queuetheory.ResponseTime`.
     """
 
+    _label = "BatchCompletionTime (MDS/Replication without removal)"
+    _accuracy = ("its double-precision values (order statistics of Pollaczek-Khinchine task "
+                 "sojourns, the wait's tail by numerical inversion, quadrature over the job "
+                 "size) carry no error estimate (qt.validate checks them against simulation)")
+
     def __init__(self, sf, scale: float, law: Distribution | None = None, *,
                  edges=None, adaptive: bool = False, heavy: bool = False):
         self._sf_function = sf
@@ -100,11 +105,6 @@ class BatchCompletionTime(ResponseLaw):
         self._edges = None if edges is None else np.asarray(edges, dtype=float)
         self._adaptive = bool(adaptive)
         self._heavy = bool(heavy)
-
-    _label = "BatchCompletionTime (MDS/Replication without removal)"
-    _accuracy = ("its double-precision values (order statistics of Pollaczek-Khinchine task "
-                 "sojourns, the wait's tail by numerical inversion, quadrature over the job "
-                 "size) carry no error estimate (qt.validate checks them against simulation)")
 
     def __repr__(self):
         return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
