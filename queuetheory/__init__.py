@@ -27,7 +27,7 @@ from .distributions import (
 )
 from .policies import MDS, RIQ, Policy, Random, RedundancyD, Replication, Threshold
 from .prediction import AccuracyWarning, Prediction
-from .response import ResponseTime
+from .response import ResponseLaw, ResponseTime
 from .runtime import IR, SX, RuntimeModel
 from .simulation import SimulationResult, simulate
 from .system import System
@@ -73,6 +73,7 @@ __all__ = [
     "Threshold",
     "AccuracyWarning",
     "Prediction",
+    "ResponseLaw",
     "ResponseTime",
     "IR",
     "SX",

@@ -534,8 +534,7 @@ class Distribution:
             c = float(self._isf(np.array([0.5]))[0])
         if not (math.isfinite(c) and c > 0):
             return 0.0 if c == 0 else math.inf
-        value = quadrature.moment_from_sf(lambda y: float(self._sf_all(np.array([c * y]))[0]),
-                                          k, [1.0], epsrel=1e-13)
+        value = quadrature.moment_from_sf(lambda y: self._sf_all(c * y), k, [1.0], epsrel=1e-13)
         try:
             return value * c**k
         except OverflowError:

@@ -41,7 +41,7 @@ from scipy import special
 
 from . import _checks
 from .distributions import Distribution, Exponential, ShiftedExponential, as_distribution
-from .quadrature import adaptive_gauss_legendre, moment_from_sf
+from .quadrature import moment_from_sf
 
 __all__ = ["OrderStatistic", "harmonic", "exponential_mean", "iid_cdf", "iid_sf"]
 
@@ -414,19 +414,12 @@ class OrderStatistic(Distribution):
     def _integrated_moment(self, k):
         """``int_0^inf k t^(k-1) P(X_(r) > t) dt`` on pieces bounded by quantiles of X_(r).
 
-        Identical variables: adaptive quadrature per piece
-        (:func:`~queuetheory.quadrature.moment_from_sf`).
-        Non-identical ones: vectorised adaptive Gauss-Legendre (one Poisson-binomial pass per
-        refinement round), then the same tail treatment.
+        (:func:`~queuetheory.quadrature.moment_from_sf`): identical variables by adaptive
+        quadrature per piece, non-identical ones by vectorised adaptive Gauss-Legendre (one
+        Poisson-binomial pass per refinement round); the same tail treatment.
         """
-        cuts = self._cuts()
-        if self.identical:
-            return moment_from_sf(lambda t: float(self._sf_all(np.array([t]))[0]), k, cuts)
-        if cuts.size == 0:
-            return 0.0
-        head = adaptive_gauss_legendre(self._sf_all, k, np.concatenate([[0.0], cuts]))
-        return moment_from_sf(lambda t: float(self._sf_all(np.array([t]))[0]), k, cuts[-1:],
-                               head=head)
+        return moment_from_sf(self._sf_all, k, self._cuts(),
+                              rule="quad" if self.identical else "adaptive")
 
     def _cuts(self) -> np.ndarray:
         """Times near the quantiles ``_PIECE_LEVELS`` of ``X_(r)`` (positive, finite, sorted)."""

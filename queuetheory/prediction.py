@@ -12,7 +12,7 @@ import mpmath
 
 from . import _checks
 from .export import short_repr
-from .response import ResponseTime
+from .response import ResponseLaw, ResponseTime
 from .system import System
 
 __all__ = ["AccuracyWarning", "Prediction"]
@@ -71,7 +71,7 @@ class Prediction:
     """
 
     def __init__(self, system: System, *, method: str, exact: bool, stable: bool, mean: float,
-                 response_time: Callable[[], ResponseTime] | None = None,
+                 response_time: Callable[[], ResponseLaw] | None = None,
                  busy_fraction: float | None = None, cost: float | None = None,
                  assumptions: tuple[str, ...] = (), references: tuple[str, ...] = (),
                  limit: bool = True, errors: dict[str, float] | None = None):
@@ -91,8 +91,10 @@ class Prediction:
         self._response_factory = response_time
 
     @cached_property
-    def response_time(self) -> ResponseTime:
-        """The response-time distribution (``cdf``, ``sf``, ``ppf``, ``lst``, ``moment``)."""
+    def response_time(self) -> ResponseLaw:
+        """The response-time distribution (``cdf``, ``sf``, ``ppf``, ``lst``, ``moment``), a
+        :class:`~queuetheory.ResponseLaw`: ``precision=`` and ``full_output=`` behave alike
+        for every policy."""
         if not self.stable:
             return ResponseTime.unstable()
         if self._response_factory is None:
@@ -104,8 +106,9 @@ class Prediction:
     def quantile(self, q: float, precision: int | None = None) -> float | mpmath.mpf:
         """The ``q``-quantile of the response time, q in (0, 1) (``inf`` if unstable).
 
-        A float from the fast inversion; with ``precision`` (decimal digits, 15 to 1000) an
-        :class:`mpmath.mpf` with that many digits (see :meth:`ResponseTime.ppf`).
+        A float in double precision; with ``precision`` (decimal digits, 15 to 1000) an
+        :class:`mpmath.mpf` with that many digits where the law has a high-precision path,
+        else ``NotImplementedError`` (see :class:`ResponseLaw`).
 
         Examples
         --------
@@ -217,7 +220,7 @@ class _Reanalysis:
     def __init__(self, system: System):
         self.system = system
 
-    def __call__(self) -> ResponseTime:
+    def __call__(self) -> ResponseLaw:
         from .analysis import analyze
 
         return analyze(self.system).response_time

@@ -3,14 +3,13 @@
 * Double-exponential rules: tanh-sinh in probability space (:func:`tanh_sinh_level`, nested,
   for ``E[g(X)] = int_0^1 g(F^{-1}(u)) du``) and exp-sinh on ``(0, inf)``
   (:func:`exp_sinh_nodes`).
-* Gauss-Legendre: cached rules (:func:`gauss_legendre`), a fixed rule per piece
-  (:func:`gauss_legendre_moment`) and an adaptive, bisecting one
-  (:func:`adaptive_gauss_legendre`).
-* Moments from a survival function, ``E[T^k] = int_0^inf k t^(k-1) P(T > t) dt``:
-  :func:`moment_from_sf` for a survival function accurate to double precision everywhere
-  (adaptive quadrature with a divergence check: a divergent moment is ``inf``), and
-  :func:`moment_from_inverted_sf` for one known only to an absolute error of about 1e-11, as
-  from numerical Laplace inversion (truncated where the tail is noise, then extrapolated).
+* Gauss-Legendre: cached rules (:func:`gauss_legendre`).
+* The one moment from a survival function, ``E[T^k] = int_0^inf k t^(k-1) P(T > t) dt``:
+  :func:`moment_from_sf`, with the pieces given (``cuts``: QUADPACK, adaptive or fixed
+  Gauss-Legendre per piece, a divergence check and the tail in ``log t``) for a survival function
+  accurate to double precision, or anchored at a typical time (``scale``: truncated where the
+  tail is noise, then extrapolated) for one known only to an absolute error of about 1e-11, as
+  from numerical Laplace inversion.
 
 References
 ----------
@@ -36,10 +35,7 @@ __all__ = [
     "tanh_sinh_level",
     "exp_sinh_nodes",
     "gauss_legendre",
-    "gauss_legendre_moment",
-    "adaptive_gauss_legendre",
     "moment_from_sf",
-    "moment_from_inverted_sf",
 ]
 
 TS_HALF, TS_TMAX = 64, 3.2
@@ -194,72 +190,24 @@ def gauss_legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
     return nodes, weights
 
 
-def gauss_legendre_moment(sf: Callable, k: int, edges, n: int) -> float:
+def _fixed_pieces(sf: Callable, k: int, edges: np.ndarray, n: int) -> float:
     """``int k t^(k-1) sf(t) dt`` over ``[edges[0], edges[-1]]``, one fixed ``n``-point
-    Gauss-Legendre rule per piece ``[edges[i], edges[i+1]]``.
-
-    Accurate when ``sf`` is smooth on every piece (kinks and jumps only at the edges).
-
-    Parameters
-    ----------
-    sf : callable
-        Vectorised survival function (takes and returns arrays of any shape).
-    k : int
-        Order of the moment.
-    edges : array_like
-        Increasing times.
-    n : int
-        Nodes per piece.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from queuetheory.quadrature import gauss_legendre_moment
-    >>> edges = np.concatenate([[0.0], 2.0 ** np.arange(-4, 7)])
-    >>> m = gauss_legendre_moment(lambda t: np.exp(-t), 2, edges, 20)
-    >>> abs(m - 2.0) < 1e-13  # E[T^2] = 2 for a unit exponential
-    True
-    """
-    edges = np.asarray(edges, dtype=float)
+    Gauss-Legendre rule per piece ``[edges[i], edges[i+1]]`` (``sf`` smooth on every piece)."""
     nodes, weights = gauss_legendre(n)
     lo, hi = edges[:-1, None], edges[1:, None]
     t = 0.5 * (lo + hi) + 0.5 * (hi - lo) * nodes
-    return float(np.sum(0.5 * (hi - lo) * weights * k * t ** (k - 1) * sf(t)))
+    values = np.asarray(sf(t.ravel()), dtype=float).reshape(t.shape)
+    return float(np.sum(0.5 * (hi - lo) * weights * k * t ** (k - 1) * values))
 
 
-def adaptive_gauss_legendre(sf: Callable, k: int, edges: np.ndarray) -> float:
-    """``int k t^(k-1) sf(t) dt`` over ``[edges[0], edges[-1]]`` for a vectorised ``sf``.
+def _adaptive_pieces(sf: Callable, k: int, edges: np.ndarray) -> float:
+    """``int k t^(k-1) sf(t) dt`` over ``[edges[0], edges[-1]]`` (``edges[1] > 0``).
 
     Gauss-Legendre in ``u = log(1 + t / c)`` (``c = edges[1]``). Each piece gets 24- and 48-point
     rules; pieces where they differ by more than ``1e-12`` of the total are halved, for at most
     60 rounds (one call of ``sf`` per round), which localises kinks and jumps such as the ends of
     a support (a jump inside a piece costs a relative error of a few 1e-12: 3e-12 measured for
     an atom at 1 in ``[0, 2]``; at an edge it costs nothing).
-
-    Parameters
-    ----------
-    sf : callable
-        Vectorised survival function of a 1-d array.
-    k : int
-        Order of the moment.
-    edges : ndarray
-        Increasing times, ``edges[1] > 0``; the integral stops at ``edges[-1]``.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from queuetheory.quadrature import adaptive_gauss_legendre
-    >>> sf = lambda t: np.where(t < 1.0, 1.0, 0.0)  # an atom at 1: E[T^3] = 1
-    >>> abs(adaptive_gauss_legendre(sf, 3, np.array([0.0, 0.3, 2.0])) - 1.0) < 1e-11
-    True
     """
     gl24_nodes, gl24_weights = gauss_legendre(24)
     gl_nodes, gl_weights = gauss_legendre(48)
@@ -289,127 +237,49 @@ def adaptive_gauss_legendre(sf: Callable, k: int, edges: np.ndarray) -> float:
     return float(total)
 
 
-# ------------------------------------------------------------- moments from a survival function
-def moment_from_sf(sf: Callable, k: int, cuts, head: float | None = None,
-                   tail: bool = True, epsrel: float = 1e-11) -> float:
-    """``E[T^k] = int_0^inf k t^(k-1) sf(t) dt`` for a scalar survival function ``sf``.
-
-    Adaptive quadrature (QUADPACK, relative tolerance ``epsrel``) on the pieces
-    ``[0, cuts[0]], [cuts[0], cuts[1]], ...`` (``head``, if given, replaces the integral up to
-    ``cuts[-1]``), then (if ``tail``) the last piece ``[cuts[-1], inf)`` in ``y = log t``, where
-    ``cuts[-1]`` should be a far quantile (``1 - 1e-16``) or a typical time: a tail
-    ``t^k sf(t)`` that does not decrease between ``t = cuts[-1] e^100`` and ``e^200`` marks a
-    divergent moment (``inf``), and so does a tail integral that QUADPACK cannot converge.
-
-    Parameters
-    ----------
-    sf : callable
-        ``float t -> P(T > t)``, accurate to double precision.
-    k : int
-        Order of the moment (positive).
-    cuts : array_like
-        Increasing positive times bounding the pieces (kinks and jumps of ``sf`` belong here).
-    head : float, optional
-        The integral up to ``cuts[-1]``, when computed otherwise.
-    tail : bool
-        ``False`` truncates at ``cuts[-1]``, for survival functions that are only accurate on
-        a bounded range.
-    epsrel : float
-        Relative tolerance per piece; where QUADPACK cannot meet it (round-off in ``sf``), the
-        piece is integrated again to ``1e-9`` and that estimate accepted.
-
-    Returns
-    -------
-    float
-        The moment, ``inf`` when it diverges.
-
-    Examples
-    --------
-    >>> import math
-    >>> from queuetheory.quadrature import moment_from_sf
-    >>> m = moment_from_sf(lambda t: math.exp(-t), 2, [0.5, 1.0])
-    >>> abs(m - 2.0) < 1e-12
-    True
-    >>> moment_from_sf(lambda t: 1.0 if t < 1 else t ** -2.0, 2, [1.0])  # Pareto(2): E[T^2] = inf
-    inf
-    """
-    cuts = np.asarray(cuts, dtype=float)
-    if cuts.size == 0:
-        return 0.0
-    b = float(cuts[-1])
-    with_tail = tail
-
+def _quadpack_pieces(scalar: Callable, k: int, edges: np.ndarray, epsrel: float) -> float:
+    """``int k t^(k-1) sf(t) dt`` over ``[edges[0], edges[-1]]``, QUADPACK per piece (relative
+    tolerance ``epsrel``; where round-off in ``sf`` keeps it from being met, the piece is
+    integrated again to ``1e-9`` and that estimate accepted)."""
     def integrand(t):
-        return k * t ** (k - 1) * sf(t)
+        return k * t ** (k - 1) * scalar(t)
 
-    def tail(y):  # k t^k sf(t) with t = b e^y, in logs
+    total = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        try:
+            value, _ = integrate.quad(integrand, lo, hi, limit=200, epsabs=0.0, epsrel=epsrel)
+        except integrate.IntegrationWarning:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", integrate.IntegrationWarning)
+                value, _ = integrate.quad(integrand, lo, hi, limit=400,
+                                          epsabs=1e-12 * (hi - lo), epsrel=1e-9)
+        total += value
+    return total
+
+
+def _tail_integrand(scalar: Callable, k: int, b: float) -> Callable:
+    """``y -> k t^k sf(t)`` with ``t = b e^y`` (in logs: no overflow far in the tail; ``sf`` may
+    overflow to 0 in its intermediate steps there)."""
+    def tail(y):
         log_t = math.log(b) + y
-        value = sf(math.exp(min(log_t, 700.0)))
+        with np.errstate(over="ignore"):
+            value = scalar(math.exp(min(log_t, 700.0)))
         return 0.0 if value <= 0 else math.exp(math.log(k) + k * log_t + math.log(value))
 
-    if with_tail:
-        far = [tail(y) for y in (100.0, 200.0)]
-        if far[1] > 0 and far[1] >= far[0]:
-            return math.inf
-    edges = np.concatenate([[0.0], cuts])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", integrate.IntegrationWarning)
-        total = head if head is not None else 0.0
-        for lo, hi in zip(edges[:-1], edges[1:]) if head is None else ():
-            try:
-                value, _ = integrate.quad(integrand, lo, hi, limit=200, epsabs=0.0, epsrel=epsrel)
-            except integrate.IntegrationWarning:
-                # e.g. round-off in an inverted transform: accept the best attainable estimate
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", integrate.IntegrationWarning)
-                    value, _ = integrate.quad(integrand, lo, hi, limit=400,
-                                              epsabs=1e-12 * (hi - lo), epsrel=1e-9)
-            total += value
-        if not with_tail:
-            return total
-        try:
-            # beyond the far quantile: an absolute tolerance suffices
-            value, _ = integrate.quad(tail, 0.0, np.inf, limit=200, epsabs=1e-13 * total,
-                                      epsrel=1e-11)
-        except integrate.IntegrationWarning:
-            return math.inf
-    return total + value
+    return tail
 
 
-def moment_from_inverted_sf(sf: Callable, k: int, scale: float) -> float:
-    """``E[T^k] = int_0^inf k t^(k-1) P(T > t) dt`` for a survival function from numerical
-    inversion (absolute error about 1e-11), by 20-point Gauss-Legendre on geometric panels.
+def _diverges(tail: Callable) -> bool:
+    """``t^k sf(t)`` does not decrease between ``t = b e^100`` and ``b e^200``."""
+    far = [tail(y) for y in (100.0, 200.0)]
+    return far[1] > 0 and far[1] >= far[0]
 
-    The panels stop at ``c = scale 2^j``, the last point before the tail first falls below
-    1e-10 (beyond that the inverted tail is noise). The rest is extrapolated from the tail at
-    ``c/4, c/2, c``: a power law ``P(T > t) ~ t^(-a)`` if the log-ratios per doubling are about
-    equal (``a <= k`` means a divergent moment: ``inf``), otherwise an exponential tail.
 
-    Parameters
-    ----------
-    sf : callable
-        Vectorised survival function of a 1-d or 2-d array.
-    k : int
-        Order of the moment.
-    scale : float
-        A typical time (the mean), where the geometric ladder is anchored.
-
-    Returns
-    -------
-    float
-        The moment, ``inf`` when it diverges or the tail never falls below 1e-10.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from queuetheory.quadrature import moment_from_inverted_sf
-    >>> m = moment_from_inverted_sf(lambda t: np.exp(-t), 2, 1.0)
-    >>> abs(m - 2.0) < 1e-9
-    True
-    """
+def _inverted(sf: Callable, k: int, scale: float) -> float:
+    """The ``scale`` form of :func:`moment_from_sf` (a survival function from inversion)."""
     ladder = scale * 2.0 ** np.arange(-30, 64)
     tail = sf(ladder)
-    below = np.nonzero(tail < 1e-10)[0]
+    below = np.nonzero(tail < _NOISE_FLOOR)[0]
     if below.size == 0 or below[0] < 3:
         return math.inf
     j = below[0] - 1
@@ -424,4 +294,118 @@ def moment_from_inverted_sf(sf: Callable, k: int, scale: float) -> float:
         rate = far / (c / 2)
         remainder = float(k * tail[j] * mpmath.gammainc(k, rate * c) * mpmath.exp(rate * c)
                           / rate**k)
-    return gauss_legendre_moment(sf, k, np.concatenate([[0.0], ladder[: j + 1]]), 20) + remainder
+    return _fixed_pieces(sf, k, np.concatenate([[0.0], ladder[: j + 1]]), 20) + remainder
+
+
+_NOISE_FLOOR = 1e-10
+"""The ``scale`` form of :func:`moment_from_sf` stops where the tail falls below this (ten times
+the absolute error of about 1e-11 of an inverted survival function)."""
+
+
+# ------------------------------------------------------------- moments from a survival function
+def moment_from_sf(sf: Callable, k: int, cuts=None, *, scale: float | None = None,
+                   rule: str | int = "quad", tail: bool = True, epsrel: float = 1e-11) -> float:
+    """``E[T^k] = int_0^inf k t^(k-1) sf(t) dt`` for a vectorised survival function ``sf``.
+
+    The one integration of a moment from a tail in the library, in two forms chosen by what is
+    known about ``sf``:
+
+    * ``cuts`` (``sf`` accurate to double precision, its kinks and jumps at known times or
+      found by ``rule="adaptive"``): the pieces ``[0, cuts[0]], [cuts[0], cuts[1]], ...`` are
+      integrated by ``rule``, then (if ``tail``) ``[cuts[-1], inf)`` in ``y = log t``, where
+      ``cuts[-1]`` should be a far quantile (``1 - 1e-16``) or a typical time: a tail
+      ``t^k sf(t)`` that does not decrease between ``t = cuts[-1] e^100`` and ``e^200`` marks a
+      divergent moment (``inf``), and so does a tail integral that QUADPACK cannot converge.
+    * ``scale`` (``sf`` known only to an absolute error of about 1e-11, as from numerical
+      Laplace inversion, kinks unknown): 20-point Gauss-Legendre on the geometric panels
+      ``scale 2^j`` up to ``c``, the last point before the tail first falls below 1e-10 (beyond
+      it the tail is noise); the rest is extrapolated from the tail at ``c/4, c/2, c``: a power
+      law ``P(T > t) ~ t^(-a)`` if the log-ratios per doubling are about equal (``a <= k``
+      means a divergent moment: ``inf``), otherwise an exponential tail. ``inf`` also when the
+      tail never falls below 1e-10.
+
+    Parameters
+    ----------
+    sf : callable
+        ``t (1-d float array) -> P(T > t)`` (an array of the same size).
+    k : int
+        Order of the moment (positive).
+    cuts : array_like, optional
+        Increasing times ``> 0`` bounding the pieces (a leading 0 is ignored); kinks and jumps
+        of ``sf`` belong here. Give ``cuts`` or ``scale``.
+    scale : float, optional
+        A typical time (the mean), where the panels of the ``scale`` form are anchored.
+    rule : {"quad", "adaptive"} or int, optional
+        With ``cuts``: how the pieces are integrated. ``"quad"``: adaptive QUADPACK per piece
+        (relative tolerance ``epsrel``; where round-off in ``sf`` keeps it from being met, the
+        piece is integrated again to ``1e-9`` and that estimate accepted), one scalar call of
+        ``sf`` per point. ``"adaptive"``: Gauss-Legendre in ``u = log(1 + t / cuts[0])``,
+        24- and 48-point rules per piece, pieces where they differ by more than ``1e-12`` of the
+        total halved (at most 60 rounds, one vectorised call of ``sf`` per round), which
+        localises kinks and jumps inside the pieces. An integer ``n``: one fixed ``n``-point
+        Gauss-Legendre rule per piece (``sf`` smooth on every piece; exact where
+        ``t^(k-1) sf(t)`` is a polynomial of degree ``2 n - 1`` on each).
+    tail : bool, optional
+        With ``cuts``: ``False`` truncates at ``cuts[-1]``, for survival functions negligible or
+        only accurate up to there.
+    epsrel : float, optional
+        Relative tolerance per piece of ``rule="quad"``.
+
+    Returns
+    -------
+    float
+        The moment, ``inf`` when it diverges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from queuetheory.quadrature import moment_from_sf
+    >>> m = moment_from_sf(lambda t: np.exp(-t), 2, [0.5, 1.0])   # E[T^2] = 2
+    >>> abs(m - 2.0) < 1e-12
+    True
+    >>> pareto = lambda t: np.where(t < 1, 1.0, np.maximum(t, 1.0) ** -2.0)
+    >>> moment_from_sf(pareto, 2, [1.0])                            # Pareto(2): E[T^2] = inf
+    inf
+    >>> noisy = lambda t: np.exp(-t) + 1e-11 * np.cos(t)           # as from inversion
+    >>> abs(moment_from_sf(noisy, 2, scale=1.0) - 2.0) < 1e-9
+    True
+    >>> atom = lambda t: np.where(t < 1.0, 1.0, 0.0)                 # an atom at 1: E[T^3] = 1
+    >>> abs(moment_from_sf(atom, 3, [0.3, 2.0], rule="adaptive", tail=False) - 1.0) < 1e-11
+    True
+    """
+    if (cuts is None) == (scale is None):
+        raise ValueError("moment_from_sf takes either cuts (times) or scale (a typical time)")
+    if scale is not None:
+        return _inverted(sf, k, scale)
+    cuts = np.asarray(cuts, dtype=float)
+    cuts = cuts[1:] if cuts.size and cuts[0] == 0 else cuts
+    if cuts.size == 0:
+        return 0.0
+    edges = np.concatenate([[0.0], cuts])
+
+    def scalar(t):
+        return float(np.asarray(sf(np.array([t])), dtype=float)[0])
+
+    if not (rule in ("quad", "adaptive")
+            or (isinstance(rule, int) and not isinstance(rule, bool) and rule > 0)):
+        raise ValueError(f"rule must be 'quad', 'adaptive' or a positive integer, got {rule!r}")
+    far = _tail_integrand(scalar, k, float(cuts[-1]))
+    if tail and _diverges(far):
+        return math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", integrate.IntegrationWarning)
+        if rule == "quad":
+            head = _quadpack_pieces(scalar, k, edges, epsrel)
+        elif rule == "adaptive":
+            head = _adaptive_pieces(sf, k, edges)
+        else:
+            head = _fixed_pieces(sf, k, edges, rule)
+        if not tail:
+            return head
+        try:
+            # beyond a far quantile: an absolute tolerance suffices
+            value, _ = integrate.quad(far, 0.0, np.inf, limit=200, epsabs=1e-13 * head,
+                                      epsrel=1e-11)
+        except integrate.IntegrationWarning:
+            return math.inf
+    return head + value

@@ -10,9 +10,9 @@ import numpy as np
 
 from . import _checks, transforms
 from .distributions import Distribution, Mixture, _is_mp
-from .quadrature import moment_from_inverted_sf
+from .quadrature import moment_from_sf
 
-__all__ = ["ResponseTime"]
+__all__ = ["ResponseLaw", "ResponseTime"]
 
 _RTOL = 1e-10
 """Relative tolerance of the fast quantile solver."""
@@ -21,14 +21,326 @@ _MP_MAX_WORK = 2000
 """Largest working precision (digits) of the self-checking mpmath path."""
 
 
-class ResponseTime(Distribution):
+class ResponseLaw(Distribution):
+    """Base class of every response-time law (what ``Prediction.response_time`` returns).
+
+    It owns the public ``cdf``, ``sf``, ``ppf`` (``quantile``), ``isf``, ``median``,
+    ``interval`` and ``quantile_error``, with one contract for ``precision=`` and
+    ``full_output=`` whatever the policy:
+
+    * ``precision=None`` (default): double precision, a float (a numpy array for an array
+      argument).
+    * ``precision=p``, an integer in [15, 1000]: an :class:`mpmath.mpf` with ``p`` significant
+      digits (an object array for an array argument) from the law's high-precision path
+      (:class:`ResponseTime`: inversions at rising working precisions until two agree; closed
+      forms: evaluated in mpmath with guard digits). A law without one raises
+      ``NotImplementedError("<law> has no high-precision path (precision=p); <how its values
+      are computed and their stated error>; use precision=None")``.
+    * ``full_output=True`` (double precision only; with ``precision=`` it is a ``ValueError``):
+      ``(value, error)``, with ``error`` an estimate of the absolute error of each value,
+      checked against the true error in the tests. A law without an estimate for that
+      statistic raises ``NotImplementedError("<law> has no error estimate of its <statistic>
+      (full_output=True); <how its values are computed and their stated error>; use
+      full_output=False")``.
+    * ``quantile_error(q)`` is ``ppf(q, full_output=True)[1]``.
+
+    Levels ``q`` lie in the open interval (0, 1); an unstable system's law
+    (``stable=False``) has every time infinite.
+
+    Subclasses implement private hooks: ``_sf``/``_cdf``/``_ppf`` (double precision, as for
+    every :class:`~queuetheory.distributions.Distribution`), optionally ``_quantile_errors``
+    and ``_distribution_errors`` (error estimates) or the whole fast path
+    (``_fast_distribution``, ``_fast_quantile``), and, with ``high_precision = True``, the
+    mpmath path (``_distribution_mp``, ``_quantile_mp``).
+
+    Examples
+    --------
+    >>> import mpmath
+    >>> import queuetheory as qt
+    >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)   # M/M/1, mu - lam = 0.5
+    >>> isinstance(T, qt.ResponseLaw), T.high_precision
+    (True, True)
+    >>> value, error = T.ppf(0.99, full_output=True)             # -2 log(0.01)
+    >>> round(value, 9), bool(error < 1e-8)
+    (9.210340372, True)
+    >>> print(mpmath.nstr(T.median(precision=30), 30))          # 2 log 2
+    1.38629436111989061883446424292
+    >>> system = qt.System(qt.MDS(4, 2, remove=False), qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.4)
+    >>> B = qt.analyze(system).response_time
+    >>> isinstance(B, qt.ResponseLaw), B.high_precision
+    (True, False)
+    >>> try:
+    ...     B.ppf(0.99, precision=30)
+    ... except NotImplementedError as error:
+    ...     print(str(error).split(";")[0])
+    BatchCompletionTime (MDS/Replication without removal) has no high-precision path (precision=30)
+    """
+
+    #: ``False`` for an unstable system: every response time is infinite.
+    stable: bool = True
+
+    #: ``True`` when ``precision=`` has a high-precision (mpmath) path.
+    high_precision: bool = False
+
+    #: The law's name in messages.
+    _label: str = "response time"
+
+    #: How the double-precision values are computed and their stated error (in messages).
+    _accuracy: str = "its values are double precision"
+
+    # ------------------------------------------------------------------------ public
+    def cdf(self, x, precision: int | None = None, *, full_output: bool = False):
+        """``P(T <= x)``.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Times (NaN not allowed; ``P(T <= x) = 0`` for ``x < 0``).
+        precision : int, optional
+            Decimal digits in [15, 1000] for the high-precision path: the result is then an
+            :class:`mpmath.mpf` (an object array of them for an array ``x``).
+        full_output : bool, optional
+            Double precision only: also return an estimate of the absolute error.
+
+        Returns
+        -------
+        float, numpy.ndarray or mpmath.mpf
+            The CDF, and with ``full_output`` a tuple ``(cdf, error)``.
+
+        Raises
+        ------
+        NotImplementedError
+            ``precision`` for a law without a high-precision path, ``full_output`` for one
+            without an error estimate of its CDF (see :class:`ResponseLaw`).
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
+        >>> value, error = T.cdf(2.0, full_output=True)
+        >>> round(value, 10), bool(error < 1e-10)
+        (0.6321205588, True)
+        """
+        return self._distribution(x, precision, full_output, upper=False)
+
+    def sf(self, x, precision: int | None = None, *, full_output: bool = False):
+        """``P(T > x)`` (small tails keep their relative accuracy).
+
+        Parameters, returns and exceptions as for :meth:`cdf`.
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
+        >>> print(f"{T.sf(20.0):.6e}")   # exp(-10)
+        4.539993e-05
+        >>> import mpmath
+        >>> print(mpmath.nstr(T.sf(3.0, precision=30), 30))   # exp(-1.5) to 30 digits
+        0.223130160148429828933280470764
+        """
+        return self._distribution(x, precision, full_output, upper=True)
+
+    def ppf(self, q, precision: int | None = None, *, full_output: bool = False):
+        """Quantile ``inf{t : P(T <= t) >= q}``, q in (0, 1); ``inf`` for an unstable system.
+
+        Parameters
+        ----------
+        q : float or array_like
+            Levels in the open interval (0, 1).
+        precision : int, optional
+            Decimal digits in [15, 1000] for the high-precision path: the quantile is then an
+            :class:`mpmath.mpf` with that many digits (an object array for an array ``q``), the
+            quantile of the level ``q`` exactly as given in binary (``0.99`` is
+            ``0.98999999999999999112...``).
+        full_output : bool, optional
+            Double precision only: also return an estimate of the absolute error of each
+            quantile.
+
+        Returns
+        -------
+        float, numpy.ndarray or mpmath.mpf
+            The quantiles (non-decreasing in ``q``), and with ``full_output`` a tuple
+            ``(quantiles, errors)``.
+
+        Raises
+        ------
+        NotImplementedError
+            ``precision`` for a law without a high-precision path, ``full_output`` for one
+            without an error estimate of its quantiles (see :class:`ResponseLaw`).
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
+        >>> T.ppf([0.5, 0.99]).round(9)
+        array([1.38629436, 9.21034037])
+        """
+        arr = _checks.probability_level("q", q)
+        if self._precision(precision, full_output) is not None:
+            return self._quantile_mp(arr.astype(object), precision)
+        values, errors = self._fast_quantile(arr.ravel(), full_output)
+        return self._finish(values, errors, arr.shape, full_output, "quantiles")
+
+    quantile = ppf
+
+    def isf(self, p, precision: int | None = None, *, full_output: bool = False):
+        """Inverse survival function: the ``(1 - p)``-quantile, p in (0, 1) (scipy.stats).
+
+        Parameters, returns and exceptions as for :meth:`ppf`.
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
+        >>> round(T.isf(0.01), 6)   # P(T > t) = 0.01
+        9.21034
+        """
+        arr = _checks.probability_level("p", p)
+        if self._precision(precision, full_output) is None:
+            return self.ppf(1.0 - arr, full_output=full_output)
+        with mpmath.workdps(precision):
+            levels = np.array([1 - mpmath.mpf(float(v)) for v in arr.ravel()], dtype=object)
+        return self._quantile_mp(levels.reshape(arr.shape), precision)
+
+    def median(self, precision: int | None = None, *, full_output: bool = False):
+        """The median, ``ppf(0.5)`` (scipy.stats).
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> round(qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0).median(), 9)   # 2 log 2
+        1.386294361
+        """
+        return self.ppf(0.5, precision=precision, full_output=full_output)
+
+    def interval(self, confidence: float, precision: int | None = None, *,
+                 full_output: bool = False):
+        """Equal-tailed interval holding ``T`` with probability ``confidence`` (scipy.stats).
+
+        Parameters
+        ----------
+        confidence : float
+            In the open interval (0, 1).
+        precision : int, optional
+            Decimal digits for the high-precision path, as for :meth:`ppf`.
+        full_output : bool, optional
+            Double precision only: also return the estimated errors of the two ends.
+
+        Returns
+        -------
+        tuple
+            ``(ppf((1 - confidence) / 2), ppf((1 + confidence) / 2))``, and with
+            ``full_output`` ``((lo, hi), (error_lo, error_hi))``.
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> lo, hi = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0).interval(0.9)
+        >>> round(lo, 6), round(hi, 6)   # -2 log(0.95), -2 log(0.05)
+        (0.102587, 5.991465)
+        """
+        c = float(_checks.probability_level("confidence", confidence))
+        if self._precision(precision, full_output) is not None:
+            with mpmath.workdps(precision):
+                half = (1 - mpmath.mpf(c)) / 2
+                levels = np.array([half, 1 - half], dtype=object)
+            lo, hi = self._quantile_mp(levels, precision)
+            return lo, hi
+        out = self.ppf(np.array([(1.0 - c) / 2.0, (1.0 + c) / 2.0]), full_output=full_output)
+        if not full_output:
+            return float(out[0]), float(out[1])
+        (lo, hi), (err_lo, err_hi) = out
+        return (float(lo), float(hi)), (float(err_lo), float(err_hi))
+
+    def quantile_error(self, q):
+        """Estimated absolute error of ``ppf(q)``: ``ppf(q, full_output=True)[1]``.
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> bool(qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0).quantile_error(0.99) < 1e-8)
+        True
+        """
+        return self.ppf(q, full_output=True)[1]
+
+    # ------------------------------------------------------------------------ the contract
+    def _precision(self, precision, full_output: bool) -> int | None:
+        """``precision`` checked (``None``, or digits in [15, 1000] with a high-precision path)."""
+        if precision is None:
+            return None
+        precision = transforms._precision(precision)
+        if full_output:
+            raise ValueError("full_output is for the double-precision path; the "
+                             "high-precision path (precision=) has no error estimate")
+        if not self.high_precision:
+            raise self._unavailable(f"high-precision path (precision={precision})",
+                                    "precision=None")
+        return precision
+
+    def _unavailable(self, what: str, remedy: str) -> NotImplementedError:
+        """The one exception of the contract: the law, what it lacks, what it has, what works."""
+        return NotImplementedError(f"{self._label} has no {what}; {self._accuracy}; use "
+                                   f"{remedy}")
+
+    def _distribution(self, x, precision, full_output: bool, upper: bool):
+        arr = _checks.real_array("x", x)
+        if np.any(np.isnan(arr)):
+            raise ValueError(f"x must not contain NaN, got {x!r}")
+        if self._precision(precision, full_output) is not None:
+            return self._distribution_mp(arr, precision, upper)
+        values, errors = self._fast_distribution(arr.ravel(), upper, full_output)
+        return self._finish(values, errors, arr.shape, full_output, "tail" if upper else "CDF")
+
+    def _finish(self, values, errors, shape, full_output: bool, statistic: str):
+        values = np.asarray(values, dtype=float).reshape(shape)
+        value = float(values) if values.ndim == 0 else values
+        if not full_output:
+            return value
+        if errors is None:
+            raise self._unavailable(f"error estimate of its {statistic} (full_output=True)",
+                                    "full_output=False")
+        errors = np.asarray(errors, dtype=float).reshape(shape)
+        return value, (float(errors) if errors.ndim == 0 else errors)
+
+    # ------------------------------------------------------------------------ hooks
+    def _fast_distribution(self, x: np.ndarray, upper: bool, errors: bool):
+        """Double precision at the 1-d array ``x``: ``(values, estimated errors or None)``."""
+        values = self._evaluate(x, self._sf if upper else self._cdf, clip=True)
+        return values, (self._distribution_errors(x, upper) if errors else None)
+
+    def _fast_quantile(self, q: np.ndarray, errors: bool):
+        """Double precision at the 1-d array of levels ``q`` in (0, 1): ``(quantiles, estimated
+        errors or None)``."""
+        if not self.stable:
+            return np.full(q.shape, math.inf), np.zeros(q.shape)
+        with np.errstate(divide="ignore"):
+            values = np.maximum(np.asarray(self._ppf(q), dtype=float), 0.0)
+        return values, (self._quantile_errors(q, values) if errors else None)
+
+    def _distribution_errors(self, x: np.ndarray, upper: bool) -> np.ndarray | None:
+        """Estimated absolute errors of the CDF (or tail) at ``x``; ``None``: no estimate."""
+        return None
+
+    def _quantile_errors(self, q: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+        """Estimated absolute errors of the quantiles ``values`` at the levels ``q``; ``None``:
+        no estimate."""
+        return None
+
+    def _sample(self, size, rng):
+        if not self.stable:
+            return np.full(size, math.inf) if size is not None else math.inf
+        return self.ppf(rng.uniform(np.finfo(float).tiny, 1.0, size))
+
+
+class ResponseTime(ResponseLaw):
     """A response time given by its LST, with its CDF, tail and quantiles by inversion.
 
-    The default path inverts numerically in double precision with vectorised numpy (the
-    Abate-Whitt Euler algorithm, refined adaptively where it converges slowly) and can report
-    an error estimate (``full_output=True``); pass ``precision=`` (decimal digits) to ``cdf``,
-    ``sf`` or ``ppf`` for a high-precision value (an :class:`mpmath.mpf`) through
-    :func:`mpmath.invertlaplace`.
+    A :class:`ResponseLaw` with both paths: the default inverts numerically in double precision
+    with vectorised numpy (the Abate-Whitt Euler algorithm, refined adaptively where it
+    converges slowly) and reports error estimates of every statistic (``full_output=True``);
+    ``precision=`` (decimal digits) gives a high-precision value (an :class:`mpmath.mpf`)
+    through :func:`mpmath.invertlaplace` (de Hoog), recomputed at rising working precisions
+    until two values agree to the digits asked.
 
     Laws with atoms (deterministic or discrete runtimes) are handled by splitting: with
     ``atoms=(w, A, rest, rest_mean)`` the response time is ``A`` (a discrete law, known exactly)
@@ -90,159 +402,8 @@ class ResponseTime(Distribution):
     def __repr__(self):
         return f"ResponseTime(mean={self._mean!r}, stable={self.stable})"
 
-    # ------------------------------------------------------------------------ public
-    def cdf(self, x, precision: int | None = None, *, full_output: bool = False):
-        """``P(T <= x)``.
-
-        Parameters
-        ----------
-        x : float or array_like
-            Times (NaN not allowed; ``P(T <= x) = 0`` for ``x < 0``).
-        precision : int, optional
-            Decimal digits in [15, 1000] for the mpmath path; the result is then an
-            :class:`mpmath.mpf` (an object array of them for an array ``x``).
-        full_output : bool, optional
-            Fast path only: also return an estimate of the absolute error.
-
-        Returns
-        -------
-        float, numpy.ndarray or mpmath.mpf
-            The CDF, and with ``full_output`` a tuple ``(cdf, error)``.
-
-        Examples
-        --------
-        >>> import queuetheory as qt
-        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
-        >>> value, error = T.cdf(2.0, full_output=True)
-        >>> round(value, 10), bool(error < 1e-10)
-        (0.6321205588, True)
-        """
-        return self._distribution(x, precision, full_output, upper=False)
-
-    def sf(self, x, precision: int | None = None, *, full_output: bool = False):
-        """``P(T > x)``, inverted directly (small tails keep their relative accuracy).
-
-        Parameters and returns as for :meth:`cdf`.
-
-        Examples
-        --------
-        >>> import queuetheory as qt
-        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
-        >>> print(f"{T.sf(20.0):.6e}")   # exp(-10)
-        4.539993e-05
-        >>> import mpmath
-        >>> print(mpmath.nstr(T.sf(3.0, precision=30), 30))   # exp(-1.5) to 30 digits
-        0.223130160148429828933280470764
-        """
-        return self._distribution(x, precision, full_output, upper=True)
-
-    def ppf(self, q, precision: int | None = None, *, full_output: bool = False):
-        """Quantile ``inf{t : P(T <= t) >= q}``, q in (0, 1); ``inf`` for an unstable system.
-
-        Parameters
-        ----------
-        q : float or array_like
-            Levels in the open interval (0, 1).
-        precision : int, optional
-            Decimal digits in [15, 1000] for the mpmath path: the quantile is then an
-            :class:`mpmath.mpf` with that many digits (an object array for an array ``q``), the
-            quantile of the level ``q`` exactly as given in binary (``0.99`` is
-            ``0.98999999999999999112...``).
-        full_output : bool, optional
-            Fast path only: also return an estimate of the absolute error of each quantile
-            (the CDF error over the density, plus the solver's tolerance; 0 for a quantile in a
-            jump of the CDF, which is located exactly).
-
-        Returns
-        -------
-        float, numpy.ndarray or mpmath.mpf
-            The quantiles (non-decreasing in ``q``, never below the smallest possible response
-            time), and with ``full_output`` a tuple ``(quantiles, errors)``.
-
-        Examples
-        --------
-        >>> import queuetheory as qt
-        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
-        >>> T.ppf([0.5, 0.99]).round(9)
-        array([1.38629436, 9.21034037])
-        >>> import mpmath
-        >>> print(mpmath.nstr(T.median(precision=30), 30))   # 2 log(2)
-        1.38629436111989061883446424292
-        """
-        arr = _checks.probability_level("q", q)
-        if not self.stable:
-            return self._finish(np.full(arr.shape, math.inf), np.zeros(arr.shape), full_output)
-        if precision is not None:
-            _no_error(full_output)
-            return self._quantile_mp(arr.astype(object), transforms._precision(precision))
-        flat = arr.ravel()
-        roots, err = self._quantile_fast(flat)
-        return self._finish(roots.reshape(arr.shape), err.reshape(arr.shape), full_output)
-
-    quantile = ppf
-
-    def isf(self, p, precision: int | None = None, *, full_output: bool = False):
-        """Inverse survival function: the ``(1 - p)``-quantile, p in (0, 1) (scipy.stats).
-
-        Examples
-        --------
-        >>> import queuetheory as qt
-        >>> T = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0)
-        >>> round(T.isf(0.01), 6)   # P(T > t) = 0.01
-        9.21034
-        """
-        arr = _checks.probability_level("p", p)
-        if precision is None:
-            return self.ppf(1.0 - arr, full_output=full_output)
-        _no_error(full_output)
-        precision = transforms._precision(precision)
-        with mpmath.workdps(precision):
-            levels = np.array([1 - mpmath.mpf(float(v)) for v in arr.ravel()], dtype=object)
-        return self._quantile_mp(levels.reshape(arr.shape), precision)
-
-    def median(self, precision: int | None = None):
-        """The median, ``ppf(0.5)`` (scipy.stats).
-
-        Examples
-        --------
-        >>> import queuetheory as qt
-        >>> round(qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0).median(), 9)   # 2 log 2
-        1.386294361
-        """
-        return self.ppf(0.5, precision=precision)
-
-    def interval(self, confidence: float, precision: int | None = None):
-        """Equal-tailed interval holding ``T`` with probability ``confidence`` (scipy.stats).
-
-        Parameters
-        ----------
-        confidence : float
-            In the open interval (0, 1).
-        precision : int, optional
-            Decimal digits for the mpmath path, as for :meth:`ppf`.
-
-        Returns
-        -------
-        tuple
-            ``(ppf((1 - confidence) / 2), ppf((1 + confidence) / 2))``.
-
-        Examples
-        --------
-        >>> import queuetheory as qt
-        >>> lo, hi = qt.ResponseTime(qt.Exponential(0.5).lst, mean=2.0).interval(0.9)
-        >>> round(lo, 6), round(hi, 6)   # -2 log(0.95), -2 log(0.05)
-        (0.102587, 5.991465)
-        """
-        c = float(_checks.probability_level("confidence", confidence))
-        if precision is not None:
-            precision = transforms._precision(precision)
-            with mpmath.workdps(precision):
-                half = (1 - mpmath.mpf(c)) / 2
-                levels = np.array([half, 1 - half], dtype=object)
-            lo, hi = self._quantile_mp(levels, precision)
-            return lo, hi
-        lo, hi = self.ppf(np.array([(1.0 - c) / 2.0, (1.0 + c) / 2.0]))
-        return float(lo), float(hi)
+    high_precision = True
+    _label = "ResponseTime (numerical Laplace inversion)"
 
     def lst(self, s):
         """The transform ``E[exp(-s T)]`` (numpy arrays or mpmath numbers), ``Re(s) >= 0``."""
@@ -282,15 +443,8 @@ class ResponseTime(Distribution):
 
         return evaluate
 
-    def _distribution(self, x, precision, full_output, upper):
-        arr = np.asarray(x, dtype=float)
-        if np.any(np.isnan(arr)):
-            raise ValueError(f"x must not contain NaN, got {x!r}")
+    def _fast_distribution(self, flat, upper, errors):
         outside = 1.0 if upper else 0.0
-        if precision is not None:
-            _no_error(full_output)
-            return self._distribution_mp(arr, transforms._precision(precision), upper)
-        flat = arr.ravel()
         out, err = np.full(flat.size, outside), np.zeros(flat.size)
         if self.stable:
             inner = (flat >= self._lower) & (flat > 0) & np.isfinite(flat)
@@ -325,7 +479,7 @@ class ResponseTime(Distribution):
             moved = ordered != out[order]
             err[order] = np.where(moved, np.maximum.accumulate(err[order]), err[order])
             out[order] = ordered
-        return self._finish(out.reshape(arr.shape), err.reshape(arr.shape), full_output)
+        return out, err
 
     def _atom_at_zero(self) -> float:
         if self._split is None:
@@ -333,7 +487,9 @@ class ResponseTime(Distribution):
         weight, law, rest, _ = self._split
         return weight * float(law.cdf(0.0)) + (1 - weight) * transforms._atom_at_zero(rest)
 
-    def _quantile_fast(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _fast_quantile(self, q: np.ndarray, errors: bool = True):
+        if not self.stable:
+            return np.full(q.shape, math.inf), np.zeros(q.shape)
         evaluate = self._evaluator()
         out, err = np.zeros(q.size), np.zeros(q.size)
         todo = q > self._atom_at_zero()
@@ -359,12 +515,6 @@ class ResponseTime(Distribution):
         candidate = values[idx]
         snapped = (candidate >= lo) & (candidate <= hi) & (hi > 0)
         return np.where(snapped, candidate, roots), snapped
-
-    def _finish(self, out, err, full_output):
-        value = float(out) if out.ndim == 0 else out
-        if not full_output:
-            return value
-        return value, (float(err) if err.ndim == 0 else err)
 
     # ------------------------------------------------------------------------ mpmath path
     def _distribution_mp(self, arr: np.ndarray, precision: int, upper: bool):
@@ -430,7 +580,7 @@ class ResponseTime(Distribution):
     def _quantile_mp_one(self, q: mpmath.mpf, precision: int) -> mpmath.mpf:
         if not self.stable:
             return mpmath.inf
-        start, error = self._quantile_fast(np.array([float(q)]))
+        start, error = self._fast_quantile(np.array([float(q)]))
         t0 = mpmath.mpf(float(start[0]))
         if t0 == 0 or t0 <= self._lower:
             return t0
@@ -477,23 +627,11 @@ class ResponseTime(Distribution):
             return self._second
         if not (self.stable and math.isfinite(self._mean)):
             return math.inf
-        return moment_from_inverted_sf(self.sf, k, self._mean)
-
-    def _sample(self, size, rng):
-        if not self.stable:
-            return np.full(size, math.inf) if size is not None else math.inf
-        return self.ppf(rng.uniform(np.finfo(float).tiny, 1.0, size))
-
+        return moment_from_sf(self.sf, k, scale=self._mean)
 
 def _zero(s):
     """The transform of ``T = inf``."""
     return 0 * s
-
-
-def _no_error(full_output: bool) -> None:
-    if full_output:
-        raise ValueError("full_output is for the fast path; the mpmath path (precision=) has "
-                         "no error estimate")
 
 
 def _clip(value: mpmath.mpf) -> mpmath.mpf:

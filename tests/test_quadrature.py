@@ -25,14 +25,6 @@ def pareto_moment(alpha, xm, k):
     return float(mpmath.mpf(alpha) * mpmath.mpf(xm) ** k / (mpmath.mpf(alpha) - k))
 
 
-def scalar(sf):
-    def value(t):
-        with np.errstate(over="ignore"):
-            return float(sf(np.array([t]))[0])
-
-    return value
-
-
 def pareto_sf(alpha, xm):
     return lambda t: np.where(t < xm, 1.0, (xm / np.maximum(t, xm)) ** alpha)
 
@@ -45,7 +37,9 @@ def relerr(x, ref):
 @pytest.mark.parametrize("a", SCALES)
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_moment_from_sf_exponential(a, k):
-    sf = scalar(lambda t: np.exp(-t / a))
+    def sf(t):
+        return np.exp(-t / a)
+
     # cut at the median, as Distribution._moment does
     assert relerr(quadrature.moment_from_sf(sf, k, [a * math.log(2.0)]), exp_moment(a, k)) < 1e-10
 
@@ -55,7 +49,7 @@ def test_moment_from_sf_exponential(a, k):
                                           (3.0, 3), (1.0, 1), (0.5, 1), (4.0, 3)])
 def test_moment_from_sf_pareto(xm, alpha, k):
     """A divergent moment (alpha <= k) comes back inf, a finite one to 1e-9."""
-    got = quadrature.moment_from_sf(scalar(pareto_sf(alpha, xm)), k, [xm, 2.0 * xm])
+    got = quadrature.moment_from_sf(pareto_sf(alpha, xm), k, [xm, 2.0 * xm])
     ref = pareto_moment(alpha, xm, k)
     if math.isinf(ref):
         assert got == math.inf
@@ -69,7 +63,7 @@ def test_moment_from_sf_atoms_off_the_cuts(scale, k):
     """Atoms at 1 and 3 (weights 0.3, 0.7) with the only cut at 2 (the median): the jump at 3
     falls inside the tail piece; the moment is ``0.3 + 0.7 * 3^k`` times ``scale^k``."""
     def sf(t):
-        return 1.0 if t < scale else (0.7 if t < 3 * scale else 0.0)
+        return np.where(t < scale, 1.0, np.where(t < 3 * scale, 0.7, 0.0))
 
     ref = float((mpmath.mpf("0.3") + mpmath.mpf("0.7") * 3**k) * mpmath.mpf(scale) ** k)
     assert relerr(quadrature.moment_from_sf(sf, k, [2.0 * scale]), ref) < 1e-10
@@ -81,13 +75,13 @@ def test_moment_from_sf_kink(b, k):
     """Minimum of two Uniform(0, b): ``sf = (1 - t/b)^2`` on [0, b], a kink at b inside the
     tail piece; ``E[T^k] = b^k k B(k, 3)``."""
     ref = float(mpmath.mpf(b) ** k * k * mpmath.beta(k, 3))
-    got = quadrature.moment_from_sf(lambda t: max(1.0 - t / b, 0.0) ** 2, k, [0.3 * b])
+    got = quadrature.moment_from_sf(lambda t: np.maximum(1.0 - t / b, 0.0) ** 2, k, [0.3 * b])
     assert relerr(got, ref) < 1e-10
 
 
 def test_moment_from_sf_no_tail_truncates():
     """``tail=False`` stops at the last cut: ``int_0^1 2 t e^-t dt = 2 - 4/e``."""
-    got = quadrature.moment_from_sf(lambda t: math.exp(-t), 2, [0.5, 1.0], tail=False)
+    got = quadrature.moment_from_sf(lambda t: np.exp(-t), 2, [0.5, 1.0], tail=False)
     assert relerr(got, float(2 - 4 / mpmath.e)) < 1e-12
 
 
@@ -126,11 +120,11 @@ def test_distribution_fallback_atom():
         assert relerr(law.moment(k), 2e9**k) < 1e-10
 
 
-# ------------------------------------------------------------------ moment_from_inverted_sf
+# ------------------------------------------------ moment_from_sf(scale=): an inverted tail
 @pytest.mark.parametrize("a", SCALES)
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_inverted_sf_exponential(a, k):
-    got = quadrature.moment_from_inverted_sf(lambda t: np.exp(-t / a), k, a)
+    got = quadrature.moment_from_sf(lambda t: np.exp(-t / a), k, scale=a)
     assert relerr(got, exp_moment(a, k)) < 1e-8
 
 
@@ -143,25 +137,25 @@ def test_inverted_sf_noisy_exponential(a, k):
     def sf(t):
         return np.exp(-t / a) + 1e-11 * rng.uniform(-1.0, 1.0, np.shape(t))
 
-    assert relerr(quadrature.moment_from_inverted_sf(sf, k, a), exp_moment(a, k)) < 1e-8
+    assert relerr(quadrature.moment_from_sf(sf, k, scale=a), exp_moment(a, k)) < 1e-8
 
 
 @pytest.mark.parametrize("xm", SCALES)
 def test_inverted_sf_pareto(xm):
     """A power tail: the finite moment extrapolated, the divergent ones inf."""
     sf = pareto_sf(2.5, xm)
-    assert relerr(quadrature.moment_from_inverted_sf(sf, 1, 2.0 * xm),
+    assert relerr(quadrature.moment_from_sf(sf, 1, scale=2.0 * xm),
                   pareto_moment(2.5, xm, 1)) < 1e-6
-    assert quadrature.moment_from_inverted_sf(sf, 3, 2.0 * xm) == math.inf
-    assert quadrature.moment_from_inverted_sf(pareto_sf(1.5, xm), 2, 3.0 * xm) == math.inf
+    assert quadrature.moment_from_sf(sf, 3, scale=2.0 * xm) == math.inf
+    assert quadrature.moment_from_sf(pareto_sf(1.5, xm), 2, scale=3.0 * xm) == math.inf
 
 
 def test_inverted_sf_never_small_is_inf():
-    assert quadrature.moment_from_inverted_sf(lambda t: np.full(np.shape(t), 0.5), 1, 1.0) \
+    assert quadrature.moment_from_sf(lambda t: np.full(np.shape(t), 0.5), 1, scale=1.0) \
         == math.inf
 
 
-# ------------------------------------------------------------------------- Gauss-Legendre
+# ------------------------------------------------ moment_from_sf(rule=...): Gauss-Legendre
 @pytest.mark.parametrize("b", SCALES)
 def test_adaptive_gauss_legendre_kink_and_atom(b):
     """``sf = (1 - t/b)^2`` on [0, b] plus an atom of 1/2 at 1.5 b (mixture), over one
@@ -171,14 +165,14 @@ def test_adaptive_gauss_legendre_kink_and_atom(b):
 
     for k in (1, 2):
         ref = float(mpmath.mpf(b) ** k * (k * mpmath.beta(k, 3) + mpmath.mpf(1.5) ** k) / 2)
-        got = quadrature.adaptive_gauss_legendre(sf, k, np.array([0.0, 0.5 * b, 4.0 * b]))
+        got = quadrature.moment_from_sf(sf, k, [0.5 * b, 4.0 * b], rule="adaptive", tail=False)
         assert relerr(got, ref) < 1e-11
 
 
 @pytest.mark.parametrize("a", SCALES)
 def test_gauss_legendre_moment_exponential(a):
     edges = np.concatenate([[0.0], a * 2.0 ** np.arange(-6, 7)])
-    got = quadrature.gauss_legendre_moment(lambda t: np.exp(-t / a), 2, edges, 20)
+    got = quadrature.moment_from_sf(lambda t: np.exp(-t / a), 2, edges, rule=20, tail=False)
     # truncated at 64 a: 2 a^2 (1 - e^-64 (1 + 64 + 64^2/2)) ~ 2 a^2 to 1e-24
     assert relerr(got, exp_moment(a, 2)) < 1e-13
 
@@ -211,3 +205,28 @@ def test_exp_sinh_gamma(s):
     t, w = quadrature.exp_sinh_nodes()
     integrand = np.exp((s - 1) * np.log(t) - t)
     assert relerr(float(w @ integrand), float(mpmath.gamma(s))) < 1e-13
+
+
+@pytest.mark.parametrize("a", SCALES)
+@pytest.mark.parametrize("rule", ["quad", "adaptive", 24])
+def test_every_rule_with_the_tail(a, rule):
+    """Each rule for the pieces, then the tail in ``log t``: an exponential of mean ``a`` cut
+    at ``a`` and ``2 a`` (``E[T^2] = 2 a^2``, mpmath reference in :func:`exp_moment`)."""
+    got = quadrature.moment_from_sf(lambda t: np.exp(-t / a), 2, [a, 2.0 * a], rule=rule)
+    assert relerr(got, exp_moment(a, 2)) < 1e-11
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_fixed_rule_exact_on_cubic_pieces(k):
+    """``sf = (1 - t)^3`` on [0, 1] (a Beta(1, 4) law): 4 points per piece integrate
+    ``k t^(k-1) sf`` exactly for ``k <= 5``; ``E[T^k] = k B(k, 4)`` (mpmath)."""
+    got = quadrature.moment_from_sf(lambda t: np.maximum(1.0 - t, 0.0) ** 3, k,
+                                    np.linspace(0.0, 1.0, 5), rule=4, tail=False)
+    assert relerr(got, float(k * mpmath.beta(k, 4))) < 1e-14
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"cuts": [1.0], "scale": 1.0}, {"cuts": [1.0], "rule": 0},
+                                    {"cuts": [1.0], "rule": "gauss"}])
+def test_bad_arguments(kwargs):
+    with pytest.raises(ValueError, match="cuts|rule"):
+        quadrature.moment_from_sf(lambda t: np.exp(-t), 1, **kwargs)

@@ -24,16 +24,11 @@ from .. import mg1, transforms
 from ..distributions import Distribution, Exponential, Pareto
 from ..orderstats import OrderStatistic
 from ..policies import MDS
-from ..quadrature import (
-    adaptive_gauss_legendre,
-    gauss_legendre,
-    gauss_legendre_moment,
-    moment_from_inverted_sf,
-)
-from ..response import ResponseTime
+from ..quadrature import gauss_legendre, moment_from_sf
+from ..response import ResponseLaw, ResponseTime
 from ..runtime import IR, SX
 
-__all__ = ["BatchCompletionTime", "DoublePrecisionLaw"]
+__all__ = ["BatchCompletionTime"]
 
 _GL_X_NODES, _GL_X_WEIGHTS = gauss_legendre(12)
 """Gauss-Legendre rule per piece of ``E_X`` (probability space)."""
@@ -68,36 +63,12 @@ def _tasks(policy) -> int:
     return policy.n + policy.m if isinstance(policy, MDS) else policy.n * policy.d
 
 
-class DoublePrecisionLaw(Distribution):
-    """A batch-time law with the response-time interface (``cdf``, ``sf``, ``ppf``/``quantile``
-    taking ``precision=``) but no high-precision path: ``precision`` other than ``None`` raises
-    ``NotImplementedError``."""
-
-    def cdf(self, x, precision: int | None = None):
-        """``P(T_b <= x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().cdf(x)
-
-    def sf(self, x, precision: int | None = None):
-        """``P(T_b > x)`` (double precision only)."""
-        _no_precision(precision)
-        return super().sf(x)
-
-    def ppf(self, q, precision: int | None = None):
-        """Quantile of the batch completion time (double precision only)."""
-        _no_precision(precision)
-        return super().ppf(q)
-
-    quantile = ppf
-
-
-class BatchCompletionTime(DoublePrecisionLaw):
+class BatchCompletionTime(ResponseLaw):
     """Law of a batch's completion time (``Prediction.response_time`` for batch policies).
 
-    A :class:`~queuetheory.distributions.Distribution` given by a vectorised survival function;
-    ``cdf``/``ppf`` accept ``precision=None`` for compatibility with
-    :class:`~queuetheory.ResponseTime` (there is no high-precision path: any other value
-    raises ``NotImplementedError``).
+    A :class:`~queuetheory.ResponseLaw` given by a vectorised survival function, in double
+    precision only: ``precision=`` and ``full_output=True`` raise ``NotImplementedError``
+    (no high-precision path, no error estimate).
 
     Parameters
     ----------
@@ -120,6 +91,11 @@ class BatchCompletionTime(DoublePrecisionLaw):
         and moments may diverge: they come from the tail with power-law extrapolation and a
         divergence check, as for :class:`~queuetheory.ResponseTime`.
     """
+
+    _label = "BatchCompletionTime (MDS/Replication without removal)"
+    _accuracy = ("its double-precision values (order statistics of Pollaczek-Khinchine task "
+                 "sojourns, the wait's tail by numerical inversion, quadrature over the job "
+                 "size) carry no error estimate (qt.validate checks them against simulation)")
 
     def __init__(self, sf, scale: float, law: Distribution | None = None, *,
                  edges=None, adaptive: bool = False, heavy: bool = False):
@@ -173,13 +149,12 @@ class BatchCompletionTime(DoublePrecisionLaw):
 
     def _moment(self, k):
         if self._heavy:
-            return moment_from_inverted_sf(self._sf, k, self._scale)
+            return moment_from_sf(self._sf, k, scale=self._scale)
         if isinstance(self._law, OrderStatistic) and self._law._renyi is not None:
             return self._law.moment(k)
-        if self._edges is not None and self._adaptive:
-            return adaptive_gauss_legendre(self._sf, k, self._edges)
         if self._edges is not None:
-            return gauss_legendre_moment(self._sf, k, self._edges, _GL_T_POINTS)
+            return moment_from_sf(self._sf, k, self._edges, tail=False,
+                                  rule="adaptive" if self._adaptive else _GL_T_POINTS)
         # The survival function comes from numerical inversion, accurate to ~1e-11 absolute on
         # a bounded range: integrate (vectorised adaptive Gauss-Legendre) up to where it falls
         # below 1e-12; the truncated tail is negligible for light-tailed sojourns.
@@ -187,18 +162,12 @@ class BatchCompletionTime(DoublePrecisionLaw):
         tail = np.minimum.accumulate(self._sf(grid))
         idx = np.searchsorted(-tail, -(1.0 - np.array(_FAR_LEVELS)))
         cuts = np.unique(grid[np.minimum(idx, grid.size - 1)])
-        return adaptive_gauss_legendre(self._sf, k, np.concatenate([[0.0], cuts]))
+        return moment_from_sf(self._sf, k, cuts, rule="adaptive", tail=False)
 
     def _sample(self, size, rng):
         if self._law is not None:
             return self._law._sample(size, rng)
         return super()._sample(size, rng)
-
-
-def _no_precision(precision):
-    if precision is not None:
-        raise NotImplementedError("batch completion times have no high-precision (mpmath) path; "
-                                  "call without precision=")
 
 
 # ------------------------------------------------------------------------ waiting time

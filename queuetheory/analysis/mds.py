@@ -72,7 +72,6 @@ from ..system import System
 from . import register
 from .batch_law import (
     BatchCompletionTime,
-    DoublePrecisionLaw,
     _batch_tail_index,
     _ir_batch_law,
     _sojourn_scale,
@@ -80,7 +79,7 @@ from .batch_law import (
     _tasks,
 )
 
-__all__ = ["analyze_batch", "BatchCompletionTime", "DoublePrecisionLaw", "stability_limit"]
+__all__ = ["analyze_batch", "BatchCompletionTime", "stability_limit"]
 
 _REFERENCES = (
     "K. Duffy, S. Shneer, MDS coding is better than replication for job completion times, "

@@ -20,13 +20,16 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import mpmath
 import numpy as np
 from scipy import special
 
 from .. import _checks
-from ..distributions import Distribution, Exponential
+from ..distributions import Exponential
 from ..policies import MDS, Policy, RedundancyD, Replication, Threshold
 from ..prediction import Prediction
+from ..quadrature import moment_from_sf
+from ..response import ResponseLaw
 from ..runtime import IR, RuntimeModel
 from ..system import System
 from . import meanfield, register
@@ -134,6 +137,27 @@ def _ir_exponential_ppf(q, rho: float, mu: float, d: int):
     return np.log((p ** (-(d - 1.0) / d) - rho) / (1.0 - rho)) / ((d - 1) * mu)
 
 
+def _ir_exponential_log_sf_mp(t: mpmath.mpf, lam: float, mu: float, d: int) -> mpmath.mpf:
+    """``log P(T > t)`` of :func:`ir_exponential_sf` in mpmath arithmetic, written so that no
+    digit cancels: ``-(d / (d - 1)) log1p((1 - rho) expm1((d - 1) mu t))``."""
+    lam, mu = mpmath.mpf(lam), mpmath.mpf(mu)
+    if d == 1:
+        return -(mu - lam) * t
+    rho = lam / mu
+    return -mpmath.mpf(d) / (d - 1) * mpmath.log1p((1 - rho) * mpmath.expm1((d - 1) * mu * t))
+
+
+def _ir_exponential_ppf_mp(q: mpmath.mpf, lam: float, mu: float, d: int) -> mpmath.mpf:
+    """The ``q``-quantile, the inverse of :func:`_ir_exponential_log_sf_mp`, in mpmath."""
+    lam, mu = mpmath.mpf(lam), mpmath.mpf(mu)
+    log_p = mpmath.log1p(-q)
+    if d == 1:
+        return -log_p / (mu - lam)
+    rho = lam / mu
+    u = -log_p * (d - 1) / d
+    return mpmath.log1p(mpmath.expm1(u) / (1 - rho)) / ((d - 1) * mu)
+
+
 def ir_exponential_finite_mean(arrival_rate: float, rate: float, d: int, servers: int) -> float:
     """Exact mean response time of Redundancy-d with ``k`` servers, IR exponential runtimes.
 
@@ -164,13 +188,15 @@ def ir_exponential_finite_mean(arrival_rate: float, rate: float, d: int, servers
     return float(np.sum(1.0 / (i * mu * np.exp(log_ratio) - k * lam)))
 
 
-class TabulatedResponseTime(Distribution):
+class TabulatedResponseTime(ResponseLaw):
     """A response time known through its tail ``P(T > t)`` (a callable or a table).
 
     ``sf`` is the given tail (a table is interpolated linearly in ``log P(T > t)`` and is 0
     beyond its last point); ``ppf`` inverts it by bisection unless a closed form is given;
-    ``mean`` returns the given mean. ``precision`` arguments are accepted for compatibility with
-    :class:`ResponseTime` and ignored (the values are double precision).
+    ``mean`` returns the given mean. A :class:`~queuetheory.ResponseLaw`: ``precision=`` has a
+    high-precision path where mpmath closed forms are given (``log_sf_mp`` and ``ppf_mp``) and
+    raises ``NotImplementedError`` otherwise; ``full_output=True`` gives the quantiles' errors
+    where ``error`` is given and raises ``NotImplementedError`` otherwise.
 
     Parameters
     ----------
@@ -185,7 +211,14 @@ class TabulatedResponseTime(Distribution):
         polynomial between consecutive points (moments ``E[T^k] = int k t^(k-1) P(T > t) dt``
         are then integrated exactly by 4-point Gauss-Legendre rules on every cell).
     error : callable, optional
-        ``q -> estimated error of ppf(q)``, returned by :meth:`quantile_error`.
+        ``q (array) -> estimated absolute errors of ppf(q)``, returned by
+        ``ppf(q, full_output=True)`` and :meth:`~queuetheory.ResponseLaw.quantile_error`.
+    label : str, optional
+        How the tail was obtained, for messages.
+    log_sf_mp, ppf_mp : callable, optional
+        Closed forms in mpmath arithmetic at the current precision: ``t (mpf > 0) ->
+        log P(T > t)`` and ``q (mpf in (0, 1)) -> ppf(q)``. Both given: the high-precision
+        path, evaluated with 10 guard digits and rounded to the digits asked.
 
     Examples
     --------
@@ -197,9 +230,10 @@ class TabulatedResponseTime(Distribution):
     (0.367879441, 0.693147, 1.0)
     """
 
-    stable = True
+    _label = "TabulatedResponseTime"
 
-    def __init__(self, sf, mean: float, ppf=None, breaks=None, error=None):
+    def __init__(self, sf, mean: float, ppf=None, breaks=None, error=None,
+                 label: str | None = None, log_sf_mp=None, ppf_mp=None):
         if callable(sf):
             self._tail = sf
         else:
@@ -214,23 +248,16 @@ class TabulatedResponseTime(Distribution):
         self._closed_ppf = ppf
         self._breaks = None if breaks is None else np.asarray(breaks, dtype=float)
         self._error = error
+        if label is not None:
+            self._label = f"TabulatedResponseTime ({label})"
+        self._accuracy = ("its values are double precision" if error is None else
+                          "its values are double precision, with error estimates of the "
+                          "quantiles (ppf(q, full_output=True))")
+        self._mp = (log_sf_mp, ppf_mp)
+        self.high_precision = log_sf_mp is not None and ppf_mp is not None
 
     def __repr__(self):
         return f"TabulatedResponseTime(mean={self._mean!r})"
-
-    def cdf(self, x, precision: int | None = None):
-        """``P(T <= x)``."""
-        return super().cdf(x)
-
-    def sf(self, x, precision: int | None = None):
-        """``P(T > x)``."""
-        return super().sf(x)
-
-    def ppf(self, q, precision: int | None = None):
-        """Quantile ``inf{t : P(T <= t) >= q}``."""
-        return super().ppf(q)
-
-    quantile = ppf
 
     def _sf(self, x):
         return self._tail(x)
@@ -240,22 +267,39 @@ class TabulatedResponseTime(Distribution):
             return self._closed_ppf(q)
         return super()._ppf(q)
 
-    def quantile_error(self, q):
-        """Estimated error of ``ppf(q)`` (``NotImplementedError`` if none was given)."""
-        if self._error is None:
-            raise NotImplementedError("this response time carries no quantile error estimate")
-        return self._error(q)
+    def _quantile_errors(self, q, values):
+        return None if self._error is None else np.asarray(self._error(q), dtype=float)
+
+    def _distribution_mp(self, x, precision, upper):
+        log_sf = self._mp[0]
+
+        def one(t):
+            log_tail = log_sf(t) if t > 0 else mpmath.mpf(0)
+            return mpmath.exp(log_tail) if upper else -mpmath.expm1(log_tail)
+
+        return _elementwise_mp(one, x, precision)
+
+    def _quantile_mp(self, levels, precision):
+        return _elementwise_mp(self._mp[1], levels, precision)
 
     def _moment(self, k):
         if k == 1:
             return self._mean
         if self._breaks is None:
             return super()._moment(k)
-        node, weight = np.polynomial.legendre.leggauss(4)
-        lo, width = self._breaks[:-1, None], np.diff(self._breaks)[:, None]
-        t = lo + 0.5 * width * (1.0 + node[None, :])
-        values = k * t ** (k - 1) * self._tail(t.ravel()).reshape(t.shape)
-        return float(np.sum(0.5 * width * weight[None, :] * values))
+        return moment_from_sf(self._tail, k, self._breaks, rule=4, tail=False)
+
+
+def _elementwise_mp(function, args: np.ndarray, precision: int):
+    """``function`` of each entry (as an mpf) with 10 guard digits, rounded to ``precision``
+    digits: an mpf for a 0-d ``args``, else an object array of its shape."""
+    out = np.empty(args.size, dtype=object)
+    for i, arg in enumerate(args.ravel()):
+        with mpmath.workdps(precision + 10):
+            value = function(mpmath.mpf(arg))
+        with mpmath.workdps(precision):
+            out[i] = +value
+    return out.reshape(args.shape)[()]
 
 
 def _ir_exponential(system: System) -> Prediction:
@@ -279,7 +323,10 @@ def _ir_exponential(system: System) -> Prediction:
 
     def response_time():
         return TabulatedResponseTime(lambda t: ir_exponential_sf(t, lam, mu, d), mean,
-                                     ppf=lambda q: _ir_exponential_ppf(q, rho, mu, d))
+                                     ppf=lambda q: _ir_exponential_ppf(q, rho, mu, d),
+                                     label="Redundancy-d, IR exponential: closed form",
+                                     log_sf_mp=lambda t: _ir_exponential_log_sf_mp(t, lam, mu, d),
+                                     ppf_mp=lambda q: _ir_exponential_ppf_mp(q, lam, mu, d))
 
     return Prediction(system, method=method, exact=True, stable=stable, mean=mean,
                       response_time=response_time, busy_fraction=min(rho, 1.0),
@@ -502,7 +549,8 @@ def _mean_field(system: System) -> Prediction:
 
     def response_time():
         return TabulatedResponseTime(result.sf, mean, ppf=_resolved(result.quantile),
-                                     breaks=result.coarse.grid, error=result.quantile_error)
+                                     breaks=result.coarse.grid, error=result.quantile_error,
+                                     label="Redundancy-d mean-field grid solution")
 
     return Prediction(system, method=method, exact=False, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=busy, cost=busy / lam,

@@ -62,14 +62,14 @@ from fractions import Fraction
 import numpy as np
 from scipy import integrate, optimize, special
 
-from .. import _checks
 from ..distributions import Discrete, Distribution, Exponential
 from ..orderstats import OrderStatistic
 from ..policies import MDS
 from ..prediction import Prediction
+from ..response import ResponseLaw
 from ..runtime import IR, SX
 from ..system import System
-from .mds import BatchCompletionTime, DoublePrecisionLaw
+from .mds import BatchCompletionTime
 
 try:
     import numba
@@ -765,9 +765,12 @@ class _IRModel:
 
 # ------------------------------------------------------------------------ the batch law
 class RemovalBatchTime(BatchCompletionTime):
-    """Batch completion time with removal (``Prediction.response_time``): ``P(C > t)``
+    """Batch completion time from the workload equation on grids (``Prediction.response_time``
+    with removal, and without removal for IR runtimes with atoms): ``P(C > t)``
     Richardson-extrapolated from the grids ``h / 2`` and ``h / 4``; quantiles by Brent's method
-    between the nodes of the coarsest grid, each with :meth:`quantile_error`.
+    between the nodes of the coarsest grid, each with an error estimate
+    (``ppf(q, full_output=True)``, :meth:`~queuetheory.ResponseLaw.quantile_error`); double
+    precision only (``precision=`` raises ``NotImplementedError``).
 
     Examples
     --------
@@ -783,6 +786,11 @@ class RemovalBatchTime(BatchCompletionTime):
         self._order = order
         edges = sols[0].h * np.arange(sols[0].F.size)
         super().__init__(self._extrapolated_sf, mean, edges=edges)
+
+    _label = "RemovalBatchTime (MDS/Replication, workload equation on three grids)"
+    _accuracy = ("its double-precision values are Richardson-extrapolated from grids h, h/2, "
+                 "h/4, with error estimates of the quantiles (ppf(q, full_output=True)) and of "
+                 "the mean (Prediction.errors)")
 
     def __repr__(self):
         return f"RemovalBatchTime(mean={self._mean_value!r})"
@@ -842,15 +850,12 @@ class RemovalBatchTime(BatchCompletionTime):
                 out[i] = hi if hi - root <= 1e-12 * hi and excess(root) > 0 else root
         return out
 
-    def quantile_error(self, q: float) -> float:
-        """Estimated error of :meth:`quantile` at level ``q``: the difference between the
-        quantiles of the extrapolations from grids (``h / 2``, ``h / 4``) and (``h``, ``h / 2``)
-        (twice the difference between the ``h / 4`` and ``h / 2`` grids when atoms of ``R`` lie
-        between the nodes)."""
-        level = float(_checks.probability_level("q", q))
-        fine = float(self.ppf(level))
-        coarse = float(self._quantiles(np.array(level), coarser=True))
-        return abs(fine - coarse) * (2 if self._order == 1 else 1 / 3) + 4e-15 * fine
+    def _quantile_errors(self, q, values):
+        """The difference between the quantiles of the extrapolations from grids (``h / 2``,
+        ``h / 4``) and (``h``, ``h / 2``) (twice the difference between the ``h / 4`` and
+        ``h / 2`` grids when atoms of ``R`` lie between the nodes)."""
+        coarse = self._quantiles(q, coarser=True)
+        return np.abs(values - coarse) * (2 if self._order == 1 else 1 / 3) + 4e-15 * values
 
 
 # ------------------------------------------------------------------------ exponential runtimes
@@ -927,9 +932,15 @@ class _ExponentialClosedForm:
         return -math.log1p(-(1.0 - survival) ** (1.0 / k.n)) / k.r
 
 
-class ExponentialBatchTime(DoublePrecisionLaw):
+class ExponentialBatchTime(ResponseLaw):
     """Batch completion time with removal under IR exponential runtimes (closed form in ``q``;
-    see :class:`_ExponentialClosedForm`)."""
+    see :class:`_ExponentialClosedForm`); double precision, each quantile with the quadrature
+    tolerance as its error estimate (``ppf(q, full_output=True)``)."""
+
+    _label = "ExponentialBatchTime (MDS/Replication with removal, exponential runtimes)"
+    _accuracy = ("its double-precision values come from a closed form in q by adaptive "
+                 "quadrature (relative tolerance 1e-13), quantile errors estimated at 1e-12 "
+                 "relative (ppf(q, full_output=True))")
 
     def __init__(self, form: _ExponentialClosedForm, mean: float):
         self._form, self._mean = form, mean
@@ -937,9 +948,9 @@ class ExponentialBatchTime(DoublePrecisionLaw):
     def __repr__(self):
         return f"ExponentialBatchTime(mean={self._mean!r})"
 
-    def quantile_error(self, q: float) -> float:
-        """Estimated error of a quantile: quadrature tolerance (relative 1e-12)."""
-        return 1e-12 * float(self.ppf(float(_checks.probability_level("q", q))))
+    def _quantile_errors(self, q, values):
+        """The quadrature tolerance: 1e-12 relative."""
+        return 1e-12 * values
 
     def _sf(self, x):
         x = np.asarray(x, dtype=float)
