@@ -4,24 +4,29 @@ A simulation starts from the empty system, whose response times are shorter than
 state; the first arrivals must be discarded. Rather than a fixed rule, a *pilot* of a few
 replications, started from empty and measured from its first arrival, shows where the transient
 ends: MSER (White 1997) on the pilot's batch means gives the truncation point ``d``, and the
-warm-up is ``2 d`` (White, Cobb and Spratt 2000 found MSER's truncation reliable; doubling
-it keeps the bias of a truncation near the transient's end away from the measured window).
+warm-up is ``2 d`` (MSER-5 did best among five truncation heuristics in White, Cobb and
+Spratt 2000; the factor 2 is a safety margin, as MSER locates the transient's end only to
+within a batch and through the pilot's noise).
 
 **Size.** The pilot runs ``P = max(min(4, R), ceil(R / 8))`` replications (``R`` those of
 the run) of ``L = max(ceil(R n / (4 P)), ceil(n / 2))`` arrivals (``n`` those measured per
-replication): a quarter of the run's measured arrivals for ``R >= 8``, half for fewer, so its
-averaged output is at most twice as noisy as the run's own estimates and a transient that
-would bias the run is visible in it. The truncation is *established* when it lies in the
-pilot's first quarter; else the pilot is repeated at twice the length while the pilots' total
-stays below the run's measured arrivals (at most one repetition), and otherwise the warm-up is
-still ``2 d`` and :attr:`WarmupChoice.established` is ``False`` (said in the result's
-``warmup_method``). A system unstable by a known load bound (load >= 1) has no warm-up and no
-pilot.
+replication): a quarter of the run's measured arrivals for ``R >= 8``, half for fewer, so the
+standard error of its averaged output is at most twice the run's own. The truncation is
+*established* when it lies in the pilot's first quarter; else the pilot is repeated at twice
+the length while the pilots' total stays below the run's measured arrivals (at most one
+repetition), and otherwise the warm-up is still ``2 d`` and
+:attr:`WarmupChoice.established` is ``False`` (said in the result's ``warmup_method``). The
+warm-up is at most the last pilot's length (MSER discards at most half of it). A system
+unstable by a known load bound (load >= 1) has no warm-up and no pilot.
 
 **Reproducibility.** Pilot replication ``j`` draws from the child ``2 ** 32 + j`` of the run's
 root ``SeedSequence`` (a branch the run's own replications never reach), and its statistics do
 not depend on how the lanes are grouped, so the warm-up, like every number of the run, depends
 on the seed, ``jobs`` and ``replications`` only, not on workers, tasks or engine.
+
+References: K. P. White Jr., Simulation 69(6), 323-334, 1997 (MSER); K. P. White Jr.,
+M. J. Cobb, S. C. Spratt, Proc. Winter Simulation Conference 2000 (five truncation heuristics
+compared).
 """
 
 from __future__ import annotations
