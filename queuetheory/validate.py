@@ -99,7 +99,9 @@ class ValidationReport:
         if self.prediction is not None:
             lines.append(f"Analysis:   {self.prediction.method}")
         lines.append(f"Simulation: {sim.replications} replications x {sim.jobs} jobs "
-                     f"(warm-up {sim.warmup}), seed {sim.seed}; {level} intervals")
+                     f"(warm-up {sim.warmup}"
+                     + (f": {sim.warmup_method}" if sim.warmup_method else "")
+                     + f"), seed {sim.seed}; {level} intervals")
         if sim.batch > 1:
             lines.append(f"Times are batch completion times (batches of {sim.batch}); cost "
                          f"is per job.")

@@ -373,7 +373,7 @@ def test_explicit_warmup_is_used_without_a_pilot(monkeypatch):
     monkeypatch.setattr(driver, "choose_warmup", no_pilot)
     system = _issue_system()
     sim = qt.simulate(system, servers=100, jobs=2000, replications=2, seed=7, warmup=31_251)
-    assert sim.warmup == 31_251 and sim.warmup_method == "warm-up given by the caller"
+    assert sim.warmup == 31_251 and sim.warmup_method == "given by the caller"
     assert qt.simulate(system, servers=100, jobs=2000, replications=2, seed=7,
                        warmup=0).warmup == 0
 

@@ -209,7 +209,7 @@ class SimulationResult:
                  f"{self.replications} independent replications of {self.jobs} measured jobs "
                  f"each after a warm-up of {self.warmup} jobs"
                  + (f" ({self.warmup_method})" if self.warmup_method else "")
-                 + f" (seed {self.seed}); {pct} Student-t intervals across replications."]
+                 + f"; seed {self.seed}; {pct} Student-t intervals across replications."]
         if self.batch > 1:
             parts.append(f"Times are batch completion times (arrival of a batch of "
                          f"{self.batch} to the completion of its last job); cost is per job.")

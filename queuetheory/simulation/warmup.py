@@ -153,11 +153,11 @@ class WarmupChoice:
     def describe(self, batch: int = 1) -> str:
         """How the warm-up was chosen, in words (``batch`` jobs per arrival)."""
         if self.rule == "given":
-            return "warm-up given by the caller"
+            return "given by the caller"
         if self.rule == "none":
-            return "no warm-up: the system is unstable at this load"
-        text = (f"warm-up twice the MSER truncation point ({self.truncation * batch} jobs; "
-                f"White 1997) of a pilot of {self.pilot_replications} replications x "
+            return "none: the system is unstable at this load"
+        text = (f"twice the MSER truncation point, {self.truncation * batch} jobs (White "
+                f"1997), of a pilot of {self.pilot_replications} replications x "
                 f"{self.pilot_arrivals * batch} jobs from the empty system")
         if not self.established:
             text += (" -- the truncation lies beyond the pilot's first quarter, so the "
