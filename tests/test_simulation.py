@@ -422,6 +422,19 @@ def test_mser_on_segments_is_mser_on_the_samples():
         sim.samples.mean(axis=0))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=0, max_size=60), st.integers(0, 30),
+       st.floats(-10, 10))
+def test_mser_batches_properties(noise, step, level):
+    # Any sequence: the truncation keeps at least half of the batches. A constant level after
+    # a distinct constant prefix of at most half the batches: the prefix exactly.
+    from queuetheory.simulation.warmup import mser_batches
+
+    assert 0 <= mser_batches(noise) <= len(noise) // 2
+    flat = [level + 1.0] * step + [level] * 60
+    assert mser_batches(flat) == step
+
+
 # -- the two engines --------------------------------------------------------------------------
 _ENGINE_CASES = [  # every kernel and branch: ties (atoms), buffer growth, no removal
     (qt.Random(), "sx"), (qt.Random(), qt.IR(qt.Deterministic(1.0))),

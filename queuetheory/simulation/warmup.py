@@ -78,6 +78,7 @@ def mser_batches(means) -> int:
     m = y.size
     if m < 2:
         return 0
+    y = y - y[-1]  # less cancellation below; a constant tail is exactly 0 (no spurious minimum)
     d = np.arange(m // 2 + 1)                  # batches discarded
     n = m - d                                  # batches kept: y[d:]
     total = np.cumsum(y[::-1])[n - 1]          # sum of y[d:]
