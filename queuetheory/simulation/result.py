@@ -73,7 +73,7 @@ class SimulationResult:
     samples : numpy.ndarray or None
         All measured response times, shape (replications, arrivals), if ``samples=True``.
     elapsed : float
-        Wall-clock seconds of the run.
+        Wall-clock seconds of the run (the warm-up pilot, if any, not included).
 
     Notes
     -----
