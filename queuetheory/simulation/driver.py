@@ -77,10 +77,10 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     warmup : int, optional
         Original jobs simulated and discarded at the start of every replication (the system
         starts empty). Default: chosen by a statistical rule, twice the MSER truncation point
-        (White 1997) of a pilot run from the empty system, which costs a quarter of the
-        measured jobs (half for fewer than 8 replications; at most as much as the measured
-        jobs when the pilot is repeated at twice the length); see Notes. ``result.warmup``
-        and ``result.warmup_method`` report it.
+        (White 1997) of a pilot run from the empty system, at least ``10 k / (1 - rho)``;
+        the pilot costs a quarter of the measured jobs (half for fewer than 8 replications;
+        at most as much as the measured jobs when it is repeated at twice the length); see
+        Notes. ``result.warmup`` and ``result.warmup_method`` report it.
     workers : int, optional
         Run the replications in up to this many processes (``ProcessPoolExecutor``), keeping
         at least :data:`MIN_LANES_PER_TASK` (32) replications per process unless ``tasks`` is
@@ -132,14 +132,16 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     replications (``R = replications``) of ``L = max(R n / (4 P), n / 2)`` jobs (``n = jobs``)
     is simulated from the empty system; MSER on 100 batch means of its averaged response
     times gives the truncation point ``d`` (the end of the transient) and the warm-up is
-    ``2 d``. If ``d`` lies beyond the pilot's first quarter, the pilot is repeated at length
-    ``2 L`` while the pilots' total stays within ``R n`` jobs; a truncation still beyond the
-    first quarter is reported in ``warmup_method`` (the transient may be longer). The pilot
-    draws from its own branch of the seed and does not depend on workers or tasks, so the
-    numbers stay reproducible. A system unstable by a known load bound gets no warm-up.
-    The fixed rule used before, ``max(n / 4, 10 k / (1 - rho))``, was too short at high
-    variance (RIQ(3), S&X hyperexponential X, k = 1000, load 0.68: 31,251 jobs, while the
-    transient lasts about 45,000 jobs and left the mean 3.4 % low).
+    ``2 d``, but at least ``10 k / (1 - rho)`` (``rho`` the load, capped at 0.95: relaxation
+    slows like ``1 / (1 - rho)``, and MSER on a noisy pilot can miss a slow drift). If ``d``
+    lies beyond the pilot's first quarter, the pilot is repeated at length ``2 L`` while the
+    pilots' total stays within ``R n`` jobs; a truncation still beyond the first quarter is
+    reported in ``warmup_method`` (the transient may be longer). The pilot draws from its
+    own branch of the seed and does not depend on workers or tasks, so the numbers stay
+    reproducible. A system unstable by a known load bound gets no warm-up. The fixed rule
+    used before, ``max(n / 4, 10 k / (1 - rho))``, was too short at high variance (RIQ(3),
+    S&X hyperexponential X, k = 1000, load 0.68: 31,251 jobs, while the transient lasts
+    about 45,000 jobs and left the mean 3.4 % low).
 
     *Stability.* A run is reported unstable (``stable=False``, ``mean = inf``, with the reason
     in ``result.stability``) when Random or RIQ run at load >= 1, or when the response times

@@ -6,7 +6,12 @@ replications, started from empty and measured from its first arrival, shows wher
 ends: MSER (White 1997) on the pilot's batch means gives the truncation point ``d``, and the
 warm-up is ``2 d`` (MSER-5 did best among five truncation heuristics in White, Cobb and
 Spratt 2000; the factor 2 is a safety margin, as MSER locates the transient's end only to
-within a batch and through the pilot's noise).
+within a batch and through the pilot's noise), but at least the floor ``10 k / (1 - rho)``
+(``k`` servers, ``rho`` the offered load capped at 0.95): a queue relaxes on a time scale
+growing like ``1 / (1 - rho)``, and MSER on a noisy pilot can miss a slow drift (see
+:data:`FLOOR_PER_SERVER`). The floor alone was the previous rule, too short where the
+transient is long (RIQ(3), hyperexponential X, k = 1000: MSER finds about 40,000 jobs where
+the floor is 31,251 and the mean was 3.4 % low).
 
 **Size.** The pilot runs ``P = max(min(4, R), ceil(R / 8))`` replications (``R`` those of
 the run) of ``L = max(ceil(R n / (4 P)), ceil(n / 2))`` arrivals (``n`` those measured per
@@ -14,10 +19,11 @@ replication): a quarter of the run's measured arrivals for ``R >= 8``, half for 
 standard error of its averaged output is at most twice the run's own. The truncation is
 *established* when it lies in the pilot's first quarter; else the pilot is repeated at twice
 the length while the pilots' total stays below the run's measured arrivals (at most one
-repetition), and otherwise the warm-up is still ``2 d`` and
+repetition), and otherwise the warm-up is still ``max(2 d, floor)`` and
 :attr:`WarmupChoice.established` is ``False`` (said in the result's ``warmup_method``). The
-warm-up is at most the last pilot's length (MSER discards at most half of it). A system
-unstable by a known load bound (load >= 1) has no warm-up and no pilot.
+warm-up is at most the larger of the floor and the last pilot's length (MSER discards at
+most half of it). A system unstable by a known load bound (load >= 1) has no warm-up and no
+pilot.
 
 **Reproducibility.** Pilot replication ``j`` draws from the child ``2 ** 32 + j`` of the run's
 root ``SeedSequence`` (a branch the run's own replications never reach), and its statistics do
@@ -31,6 +37,7 @@ compared).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,6 +57,13 @@ PILOT_LANE = 2 ** 32
 PILOT_MIN_REPLICATIONS = 4
 #: ... and at least one per this many replications of the run.
 PILOT_SHARE = 8
+#: Floor of the warm-up: this many jobs per server, divided by ``1 - rho`` (``rho`` the
+#: offered load, capped at ``FLOOR_LOAD_CAP``): the relaxation time of a queue grows like
+#: ``1 / (1 - rho)``, and MSER on a noisy pilot can miss a slow drift (THRESHOLD-1(d=5),
+#: Facebook S&X, k = 200, load 0.85: MSER 5,600 jobs, after which the run still rose 10-14%
+#: with trend t = 2.6-3.5; the floor is 13,334).
+FLOOR_PER_SERVER = 10
+FLOOR_LOAD_CAP = 0.95
 
 
 def mser_batches(means) -> int:
@@ -134,14 +148,17 @@ class WarmupChoice:
     arrivals : int
         Arrivals (batches for batch policies) discarded per replication.
     rule : str
-        ``"given"`` (``warmup=``), ``"mser"`` (the pilot) or ``"none"`` (unstable by a known
-        load bound: no steady state to reach).
+        ``"given"`` (``warmup=``), ``"mser"`` (twice the pilot's MSER truncation point),
+        ``"floor"`` (the floor ``10 k / (1 - rho)``, when longer) or ``"none"`` (unstable by
+        a known load bound: no steady state to reach).
     pilot_replications, pilot_arrivals : int
         Size of the (last) pilot (0 without one).
     truncation : int
         MSER's truncation point in the pilot, in arrivals.
     established : bool
         Whether the truncation lay in the pilot's first quarter.
+    floor : int
+        The floor ``10 k / (1 - rho)``, in arrivals.
     """
 
     arrivals: int
@@ -150,6 +167,7 @@ class WarmupChoice:
     pilot_arrivals: int = 0
     truncation: int = 0
     established: bool = True
+    floor: int = 0
 
     def describe(self, batch: int = 1) -> str:
         """How the warm-up was chosen, in words (``batch`` jobs per arrival)."""
@@ -157,9 +175,12 @@ class WarmupChoice:
             return "given by the caller"
         if self.rule == "none":
             return "none: the system is unstable at this load"
-        text = (f"twice the MSER truncation point, {self.truncation * batch} jobs (White "
-                f"1997), of a pilot of {self.pilot_replications} replications x "
-                f"{self.pilot_arrivals * batch} jobs from the empty system")
+        mser = (f"twice the truncation point that MSER (White 1997) finds at "
+                f"{self.truncation * batch} jobs in a pilot of {self.pilot_replications} "
+                f"replications x {self.pilot_arrivals * batch} jobs from the empty system")
+        floor = f"the floor 10 k / (1 - rho) = {self.floor * batch} jobs"
+        text = (f"{mser}, above {floor}" if self.rule == "mser"
+                else f"{floor}, above {mser}")
         if not self.established:
             text += (" -- the truncation lies beyond the pilot's first quarter, so the "
                      "transient may be longer: simulate more jobs to establish it")
@@ -192,6 +213,8 @@ def choose_warmup(system: System, measured: int, replications: int,
     bound = policy.load_bound(system.runtime, poisson=system.interarrival is None)
     if bound is not None and system.load >= 1:
         return WarmupChoice(0, "none")
+    floor = math.ceil(FLOOR_PER_SERVER * system.servers
+                      / (1.0 - min(system.load, FLOOR_LOAD_CAP)) / policy.batch)
     lanes = max(min(PILOT_MIN_REPLICATIONS, replications), -(-replications // PILOT_SHARE))
     length = max(-(-replications * measured // (4 * lanes)), -(-measured // 2))
     budget = replications * measured
@@ -204,5 +227,6 @@ def choose_warmup(system: System, measured: int, replications: int,
         cut = int(edges[mser_batches(means)])
         established = cut <= length // 4
         if established or spent + 2 * lanes * length > budget:
-            return WarmupChoice(2 * cut, "mser", lanes, length, cut, established)
+            return WarmupChoice(max(2 * cut, floor), "mser" if 2 * cut >= floor else "floor",
+                                lanes, length, cut, established, floor)
         length *= 2
