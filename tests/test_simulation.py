@@ -399,6 +399,12 @@ def test_pilot_cost_and_unstable_systems():
     calls.clear()
     rule.choose_warmup(system, 10_000, 2, run)
     assert calls == [(5_000, 2)]                              # half of 2 x 10,000; no repeat
+    # no visible transient: the floor 10 k / (1 - rho) (k = 100, rho = 0.68: 3,125 jobs, 3,126
+    # after rounding up 3125.0000000000005)
+    flat = rule.choose_warmup(system, 10_000, 8, lambda n, m, lanes: np.ones((len(lanes), m)))
+    assert (flat.arrivals, flat.rule, flat.truncation) == (math.ceil(1000 / (1 - 0.68)),
+                                                          "floor", 0)
+    assert flat.describe().startswith("the floor 10 k / (1 - rho) = 3126 jobs, above twice")
     # a known-unstable system (RIQ at load >= 1) gets no pilot and no warm-up
     calls.clear()
     assert rule.choose_warmup(system.replace(arrival_rate=1.0), 10_000, 8, run).arrivals == 0
