@@ -216,7 +216,8 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
         Add simulated rows (with confidence intervals) beside the analytic ones.
     jobs, replications, seed : int
         Simulation size per replication and seed (see :func:`queuetheory.simulate`); every
-        system is simulated with the same seed (common random numbers).
+        system is simulated with the same seed (common random numbers, paired arrival by
+        arrival where the default warm-ups of two systems coincide).
     remove : bool, optional
         For named batch policies (``mds:N``, ``replication:N``): cancel the redundant tasks
         when the batch (job) completes (``True``, the default of the policies) or not.

@@ -138,7 +138,9 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
     pilots' total stays within ``R n`` jobs; a truncation still beyond the first quarter is
     reported in ``warmup_method`` (the transient may be longer). The pilot draws from its
     own branch of the seed and does not depend on workers or tasks, so the numbers stay
-    reproducible. A system unstable by a known load bound gets no warm-up. The fixed rule
+    reproducible. As the warm-up depends on the system, runs of different policies with one
+    seed are paired arrival by arrival (common random numbers) only if they are given the
+    same ``warmup``. A system unstable by a known load bound gets no warm-up. The fixed rule
     used before, ``max(n / 4, 10 k / (1 - rho))``, was too short at high variance (RIQ(3),
     S&X hyperexponential X, k = 1000, load 0.68: 31,251 jobs, while the transient lasts
     about 45,000 jobs and left the mean 3.4 % low).
