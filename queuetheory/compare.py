@@ -33,7 +33,10 @@ class Comparison:
 
     Each row holds ``arrival_rate``, ``load``, ``policy`` (label), ``d``, ``source``
     (``analysis`` or ``simulation``), ``servers``, ``stable``, ``mean``, one ``pXX`` per
-    quantile, ``cost``, ``busy_fraction`` and ``method``. Simulated rows also hold the
+    quantile, ``cost``, ``busy_fraction`` and ``method``. Analysed rows also hold ``exact``
+    and, where the ``k -> infinity`` limit stands in for ``servers``, the estimated relative
+    ``finite_k_gap`` of the mean and its ``finite_k_gap_range`` (``None`` where the gap is
+    unknown; see :mod:`queuetheory.analysis.finite_k`). Simulated rows also hold the
     confidence interval of every statistic, under ``mean_ci``, ``pXX_ci``, ``cost_ci`` and
     ``busy_fraction_ci`` (pairs ``(low, high)`` at level ``confidence``), and the simulation's
     ``replications``, ``jobs`` and ``seed``.
@@ -213,7 +216,8 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
         Add simulated rows (with confidence intervals) beside the analytic ones.
     jobs, replications, seed : int
         Simulation size per replication and seed (see :func:`queuetheory.simulate`); every
-        system is simulated with the same seed (common random numbers).
+        system is simulated with the same seed (common random numbers, paired arrival by
+        arrival where the default warm-ups of two systems coincide).
     remove : bool, optional
         For named batch policies (``mds:N``, ``replication:N``): cancel the redundant tasks
         when the batch (job) completes (``True``, the default of the policies) or not.
@@ -352,7 +356,10 @@ def _analysed_row(system: System, quantiles: Sequence[float]) -> dict:
             row[_quantile_key(q)] = p.quantile(q)
         except NotImplementedError:
             row[_quantile_key(q)] = None
-    row |= {"cost": p.cost, "busy_fraction": p.busy_fraction, "method": p.method}
+    gap = p.finite_k_gap
+    row |= {"cost": p.cost, "busy_fraction": p.busy_fraction, "method": p.method,
+            "exact": p.exact, "finite_k_gap": None if gap is None else gap.mean,
+            "finite_k_gap_range": None if gap is None else gap.mean_interval}
     return row
 
 

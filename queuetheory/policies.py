@@ -12,15 +12,18 @@ of its parent. This module imports neither the simulation nor the analysis.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from . import _checks
 from .distributions import Exponential
 from .runtime import IR, RuntimeModel
 
 __all__ = ["Policy", "Random", "RIQ", "RedundancyD", "Threshold", "MDS", "Replication", "Kernel",
-           "from_name", "policy_class", "policy_classes", "known_names"]
+           "from_name", "policy_class", "policy_classes", "known_names", "nearest"]
+
+_T = TypeVar("_T")
 
 #: Lower-case name -> policy class, in the order the classes were defined.
 _REGISTRY: dict[str, type[Policy]] = {}
@@ -149,6 +152,25 @@ def known_names(note: bool = False) -> list[str]:
     ['random', 'riq', 'redundancy', 'threshold:N']
     """
     return [cls.usage(note) for cls in policy_classes()]
+
+
+def nearest(table: Mapping[type, _T], policy: Policy) -> tuple[type, _T] | None:
+    """The entry of ``table`` for the nearest class along ``policy``'s class hierarchy (its
+    own class first), as ``(class, value)``; ``None`` if no class of it has one.
+
+    This is how a subclass inherits what is registered for its parent: the analysis
+    (:func:`queuetheory.analysis.register`) and the finite-k gap map.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.policies import nearest
+    >>> class MyRIQ(qt.RIQ):
+    ...     pass
+    >>> nearest({qt.RIQ: "riq's entry"}, MyRIQ(3))
+    (<class 'queuetheory.policies.RIQ'>, "riq's entry")
+    """
+    return next(((cls, table[cls]) for cls in type(policy).__mro__ if cls in table), None)
 
 
 def _stable_below_one(policy: Policy) -> str:

@@ -184,8 +184,7 @@ class Prediction:
             except NotImplementedError:
                 out[f"p{100 * q:g}"] = None
         out |= {"method": self.method, "exact": self.exact, "limit": self.limit,
-                "finite_k_gap": (None if self.finite_k_gap is None or not self.finite_k_gap.known
-                                 else self.finite_k_gap.mean),
+                "finite_k_gap": None if self.finite_k_gap is None else self.finite_k_gap.mean,
                 "assumptions": list(self.assumptions), "references": list(self.references)}
         return out
 

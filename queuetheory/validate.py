@@ -19,12 +19,6 @@ __all__ = ["validate", "ValidationReport"]
 
 #: The largest load used in the finite-k allowance ``1 / (k (1 - rho))`` (keeps it finite).
 _LOAD_CAP = 0.99
-#: Warm-up pilot: replications, batch means MSER reads, smallest length (jobs) and at most
-#: this many doublings of the length while the truncation point lies beyond its first quarter.
-PILOT_REPLICATIONS = 4
-PILOT_BATCHES = 100
-PILOT_MIN_JOBS = 20_000
-PILOT_DOUBLINGS = 3
 
 
 class ValidationReport:
@@ -105,7 +99,9 @@ class ValidationReport:
         if self.prediction is not None:
             lines.append(f"Analysis:   {self.prediction.method}")
         lines.append(f"Simulation: {sim.replications} replications x {sim.jobs} jobs "
-                     f"(warm-up {sim.warmup}), seed {sim.seed}; {level} intervals")
+                     f"(warm-up {sim.warmup}"
+                     + (f": {sim.warmup_method}" if sim.warmup_method else "")
+                     + f"), seed {sim.seed}; {level} intervals")
         if sim.batch > 1:
             lines.append(f"Times are batch completion times (batches of {sim.batch}); cost "
                          f"is per job.")
@@ -185,13 +181,11 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     ``resolution / 2`` of the value: then a true relative error of ``resolution`` would fall
     inside it about half the time or more).
 
-    **Warm-up.** Unless ``warmup`` is given, a pilot of 4 replications started from the empty
-    system measures where the transient ends: MSER (White 1997) on 100 batch means of the
-    replications' averaged response times gives the truncation point, which must lie in the
-    pilot's first quarter (else the pilot doubles, up to three times); the warm-up is twice
-    that point. The fixed rule ``10 k / (1 - rho)`` of :func:`simulate` was too short at
-    high variance (RIQ(3) at k = 1000 with hyperexponential X: 31,251 jobs where the pilot
-    finds a transient of about 45,000).
+    **Warm-up.** Unless ``warmup`` is given, :func:`queuetheory.simulate`'s default: twice
+    the MSER (White 1997) truncation point of a pilot run from the empty system (see its
+    Notes; the report's simulation states the warm-up and how it was chosen). The fixed rule
+    ``10 k / (1 - rho)`` used before was too short at high variance (RIQ(3) at k = 1000 with
+    hyperexponential X: 31,251 jobs where the pilot finds a transient of about 45,000).
 
     **The finite-k allowance.** Most analyses are the ``k -> infinity`` (mean-field) limit,
     which a system of ``k`` servers approaches at rate ``O(1/k)``. The default relative
@@ -222,7 +216,8 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
         Use this simulation of the same system instead of running one (``ValueError`` if it
         simulated another system).
     warmup : int, optional
-        Jobs discarded per replication; default: chosen by the MSER pilot (see above).
+        Jobs discarded per replication; default: chosen by the MSER pilot of
+        :func:`queuetheory.simulate` (see above).
     resolution : float or None
         Relative error (> 0) every compared statistic must be able to reveal for an *agree*
         (default 0.01); ``None`` accepts any interval width.
@@ -267,9 +262,6 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
         if seed is None:
             seed = int(np.random.SeedSequence().entropy)
         seed = _checks.positive_int("seed", seed, minimum=0)
-        if warmup is None:
-            warmup = _pilot_warmup(system, max(PILOT_MIN_JOBS, jobs // 4, 50 * servers), seed,
-                                   workers=workers, executor=executor)
         simulation = simulate(system, jobs=jobs, replications=replications, seed=seed,
                               warmup=warmup, workers=workers, executor=executor,
                               progress=progress, confidence=level)
@@ -328,63 +320,6 @@ def _same_system(a: System, b: System) -> bool:
     return all(x == y or math.isclose(x, y, rel_tol=1e-12)
                for x, y in ((a.runtime.fastest_moment(*key), b.runtime.fastest_moment(*key))
                             for key in keys))
-
-
-def mser_truncation(values, batches: int = PILOT_BATCHES) -> int:
-    """MSER truncation point of an output sequence: how many leading values to discard.
-
-    The sequence is cut into ``batches`` batch means ``y_1..y_m``; the truncation ``d`` (in
-    batches, ``d <= m / 2``) minimises the squared standard error of the mean of the rest,
-    ``sum_{j>d} (y_j - mean)^2 / (m - d)^2`` (White 1997; MSER-5 is batches of 5 values).
-
-    Parameters
-    ----------
-    values : array_like
-        The output sequence in time order (e.g. response times by arrival).
-    batches : int
-        Number of batch means (default 100; at least 5 values per batch are kept).
-
-    Returns
-    -------
-    int
-        Values to discard (a multiple of the batch size).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.r_[np.zeros(300), np.ones(700)]      # a transient of 300 values, then steady
-    >>> mser_truncation(x, batches=100)
-    300
-
-    References
-    ----------
-    .. [1] K. P. White Jr., Simulation 69(6), 323-334, 1997.
-    """
-    values = np.asarray(values, dtype=float)
-    size = max(values.size // batches, 5)
-    m = values.size // size
-    if m < 2:
-        return 0
-    y = values[:m * size].reshape(m, size).mean(axis=1)
-    d = np.arange(m // 2 + 1)                  # batches discarded
-    n = m - d                                  # batches kept: y[d:]
-    total = np.cumsum(y[::-1])[n - 1]          # sum of y[d:]
-    squares = np.cumsum((y * y)[::-1])[n - 1]
-    criterion = np.maximum(squares - total * total / n, 0.0) / (n * n)
-    return int(d[int(np.argmin(criterion))] * size)
-
-
-def _pilot_warmup(system: System, length: int, seed: int, **execution) -> int:
-    """Twice the MSER truncation point of a pilot from the empty system (see validate)."""
-    pilot_seed = (seed + 1) % 2 ** 63
-    for _ in range(PILOT_DOUBLINGS + 1):
-        pilot = simulate(system, jobs=length, replications=PILOT_REPLICATIONS,
-                         seed=pilot_seed, warmup=0, samples=True, **execution)
-        cut = mser_truncation(pilot.samples.mean(axis=0)) * system.policy.batch
-        if cut <= length // 4:
-            break
-        length *= 2
-    return 2 * cut
 
 
 def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,

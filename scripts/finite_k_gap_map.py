@@ -7,7 +7,9 @@ this script simulates the finite system (12 independent replications) and writes
 gap (simulated - limit) / limit of the mean and the 99th percentile, with the 95% interval of
 the simulated value turned into an interval of the gap, to
 ``queuetheory/data/finite_k_gap.csv``. ``qt.analyze`` reads that file to decide whether to
-emit ``qt.AccuracyWarning`` (see ``queuetheory/analysis/finite_k.py``).
+emit ``qt.AccuracyWarning`` (see ``queuetheory/analysis/finite_k.py``). A row names its
+policy by label (for reading) and by the key ``qt.analyze`` looks up: the registered name
+(``family``) and the dataclass fields (``parameters``, JSON).
 
 Run from the repository root (13 minutes wall-clock, niced, on a shared 2-core machine; an
 optional argument names another output file)::
@@ -27,15 +29,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import queuetheory as qt  # noqa: E402
+from queuetheory.analysis.finite_k import policy_columns  # noqa: E402
 
 OUT = ROOT / "queuetheory" / "data" / "finite_k_gap.csv"
 SEED = 20261130
 LOADS = (0.3, 0.5, 0.7, 0.9)
 SERVERS = (10, 30, 100, 300)
 REPLICATIONS = 12
-FIELDS = ["policy", "runtime", "polled", "servers", "load", "jobs", "warmup", "replications",
-          "seed", "verdict", "limit_mean", "sim_mean", "gap_mean", "gap_mean_low", "gap_mean_high",
-          "limit_p99", "sim_p99", "gap_p99", "gap_p99_low", "gap_p99_high"]
+FIELDS = ["policy", "family", "parameters", "runtime", "polled", "servers", "load", "jobs",
+          "warmup", "replications", "seed", "verdict", "limit_mean", "sim_mean", "gap_mean",
+          "gap_mean_low", "gap_mean_high", "limit_p99", "sim_p99", "gap_p99", "gap_p99_low",
+          "gap_p99_high"]
 
 
 def runtimes():
@@ -76,7 +80,8 @@ def main():
                         sim = qt.simulate(qt.System(policy, runtime, arrival_rate=rate),
                                           servers=k, jobs=jobs, replications=REPLICATIONS,
                                           warmup=warmup, seed=SEED)
-                        row = {"policy": policy.label(), "runtime": key, "polled": policy.polled,
+                        row = {"policy": policy.label(), **policy_columns(policy),
+                               "runtime": key, "polled": policy.polled,
                                "servers": k, "load": load, "jobs": jobs, "warmup": warmup,
                                "replications": REPLICATIONS, "seed": SEED,
                                "verdict": sim.verdict, "limit_mean": limit.mean,

@@ -10,6 +10,8 @@ Research 2017).
 from __future__ import annotations
 
 import csv
+import dataclasses
+import json
 import math
 import warnings
 
@@ -153,9 +155,9 @@ def _point(gap, verdict="stable"):
 @pytest.fixture
 def synthetic_map(monkeypatch):
     """A made-up map for RIQ(2), IR exponential: gap 1/k * 3 at load 0.4, 6/k at load 0.8."""
-    table = {("RIQ(d=2)", "ir-exponential"): {
+    table = {qt.RIQ: {((("d", 2),), "ir-exponential"): {
         0.4: {10: _point(0.3), 100: _point(0.03)},
-        0.8: {10: _point(0.6), 100: _point(0.06, "stable")}}}
+        0.8: {10: _point(0.6), 100: _point(0.06, "stable")}}}}
     monkeypatch.setattr(finite_k, "_load_map", lambda: table)
     return lambda lam, k: finite_k.finite_k_gap(
         qt.System(qt.RIQ(2), qt.IR(qt.Exponential(1.0)), arrival_rate=lam, servers=k))
@@ -177,9 +179,121 @@ def test_interpolation_rules_on_a_synthetic_map(synthetic_map):
 
 
 def test_unstable_and_inconclusive_points_on_a_synthetic_map(synthetic_map, monkeypatch):
-    table = finite_k._load_map()
-    table[("RIQ(d=2)", "ir-exponential")][0.8][100] = _point(math.nan, "inconclusive")
-    table[("RIQ(d=2)", "ir-exponential")][0.4][10] = _point(math.inf, "unstable")
-    assert not synthetic_map(0.8, 100).known and "inconclusive" in synthetic_map(0.8, 200).source
+    entry = finite_k._load_map()[qt.RIQ][((("d", 2),), "ir-exponential")]
+    entry[0.8][100] = _point(math.nan, "inconclusive")
+    entry[0.4][10] = _point(math.inf, "unstable")
+    unknown = synthetic_map(0.8, 100)
+    assert not unknown.known and unknown.mean is None and unknown.mean_interval is None
+    assert "inconclusive" in synthetic_map(0.8, 200).source
     assert synthetic_map(0.6, 10).mean == math.inf       # a neighbour was unstable
     assert synthetic_map(0.4, 100).mean == pytest.approx(0.03)
+
+
+class _Renamed(qt.RIQ):
+    """A user's RIQ under another label (no ``names``: not registered, analysed as RIQ)."""
+
+    def label(self):
+        return "my dispatcher"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tagged(qt.RIQ):
+    """A user's RIQ subclass with a field of its own."""
+
+    tag: str = "mine"
+
+
+@pytest.mark.parametrize("policy", [_Renamed(10), _Tagged(10, "x"), qt.Threshold(10, 0)],
+                         ids=["renamed-label", "extra-field", "threshold-0"])
+def test_subclasses_and_renamed_labels_inherit_the_map(policy):
+    # Issue #9: the map was keyed on labels, so these got "unknown". They are RIQ(10) by
+    # their class hierarchy (THRESHOLD-0 by definition) and read RIQ(10)'s map entry.
+    runtime = _facebook()
+    base = finite_k.finite_k_gap(qt.System(qt.RIQ(10), runtime, arrival_rate=0.7, servers=10))
+    with pytest.warns(qt.AccuracyWarning, match=r"estimated finite-k gap \+\d+"):
+        p = qt.analyze(qt.System(policy, runtime, arrival_rate=0.7, servers=10))
+    gap = p.finite_k_gap
+    assert base.known and gap.known
+    assert (gap.mean, gap.mean_interval, gap.p99, gap.p99_interval) == (
+        base.mean, base.mean_interval, base.p99, base.p99_interval)
+    if not isinstance(policy, qt.Threshold):
+        assert "mapped as its parent class, RIQ(d=10)" in gap.source
+    # the parameters come from the object: d = 7 is not mapped, whatever the class
+    other = finite_k.finite_k_gap(qt.System(type(policy)(7), runtime, arrival_rate=0.7,
+                                            servers=10))
+    assert not other.known and "RIQ(d=7)" in other.source
+
+
+def test_batch_policy_subclass_is_keyed_on_all_its_parameters():
+    class MyMDS(qt.MDS):
+        pass
+
+    runtime = _facebook()
+
+    def gap(policy):
+        return finite_k.finite_k_gap(qt.System(policy, runtime, arrival_rate=0.5, servers=30))
+
+    base = gap(qt.MDS(4, 2, remove=False))
+    assert base.known and gap(MyMDS(4, 2, remove=False)).mean == base.mean
+    assert not gap(MyMDS(4, 2, remove=True)).known           # removal is not in the map
+    assert not gap(MyMDS(4, 3, remove=False)).known
+
+
+def test_map_columns_name_the_registered_policy():
+    # Every row's key (family, parameters) rebuilds a policy whose label is the row's label.
+    with finite_k.MAP_FILE.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        cls, _ = qt.policies.policy_class(row["family"])
+        policy = cls(**json.loads(row["parameters"]))
+        assert policy.label() == row["policy"] and policy.polled == int(row["polled"])
+        assert finite_k.policy_columns(policy) == {"family": row["family"],
+                                                   "parameters": row["parameters"]}
+
+
+def _no_nan(value):
+    if isinstance(value, dict):
+        return all(_no_nan(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_no_nan(v) for v in value)
+    return not (isinstance(value, float) and math.isnan(value))
+
+
+@pytest.mark.parametrize("policy, lam, known", [
+    (qt.RIQ(10), 0.7, True), (qt.RIQ(7), 0.7, False), (qt.RedundancyD(10), 0.5, True),
+], ids=["known", "unknown", "infinite"])
+def test_gap_fields_are_none_when_unknown_and_json_has_no_nan(policy, lam, known):
+    system = qt.System(policy, _facebook(), arrival_rate=lam, servers=10)
+    with pytest.warns(qt.AccuracyWarning, match="finite-k gap" if known else "gap unknown"):
+        p = qt.analyze(system)
+    gap = p.finite_k_gap
+    out = gap.to_dict()
+    assert gap.known is known and out["known"] is known and _no_nan(out)
+    assert _no_nan(p.to_dict()) and p.to_dict()["finite_k_gap"] == gap.mean
+    if not known:
+        assert (gap.mean, gap.mean_interval, gap.p99, gap.p99_interval) == (None,) * 4
+        assert set(out.values()) >= {None} and gap.bound == math.inf
+        assert "unknown" in gap.describe() and "unknown" in p.describe()
+        json.dumps(out, allow_nan=False)                     # strict JSON
+    else:
+        assert all(isinstance(v, float) for v in (gap.mean, gap.p99))
+        assert all(len(r) == 2 for r in (out["mean_interval"], out["p99_interval"]))
+
+
+def test_cli_json_with_servers_is_strict_json(capsys):
+    # --servers 10: RIQ(3) mapped at k = 10, RIQ(7) not (gap null), Redundancy-10 found
+    # unstable at k = 10 (gap "inf", as the CLI writes infinities). No NaN anywhere.
+    from queuetheory.cli import main
+
+    def strict(name):
+        raise AssertionError(f"non-strict JSON constant {name}")
+
+    with pytest.warns(qt.AccuracyWarning):
+        assert main(["--policy", "riq,redundancy", "--d", "3,7,10", "--rate", "0.5",
+                     "--servers", "10", "--format", "json"]) == 0
+    rows = {row["policy"]: row for row in
+            json.loads(capsys.readouterr().out, parse_constant=strict)["rows"]}
+    assert rows["RIQ(d=7)"]["finite_k_gap"] is None and rows["RIQ(d=7)"]["exact"] is False
+    assert rows["RIQ(d=7)"]["finite_k_gap_range"] is None
+    assert isinstance(rows["RIQ(d=3)"]["finite_k_gap"], float)
+    assert rows["RedundancyD(d=10)"]["finite_k_gap"] == "inf"

@@ -3,7 +3,6 @@ finite-k allowance, for correct, deliberately wrong and missing analyses."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 
@@ -11,8 +10,7 @@ import numpy as np
 import pytest
 
 import queuetheory as qt
-
-validate_module = importlib.import_module("queuetheory.validate")  # qt.validate is the function
+from queuetheory.simulation.warmup import mser_truncation
 
 
 def _riq_system(lam=0.7):
@@ -142,12 +140,12 @@ def test_bad_input(kwargs, word):
 def test_mser_finds_a_known_transient():
     # A deterministic step after 3,000 values, then a seeded noisy exponential approach: the
     # MSER truncation is at the step, and beyond most of the approach (time constant 1,000).
-    assert validate_module.mser_truncation(np.r_[np.zeros(3000), np.ones(7000)]) == 3000
+    assert mser_truncation(np.r_[np.zeros(3000), np.ones(7000)]) == 3000
     rng = np.random.default_rng(1)
     t = np.arange(100_000)
     x = 1 - np.exp(-t / 1000) + rng.normal(0, 0.5, t.size)
-    assert 2000 <= validate_module.mser_truncation(x) <= 10_000
-    assert validate_module.mser_truncation(np.ones(50)) == 0
+    assert 2000 <= mser_truncation(x) <= 10_000
+    assert mser_truncation(np.ones(50)) == 0
 
 
 def _md1(lam):

@@ -94,7 +94,8 @@ def _tiny_heavy_run():
     S = qt.Discrete([1.0, 4.0], [0.8, 0.2])
     X = qt.HyperExponential([0.9, 0.1], [2.0, 0.25])
     system = qt.System(qt.RIQ(3), qt.SX(X=X, S=S), arrival_rate=0.5)
-    return system, qt.simulate(system, servers=10, jobs=100, replications=2, seed=1)
+    return system, qt.simulate(system, servers=10, jobs=100, replications=2, seed=1,
+                               warmup=313)
 
 
 def test_intervals_stay_in_the_support():

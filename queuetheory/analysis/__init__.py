@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+from ..policies import nearest
 from ..prediction import AccuracyWarning, Prediction
 from ..system import System
 
@@ -98,11 +99,10 @@ def analyze(system: System) -> Prediction:
                                   "renewal arrivals")
     # looked up along the class hierarchy, as the policy's kernel and stability facts are
     # inherited: a subclass of RIQ is analysed as RIQ
-    handler = next((_HANDLERS[cls] for cls in type(system.policy).__mro__ if cls in _HANDLERS),
-                   None)
-    if handler is None:
+    found = nearest(_HANDLERS, system.policy)
+    if found is None:
         raise NotImplementedError(f"no analysis of {system.policy.label()} yet; use qt.simulate")
-    prediction = handler(system)
+    prediction = found[1](system)
     if system.servers is not None and prediction.limit:
         prediction.exact = False
         gap = finite_k.finite_k_gap(system)

@@ -19,12 +19,21 @@ docstring).
   extrapolation, stated as such);
 * where a mapped point used was unstable the gap is ``inf``; where one was inconclusive,
   outside the mapped loads, below ``k = 10``, for other runtime models or policy parameters
-  the gap is *unknown*.
+  the gap is *unknown* (``None``).
+
+The map is keyed on the policy's class and parameters, not on its label: each row names the
+registered policy (``family``, e.g. ``riq``, see :func:`queuetheory.policies.policy_class`)
+and its dataclass fields (``parameters``, JSON). A policy is looked up along its class
+hierarchy (:func:`queuetheory.policies.nearest`, as :func:`queuetheory.analyze` finds its
+analysis), so a subclass of :class:`~queuetheory.RIQ` is mapped as RIQ with the same ``d``,
+whatever its label; THRESHOLD-0 is RIQ.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,12 +42,12 @@ from pathlib import Path
 import numpy as np
 
 from ..distributions import Exponential
-from ..policies import RIQ, Threshold
+from ..policies import RIQ, Policy, Threshold, nearest, policy_class
 from ..runtime import IR, SX
 from ..slowdowns import facebook
 from ..system import System
 
-__all__ = ["FiniteKGap", "finite_k_gap", "runtime_key", "THRESHOLD"]
+__all__ = ["FiniteKGap", "finite_k_gap", "runtime_key", "policy_columns", "THRESHOLD"]
 
 #: Relative gap above which ``qt.analyze`` warns that the limit may be off for finite k.
 THRESHOLD = 0.01
@@ -54,22 +63,27 @@ class FiniteKGap:
 
     Attributes
     ----------
-    known : bool
-        Whether the map covers the system (else the other fields are ``nan``).
-    mean, mean_interval : float, (float, float)
-        Estimated gap of the mean and the range the map's 95 % intervals allow.
-    p99, p99_interval : float, (float, float)
+    mean : float or None
+        Estimated gap of the mean (``inf`` if the map found the finite farm unstable;
+        ``None`` if the gap is unknown).
+    mean_interval : (float, float) or None
+        The range the map's 95 % intervals allow (``None`` if unknown).
+    p99, p99_interval : float or None, (float, float) or None
         The same for the 99th percentile.
     source : str
         Where the numbers come from (or why the gap is unknown).
     """
 
-    known: bool
-    mean: float
-    mean_interval: tuple[float, float]
-    p99: float
-    p99_interval: tuple[float, float]
+    mean: float | None
+    mean_interval: tuple[float, float] | None
+    p99: float | None
+    p99_interval: tuple[float, float] | None
     source: str
+
+    @property
+    def known(self) -> bool:
+        """Whether the map covers the system (else every number is ``None``)."""
+        return self.mean is not None
 
     @property
     def bound(self) -> float:
@@ -91,6 +105,22 @@ class FiniteKGap:
                 f"99th percentile (range [{100 * p_low:+.3g}%, {100 * p_high:+.3g}%]), "
                 f"{self.source}")
 
+    def to_dict(self) -> dict:
+        """Plain data: ``known``, the gaps and ranges (lists; ``None`` where unknown, ``inf``
+        where the finite farm was found unstable, never NaN) and ``source``.
+
+        Examples
+        --------
+        >>> from queuetheory.analysis.finite_k import FiniteKGap
+        >>> FiniteKGap(None, None, None, None, "no data").to_dict()["mean"] is None
+        True
+        """
+        def pair(value):
+            return None if value is None else [float(v) for v in value]
+
+        return {"known": self.known, "mean": self.mean, "mean_interval": pair(self.mean_interval),
+                "p99": self.p99, "p99_interval": pair(self.p99_interval), "source": self.source}
+
 
 def runtime_key(runtime) -> str | None:
     """The map's name of a runtime model, or ``None`` if the map does not cover it.
@@ -111,13 +141,39 @@ def runtime_key(runtime) -> str | None:
     return None
 
 
+def policy_columns(policy: Policy) -> dict[str, str]:
+    """The map's ``family`` (registered name) and ``parameters`` (JSON of the dataclass
+    fields) of a registered policy, as ``scripts/finite_k_gap_map.py`` writes them.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> policy_columns(qt.MDS(4, 2, remove=False))
+    {'family': 'mds', 'parameters': '{"n": 4, "m": 2, "remove": false}'}
+    """
+    family = type(policy).__dict__.get("names", ())
+    if not family:
+        raise ValueError(f"policy must be of a registered class (one declaring names), got "
+                         f"{policy!r}")
+    return {"family": family[0], "parameters": json.dumps(_parameters(policy, type(policy)))}
+
+
+def _parameters(policy: Policy, cls: type) -> dict:
+    """The values of ``cls``'s dataclass fields on ``policy`` (a subclass's extra fields are
+    not ``cls``'s)."""
+    return {f.name: getattr(policy, f.name) for f in dataclasses.fields(cls)}
+
+
 @lru_cache(maxsize=1)
 def _load_map() -> dict:
-    """``{(policy label, runtime key): {load: {k: {stat: (gap, low, high)}}}}``."""
+    """``{policy class: {(parameters, runtime key): {load: {k: {stat: (gap, low, high)}}}}}``
+    with ``parameters`` a sorted tuple of ``(field, value)``."""
     table: dict = {}
     with MAP_FILE.open(newline="") as handle:
         for row in csv.DictReader(handle):
-            entry = table.setdefault((row["policy"], row["runtime"]), {})
+            cls, _ = policy_class(row["family"])
+            parameters = tuple(sorted(json.loads(row["parameters"]).items()))
+            entry = table.setdefault(cls, {}).setdefault((parameters, row["runtime"]), {})
             per_k = entry.setdefault(float(row["load"]), {})
             point = {stat: tuple(float(row[f"gap_{stat}{suffix}"])
                                  for suffix in ("", "_low", "_high"))
@@ -127,10 +183,19 @@ def _load_map() -> dict:
     return table
 
 
-def _label(policy) -> str:
+def _mapped(policy: Policy, key: str) -> tuple[str, dict | None]:
+    """The policy as the map names it, and its entry for runtime ``key`` (or ``None``)."""
     if isinstance(policy, Threshold) and policy.n == 0:
-        return RIQ(policy.d).label()  # THRESHOLD-0 is RIQ
-    return policy.label()
+        policy = RIQ(policy.d)  # THRESHOLD-0 is RIQ
+    found = nearest(_load_map(), policy)
+    if found is None:
+        return policy.label(), None
+    cls, entries = found
+    parameters = _parameters(policy, cls)
+    name = policy.label()
+    if type(policy) is not cls:
+        name += f" (mapped as its parent class, {cls(**parameters).label()})"
+    return name, entries.get((tuple(sorted(parameters.items())), key))
 
 
 def _at_k(per_k: dict, k: int) -> tuple[dict | str, str] | None:
@@ -195,16 +260,14 @@ def finite_k_gap(system: System) -> FiniteKGap:
     >>> finite_k_gap(qt.System(qt.RIQ(7), runtime, arrival_rate=0.7, servers=10)).known
     False
     """
-    nan = (math.nan, math.nan)
-
     def unknown(reason: str) -> FiniteKGap:
-        return FiniteKGap(False, math.nan, nan, math.nan, nan, reason)
+        return FiniteKGap(None, None, None, None, reason)
 
-    k, label, key = system.servers, _label(system.policy), runtime_key(system.runtime)
+    k, key = system.servers, runtime_key(system.runtime)
     if key is None:
         return unknown(f"the map has no data for {system.runtime.name} runtimes other than "
                        f"{' and '.join(_RUNTIME_NAMES.values())}")
-    entry = _load_map().get((label, key))
+    label, entry = _mapped(system.policy, key)
     if entry is None:
         return unknown(f"the map has no data for {label} with {_RUNTIME_NAMES[key]} runtimes")
     loads = sorted(entry)
@@ -228,7 +291,7 @@ def finite_k_gap(system: System) -> FiniteKGap:
             if verdict == "inconclusive":
                 return unknown(f"{what} inconclusive")
             inf = (math.inf, math.inf)
-            return FiniteKGap(True, math.inf, inf, math.inf, inf,
+            return FiniteKGap(math.inf, inf, math.inf, inf,
                               f"{what} UNSTABLE although the limit is stable: the finite farm "
                               f"may have no steady state at all")
     w = 0.0 if upper == lower else (load - lower) / (upper - lower)
@@ -241,5 +304,5 @@ def finite_k_gap(system: System) -> FiniteKGap:
               f"load{'s' if upper != lower else ''} "
               f"{lower:g}{f' and {upper:g}' if upper != lower else ''}"
               + (f" ({how})" if how else ""))
-    return FiniteKGap(True, values["mean"][0], values["mean"][1], values["p99"][0],
+    return FiniteKGap(values["mean"][0], values["mean"][1], values["p99"][0],
                       values["p99"][1], source)

@@ -64,8 +64,11 @@ class Spec:
     """Everything a worker needs to simulate some lanes (picklable)."""
 
     def __init__(self, system, warm_arrivals: int, measured_arrivals: int, keep_samples: bool,
-                 engine: str = "numpy"):
+                 engine: str = "numpy", segments: int = SEGMENTS):
         self.system = system
+        #: Parts of the measured window whose means are kept (the trend check's, or the
+        #: warm-up pilot's batch means).
+        self.segments = int(segments)
         #: "auto" is resolved by each process that runs lanes (results do not depend on it).
         self.engine = engine
         self.servers = int(system.servers)
@@ -100,7 +103,7 @@ class LaneStatistics:
     #: Sum of the measured response times, and of the server time they used (cost).
     sum: np.ndarray
     cost: np.ndarray
-    #: Mean response time in each of the ``SEGMENTS`` parts of the measured window, and the
+    #: Mean response time in each of the ``Spec.segments`` parts of the measured window, and the
     #: number of measured arrivals in each part (the same for every lane).
     segments: np.ndarray
     segment_counts: np.ndarray
@@ -375,11 +378,12 @@ class _Redundant:
 KERNELS = {"lindley": _Lindley, "riq": _RIQ, "threshold": _Threshold, "redundant": _Redundant}
 
 
-def segment_counts(arrivals: int) -> np.ndarray:
-    """Measured arrivals in each trend segment: arrival ``i`` (0-based) is in segment
-    ``i * SEGMENTS // arrivals``, so segment ``s`` holds ``i`` from ``ceil(s n / SEGMENTS)`` up
-    to ``ceil((s + 1) n / SEGMENTS)`` (integers, no array of the arrivals)."""
-    edges = -(-np.arange(SEGMENTS + 1, dtype=np.int64) * arrivals // SEGMENTS)
+def segment_counts(arrivals: int, segments: int = SEGMENTS) -> np.ndarray:
+    """Measured arrivals in each of ``segments`` segments: arrival ``i`` (0-based) is in
+    segment ``i * segments // arrivals``, so segment ``s`` holds ``i`` from
+    ``ceil(s n / segments)`` up to ``ceil((s + 1) n / segments)`` (integers, no array of the
+    arrivals)."""
+    edges = -(-np.arange(segments + 1, dtype=np.int64) * arrivals // segments)
     return np.diff(edges)
 
 
@@ -399,10 +403,10 @@ class _Statistics:
         self.width = width
         self.sum = np.zeros(width)
         self.cost = np.zeros(width)
-        self.segments = np.zeros((width, SEGMENTS))
+        self.segments = np.zeros((width, spec.segments))
         #: Arrival ``i`` is in segment ``s`` for ``edges[s] <= i < edges[s + 1]``.
         self.edges = [int(e) for e in np.cumsum(np.append(0, segment_counts(
-            spec.measured_arrivals)))]
+            spec.measured_arrivals, spec.segments)))]
         self.hist = np.zeros(width * spec.hist_bins, dtype=np.int64)
         self.low = np.full(width, np.inf)
         self.high = np.zeros(width)
@@ -429,9 +433,9 @@ class _Statistics:
         self.cost += np.ascontiguousarray(cost.T).sum(axis=1)
         np.minimum(self.low, values.min(axis=1), out=self.low)
         np.maximum(self.high, values.max(axis=1), out=self.high)
-        rows, edges = values.shape[1], self.edges
-        for s in range(first * SEGMENTS // spec.measured_arrivals,
-                       (first + rows - 1) * SEGMENTS // spec.measured_arrivals + 1):
+        rows, edges, segments = values.shape[1], self.edges, spec.segments
+        for s in range(first * segments // spec.measured_arrivals,
+                       (first + rows - 1) * segments // spec.measured_arrivals + 1):
             part = values[:, max(edges[s] - first, 0):min(edges[s + 1] - first, rows)]
             self.segments[:, s] += part.sum(axis=1)
         with np.errstate(divide="ignore"):
@@ -447,7 +451,7 @@ class _Statistics:
 
     def finish(self, lanes: list[int]) -> LaneStatistics:
         spec = self.spec
-        counts = segment_counts(spec.measured_arrivals)
+        counts = segment_counts(spec.measured_arrivals, spec.segments)
         return LaneStatistics(
             lanes=list(lanes), hist_low=spec.hist_low, sum=self.sum, cost=self.cost,
             segments=self.segments / np.maximum(counts, 1), segment_counts=counts,

@@ -39,6 +39,9 @@ class SimulationResult:
     servers, jobs, warmup, replications : int
         Servers ``k``; original jobs measured per replication; original jobs simulated and
         discarded before measuring, per replication; number of replications.
+    warmup_method : str
+        How the warm-up was chosen (given, or the MSER pilot with its size and truncation
+        point; see :func:`queuetheory.simulate`).
     seed : int
         The entropy of the root ``numpy.random.SeedSequence`` (pass it back to reproduce).
     confidence : float
@@ -70,7 +73,7 @@ class SimulationResult:
     samples : numpy.ndarray or None
         All measured response times, shape (replications, arrivals), if ``samples=True``.
     elapsed : float
-        Wall-clock seconds of the run.
+        Wall-clock seconds of the run (the warm-up pilot, if any, not included).
 
     Notes
     -----
@@ -101,11 +104,12 @@ class SimulationResult:
     """
 
     def __init__(self, system: System, raw: engine.LaneStatistics, *, jobs: int, warmup: int,
-                 seed: int, confidence: float, elapsed: float):
+                 seed: int, confidence: float, elapsed: float, warmup_method: str = ""):
         self.system = system
         self.servers = int(system.servers)
         self.jobs = int(jobs)
         self.warmup = int(warmup)
+        self.warmup_method = warmup_method
         self.seed = seed
         self.confidence = float(confidence)
         self.elapsed = float(elapsed)
@@ -203,8 +207,9 @@ class SimulationResult:
         pct = f"{100 * self.confidence:g}%"
         parts = [f"Simulated {self.system.describe()}.",
                  f"{self.replications} independent replications of {self.jobs} measured jobs "
-                 f"each after a warm-up of {self.warmup} jobs (seed {self.seed}); {pct} "
-                 f"Student-t intervals across replications."]
+                 f"each after a warm-up of {self.warmup} jobs"
+                 + (f" ({self.warmup_method})" if self.warmup_method else "")
+                 + f"; seed {self.seed}; {pct} Student-t intervals across replications."]
         if self.batch > 1:
             parts.append(f"Times are batch completion times (arrival of a batch of "
                          f"{self.batch} to the completion of its last job); cost is per job.")
@@ -224,6 +229,7 @@ class SimulationResult:
         out = {"policy": self.system.policy.label(), "runtime": self.system.runtime.name,
                "arrival_rate": self.system.arrival_rate, "servers": self.servers,
                "load": self.system.load, "jobs": self.jobs, "warmup": self.warmup,
+               "warmup_method": self.warmup_method,
                "replications": self.replications, "seed": self.seed,
                "confidence": self.confidence, "statistic": self.statistic,
                "stable": self.stable, "verdict": self.verdict,
