@@ -305,7 +305,7 @@ class ResponseLaw(Distribution):
     # ------------------------------------------------------------------------ hooks
     def _fast_distribution(self, x: np.ndarray, upper: bool, errors: bool):
         """Double precision at the 1-d array ``x``: ``(values, estimated errors or None)``."""
-        values = self._evaluate(x, self._sf if upper else self._cdf, clip=True)
+        values = (self._sf_all if upper else self._cdf_all)(x)
         return values, (self._distribution_errors(x, upper) if errors else None)
 
     def _fast_quantile(self, q: np.ndarray, errors: bool):

@@ -1101,7 +1101,12 @@ def test_values_below_at_and_above_the_support_bounds(name, make, a, b, mass, pd
     if math.isfinite(b) and a < b and D.atoms is None:
         assert 1.0 - 1e-12 <= D.cdf(np.nextafter(b, -np.inf)) <= 1.0
     # quantiles: the ends of the support at levels 0 and 1, inside it in between
-    assert D.ppf(0.0) == a and D.ppf(1.0) == b
+    if isinstance(D, qt.ResponseLaw):   # levels in (0, 1) only, the ends refused by name
+        for q in (0.0, 1.0):
+            with pytest.raises(ValueError, match="q must lie in the open interval"):
+                D.ppf(q)
+    else:
+        assert D.ppf(0.0) == a and D.ppf(1.0) == b
     assert np.all((D.ppf([1e-12, 0.5, 1 - 1e-12]) >= a) & (D.ppf([1e-12, 0.5, 1 - 1e-12]) <= b))
     if not _has_pdf(D):
         return
@@ -1123,6 +1128,8 @@ def test_broadcasting_keeps_shape_and_matches_scalars(name, make, a, b, mass, pd
     top = b if math.isfinite(b) else a + 10.0
     points = np.array([-1.0, a, 0.5 * (a + top), top, 2 * top + 1, np.inf])
     levels = np.array([0.0, 0.1, 0.5, 0.9, 1.0, 0.25])
+    if isinstance(D, qt.ResponseLaw):   # response-time quantiles take levels in (0, 1)
+        levels = np.array([1e-9, 0.1, 0.5, 0.9, 1 - 1e-9, 0.25])
     size = int(np.prod(shape))
     x, q = points[:size].reshape(shape), levels[:size].reshape(shape)
     methods = [("cdf", x), ("sf", x), ("ppf", q)] + ([("pdf", x)] if _has_pdf(D) else [])
@@ -1182,7 +1189,10 @@ def test_hooks_never_receive_points_outside_the_support(name, make, a, b, mass, 
     ends = [np.nextafter(b, -np.inf), b, np.nextafter(b, np.inf)] if math.isfinite(b) else []
     x = np.concatenate([[-np.inf, -1.0, 0.0, np.nextafter(a, -np.inf), a, np.nextafter(a, np.inf)],
                         np.linspace(a, top, 7), ends, [2 * top + 1, np.inf]])
-    D.cdf(x), D.sf(x), D.ppf(np.linspace(0.0, 1.0, 11)), D.mean(), D.lst(np.array([0.5, 2.0]))
+    levels = np.linspace(0.0, 1.0, 11)
+    if isinstance(D, qt.ResponseLaw):
+        levels = levels[1:-1]
+    D.cdf(x), D.sf(x), D.ppf(levels), D.mean(), D.lst(np.array([0.5, 2.0]))
     if _has_pdf(D):
         D.pdf(x)
     if hasattr(D, "pmf") and not isinstance(D, qt.distributions._SciPy):
