@@ -169,7 +169,7 @@ class _Weights:
     beta_k f_{i-k+1}^-``; ``G_left[i] = G(ih-)``, ``G_right[i] = G(ih)``.
     """
 
-    def __init__(self, R: Distribution, h: float, M: int):
+    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = ()):
         values, probs = _atoms(R)
         a = h * np.arange(M)                          # cell k = 1..M is [a[k-1], a[k-1] + h]
         if values.size:
@@ -185,9 +185,37 @@ class _Weights:
             G = np.asarray(R._cdf(u.ravel()), dtype=float).reshape(u.shape)
             self.alpha = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
             self.beta = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+            for c in kinks:   # G is not smooth at c: Gauss-Legendre on either side of it
+                k = int(c // h)
+                if k < M and 1e-12 * h < c - a[k] < h * (1 - 1e-12):
+                    self.alpha[k], self.beta[k] = _split_cell(R, a[k], h, c)
             self.G_right = self.G_left = np.asarray(R._cdf(h * np.arange(M + 1)), dtype=float)
         self.alpha_rev = self.alpha[::-1].copy()     # alpha_rev[M - k] = alpha_k
         self.beta_rev = self.beta[::-1].copy()
+
+
+def _split_cell(R: Distribution, a: float, h: float, c: float) -> tuple[float, float]:
+    """``alpha`` and ``beta`` of :class:`_Weights` for the cell ``[a, a + h]`` with a kink or
+    jump of the density of ``R`` at ``c`` inside: Gauss-Legendre on ``[a, c]`` and ``[c, a + h]``
+    (on each ``G`` is smooth)."""
+    alpha = beta = 0.0
+    for lo, hi in ((a, c), (c, a + h)):
+        u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_NODES
+        w = 0.5 * (hi - lo) * _GL_WEIGHTS * np.asarray(R._cdf(u), dtype=float) / h
+        alpha += float(w @ (u - a))
+        beta += float(w @ (a + h - u))
+    return alpha, beta
+
+
+def _kinks(R: Distribution) -> tuple:
+    """Positive finite ends of the support of a continuous law whose CDF is not smooth there
+    (uniform, shifted exponential, Pareto, bounded Pareto): where ``G = P(R <= .)`` has a kink.
+    Empty for smooth laws and laws on finitely many points."""
+    if R._smooth or R.atoms is not None:
+        return ()
+    with np.errstate(divide="ignore", over="ignore"):
+        ends = np.asarray(R._ppf(np.array([0.0, 1.0])), dtype=float)
+    return tuple(sorted({float(c) for c in ends if 0 < c < math.inf}))
 
 
 # ------------------------------------------------------------------------ the march
@@ -590,13 +618,27 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, p, negativ
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
-def _q_at(sol: _Solution, R: Distribution, t: float) -> float:
+def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = ()) -> float:
     """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` with the grid's piecewise-linear ``f``
-    (exact product integration: the same approximation the march used at the nodes)."""
+    (exact product integration: the same approximation the march used at the nodes; for a
+    continuous ``R`` Gauss-Legendre per cell, the cells split where ``t - v`` is a kink of
+    ``G``)."""
     h = sol.h
     j = min(int(t / h), sol.F.size - 1)
     a = h * np.arange(j + 1)
     b = np.minimum(a + h, t)
+    cuts = [t - c for c in kinks if 0 < t - c < t]
+    if cuts and not _atoms(R)[0].size:
+        edges = np.unique(np.concatenate([a, b, cuts]))
+        lo, hi = edges[:-1], edges[1:]
+        cell = np.minimum(np.floor(0.5 * (lo + hi) / h).astype(np.intp), j)
+        fa, fb = sol.f_right[cell], np.append(sol.f_left[1:], 0.0)[cell]
+        half = 0.5 * (hi - lo)
+        v = 0.5 * (lo + hi)[:, None] + half[:, None] * _GL_NODES
+        f = fa[:, None] + (fb - fa)[:, None] * (v - (h * cell)[:, None]) / h
+        g = np.asarray(R._cdf(np.maximum(t - v, 0.0).ravel()), dtype=float).reshape(v.shape)
+        integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
+        return sol.F0 * float(R._cdf(np.array([t]))[0]) + float(integral.sum())
     fa = sol.f_right[:j + 1]
     fb = np.append(sol.f_left[1:j + 1], sol.f_left[j + 1] if j + 1 < sol.F.size else 0.0)
     values, probs = _atoms(R)
@@ -677,7 +719,7 @@ def _solve_grids(model, guess: float):
         if len(sols) == 2:
             guess = sols[1].F0 - (sols[0].F0 - sols[1].F0) / 4.0
         sols.append(_shoot(model, h / factor, M * factor, guess))
-    return sols, aligned and on_nodes
+    return sols, aligned and (on_nodes or not model.has_atoms)
 
 
 def _richardson(values, order: int = 2) -> tuple[float, float]:
@@ -693,6 +735,50 @@ def _richardson(values, order: int = 2) -> tuple[float, float]:
     return r2, abs(r2 - r1) / 7 + 4e-15 * abs(r2)
 
 
+_TARGET = 2e-7
+"""Relative error the IR grids are refined to (mean and busy fraction; the goal is 1e-6)."""
+
+
+def _guarded(values, order: int) -> tuple[float, float]:
+    """:func:`_richardson` on the last three of ``values`` (grids ``h``, ``h / 2``, ``h / 4``,
+    ...), its error estimate guarded by the grid before them when there is one: the estimate
+    one grid coarser divided by 8 (the ``h^3`` rate; 2 for ``order = 1``), so that a difference
+    that vanishes by accident (the error changing sign between grids) does not pass for a
+    small error."""
+    value, error = _richardson(values[-3:], order)
+    if len(values) > 3:
+        error = max(error, _richardson(values[-4:-1], order)[1] / (8 if order == 2 else 2))
+    return value, error
+
+
+def _refine(model, sols, order: int):
+    """The IR grids: ``sols`` (``h``, ``h / 2``, ``h / 4``), one grid of step ``2 h`` ahead of them
+    (for the guard of :func:`_guarded`; when it holds the atoms as nodes), and finer grids
+    (``h`` divided by a power of 2, grids already solved reused) until the estimated relative
+    errors of the mean and the busy fraction are below ``_TARGET`` or the coarsest of the last
+    three grids has ``_M_MAX`` cells (then the estimates say what was reached). The factor is
+    chosen for an ``h^4`` rate (``h`` for ``order = 1``); if that was optimistic the loop
+    refines again. Returns the last four grids (``2 h``, ``h``, ``h / 2``, ``h / 4``), or three."""
+    M, h = sols[0].F.size - 1, sols[0].h
+    steps = None if model.lattice is None else model.lattice / (2 * h)
+    if M % 2 == 0 and (steps is None or abs(steps - round(steps)) < 1e-9 * steps):
+        sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
+    while True:
+        M = sols[-3].F.size - 1
+        mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
+        idle, idle_error = _guarded([s.F0 for s in sols], order)
+        ratio = max(mean_error / (_TARGET * mean), idle_error / (_TARGET * max(1 - idle, 1e-300)))
+        if ratio <= 1 or M >= _M_MAX:
+            return sols
+        factor = 2 ** max(1, math.ceil(math.log2(ratio ** (0.25 if order == 2 else 1.0))))
+        factor = min(factor, _M_MAX // M)
+        h = sols[-3].h / factor
+        for j in (0.5, 1, 2, 4):
+            if not any(abs(s.h * j / h - 1) < 1e-9 for s in sols):
+                sols.append(_shoot(model, h / j, round(M * factor * j), sols[-1].F0))
+        sols = sorted(sols, key=lambda s: -s.h)[-4:]
+
+
 def _grid_mean(sol: _Solution) -> float:
     """``int P(C > t) dt`` on one grid: trapezoid with one-sided limits at the nodes."""
     return float(0.5 * sol.h * (sol.sf_right[:-1] + sol.sf_left[1:]).sum())
@@ -704,18 +790,21 @@ class _IRModel:
     def __init__(self, kernel: _Kernel, R: Distribution):
         self.kernel, self.R = kernel, R
         self.scale = R.mean()
-        self.lattice = _lattice(R)
+        self.kinks = _kinks(R)
+        # kinks of G are nodes too where they have a common step (else split per cell)
+        self.lattice = _lattice(Discrete(self.kinks, np.full(len(self.kinks), 1 / len(
+            self.kinks)))) if self.kinks else _lattice(R)
         self.has_atoms = _atoms(R)[0].size > 0
 
     def marcher(self, h: float, M: int):
-        weights = _Weights(self.R, h, M)
+        weights = _Weights(self.R, h, M, self.kinks)
         return lambda cols: _march(self.kernel, weights, h, M, cols)
 
     def node_sf(self, sol: _Solution):
         return self.kernel.batch_sf(sol.q_left), self.kernel.batch_sf(sol.q_right)
 
     def sf_at(self, sol: _Solution, t: float) -> float:
-        return float(self.kernel.batch_sf(_q_at(sol, self.R, t)))
+        return float(self.kernel.batch_sf(_q_at(sol, self.R, t, self.kinks)))
 
 
 # ------------------------------------------------------------------------ the batch law
@@ -799,13 +888,16 @@ class RemovalBatchTime(BatchCompletionTime):
 
     def quantile_error(self, q: float) -> float:
         """Estimated error of :meth:`quantile` at level ``q``: the difference between the
-        quantiles of the extrapolations from grids (``h / 2``, ``h / 4``) and (``h``, ``h / 2``)
-        (twice the difference between the ``h / 4`` and ``h / 2`` grids when atoms of ``R`` lie
-        between the nodes)."""
+        quantiles of the extrapolations from grids (``h / 2``, ``h / 4``) and (``h``, ``h / 2``),
+        that is the error of the coarser one, a bound of the reported one's wherever halving
+        ``h`` at least halves the error (a third of it covered too little next to the jumps
+        of atoms: measured against the delay equation in ``tests/test_removal.py``); twice the
+        difference between the ``h / 4`` and ``h / 2`` grids when atoms of ``R`` lie between
+        the nodes."""
         level = float(_checks.probability_level("q", q))
         fine = float(self.ppf(level))
         coarse = float(self._quantiles(np.array(level), coarser=True))
-        return abs(fine - coarse) * (2 if self._order == 1 else 1 / 3) + 4e-15 * fine
+        return abs(fine - coarse) * (2 if self._order == 1 else 1) + 4e-15 * fine
 
 
 # ------------------------------------------------------------------------ exponential runtimes
@@ -1165,8 +1257,11 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     mean_runtime = runtime.mean_runtime()
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
-    mean, mean_error = _richardson([_grid_mean(s) for s in sols], order)
-    idle, busy_error = _richardson([s.F0 for s in sols], order)
+    if isinstance(model, _IRModel):
+        sols = _refine(model, sols, order)
+    mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
+    idle, busy_error = _guarded([s.F0 for s in sols], order)
+    sols = sols[-3:]
     busy = 1.0 - idle
     if not kernel.remove:  # every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
