@@ -144,6 +144,36 @@ def solve(law: Law, mds: bool, n: int, r: int, lam: float, W: float, level: floa
     return 1.0 - F0, float(end[-1]), quantile, 1.0 - q_at(W)
 
 
+def mph1_batch(beta, S, n: int, lam: float, level: float = 0.99):
+    """(busy, mean, level-quantile) of MDS(n, 0) (nothing removed: the batch waits for the last of
+    n independent M/PH/1 sojourns) for phase-type runtimes PH(beta, S), exactly: the workload is
+    PH(beta_+, S + s beta_+) with beta_+ = lam beta (-S)^{-1}, s = -S 1 (Asmussen, Applied
+    Probability and Queues, 2nd ed., Cor. VIII.5.7), the sojourn its sum with a runtime (a PH of
+    twice the order), P(C <= t) = P(sojourn <= t)^n; matrix exponentials (scipy.linalg.expm),
+    the mean by adaptive quadrature, the quantile by Brent's method."""
+    from scipy.linalg import expm
+    beta, S = np.asarray(beta, float), np.asarray(S, float)
+    k = beta.size
+    s = -S @ np.ones(k)
+    plus = lam * beta @ np.linalg.inv(-S)
+    TV = S + np.outer(s, plus)
+    T = np.block([[TV, np.outer(-TV @ np.ones(k), beta)], [np.zeros((k, k)), S]])
+    alpha = np.concatenate([plus, (1 - plus.sum()) * beta])
+
+    def sf(t):
+        return 1 - (1 - float(alpha @ expm(T * t) @ np.ones(2 * k))) ** n
+
+    mean, a = 0.0, 0.0
+    while sf(a) > 1e-18:
+        mean += integrate.quad(sf, a, a + 4, epsabs=1e-15, epsrel=1e-13, limit=200)[0]
+        a += 4
+    hi = 1.0
+    while sf(hi) > 1 - level:
+        hi *= 2
+    quantile = optimize.brentq(lambda t: sf(t) - (1 - level), 0, hi, xtol=1e-14, rtol=1e-15)
+    return lam * float(beta @ np.linalg.inv(-S) @ np.ones(k)), mean, quantile
+
+
 # key: (law name, law parameters, mds, n, r, lam) -> horizon W
 CASES = {
     ("erlang", (2, 2.0), True, 4, 2, 0.5): 60,

@@ -368,7 +368,7 @@ def _shoot(model, h: float, M: int, guess: float) -> _Solution:
             hi = min(hi, F0)
         slope = (end[1] - end[0]) / (cols[1] - cols[0])
         step = (1.0 - end[0]) / slope if slope > 0 and math.isfinite(slope) else math.nan
-        if math.isfinite(step) and abs(step) <= _ACCEPT * F0:
+        if math.isfinite(step) and abs(step) <= getattr(model, "accept", _ACCEPT) * F0:
             t = step / (cols[1] - cols[0])
             arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in (F, fm, fp, qm, qp)]
             sol = _Solution(h, *arrays)
@@ -766,7 +766,8 @@ def _solve_grids(model, guess: float):
         h, M, on_nodes = _grid_step(W, lattice)
         coarse = _shoot(model, h, M, guess)
         guess = coarse.F0
-        tail_end, tail_mid = 1.0 - coarse.q_left[-1], 1.0 - coarse.q_left[M // 2]
+        tail_end, tail_mid = (model.tails(coarse) if hasattr(model, "tails") else
+                              (1.0 - coarse.q_left[-1], 1.0 - coarse.q_left[M // 2]))
         if tail_end < _TAIL:
             break
         rate = math.log(tail_mid / tail_end) / (0.5 * M * h) if tail_mid > tail_end > 0 else 0
@@ -840,7 +841,9 @@ def _refine(model, sols, order: int):
         # the factor from the last three grids (the guard reads a coarser, less regular one)
         factor = 2 ** max(1, math.ceil(math.log2(max(ratio, 1.0) ** (
             0.25 if order == 2 else 1.0))))
-        factor = min(factor, _M_MAX // M)
+        factor = min(factor, 2 ** int(math.log2(_M_MAX / M)))
+        if factor < 2:
+            return sols
         h = sols[-3].h / factor
         for j in (0.5, 1, 2, 4):
             if not any(abs(s.h * j / h - 1) < 1e-9 for s in sols):
@@ -849,7 +852,7 @@ def _refine(model, sols, order: int):
                 guess = b.F0 - (a.F0 - b.F0) * (b.h ** 2 - step ** 2) / (a.h ** 2 - b.h ** 2)
                 sols.append(_shoot(model, step, round(M * factor * j), guess))
                 sols.sort(key=lambda s: -s.h)
-        sols = sols[-4:]
+        sols = [s for s in sols if any(abs(s.h * j / h - 1) < 1e-9 for j in (0.5, 1, 2, 4))]
 
 
 def _grid_mean(sol: _Solution) -> float:
@@ -859,6 +862,11 @@ def _grid_mean(sol: _Solution) -> float:
 
 class _IRModel:
     """IR runtimes ``R``: the march of :func:`_march`, ``P(C > t) = Psi(q(t))``."""
+
+    accept = 1e-7
+    """Newton steps on ``F(0)`` below this (relative) end :func:`_shoot` (not ``_ACCEPT``: the
+    linear interpolation to the root then leaves an error of order ``step^2`` times the march's
+    curvature, which near the frontier reached 2e-8 of a p99, the same on every grid)."""
 
     def __init__(self, kernel: _Kernel, R: Distribution):
         self.kernel, self.R = kernel, R
@@ -878,6 +886,17 @@ class _IRModel:
 
     def sf_at(self, sol: _Solution, t: float) -> float:
         return float(self.kernel.batch_sf(_q_at(sol, self.R, t, self.kinks)))
+
+    @staticmethod
+    def tails(sol: _Solution) -> tuple[float, float]:
+        """What the horizon ``W`` leaves out, at ``W`` and at ``W / 2`` (for the rate): the
+        larger of ``P(V > 3 W / 4)`` (the mass of ``(3 W / 4, W]``: ``F(W) = 1`` is imposed) and
+        ``P(C > W)``, and the same half a horizon earlier. ``1 - q(W)`` would also hold the tail
+        of ``R`` itself, which removal cuts off: long-tailed runtimes (Pareto) have a workload
+        and a batch time with much lighter tails than theirs when tasks are removed."""
+        M = sol.F.size - 1
+        return tuple(max(1.0 - float(sol.F[j]), float(sol.sf_left[j + M // 4]))
+                     for j in (3 * M // 4, M // 4))
 
 
 # ------------------------------------------------------------------------ the batch law
@@ -1331,12 +1350,19 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
     if isinstance(model, _IRModel):
+        finest = sols[0].h * (sols[0].F.size - 1) / (4 * _M_MAX)
+        if finest > mean_runtime / 8:
+            raise RemovalError(
+                f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
+                f"(a heavy tail): a uniform grid of at most {4 * _M_MAX} cells cannot resolve "
+                f"the runtime (mean {mean_runtime:.4g}) as well")
         sols = _refine(model, sols, order)
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
     idle, busy_error = _guarded([s.F0 for s in sols], order)
     sols = sols[-3:]
     busy = 1.0 - idle
-    if not kernel.remove:  # every task runs fully: the load, exactly
+    if not kernel.remove or kernel.r == (0 if kernel.mds else 1):
+        # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
     law = RemovalBatchTime(model, sols, mean, order)
     h, M = sols[0].h, sols[0].F.size - 1
@@ -1351,6 +1377,10 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
               f"atoms, product integration of q), busy fraction by Newton's method on F(W) = 1; "
               f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
               f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
+    achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
+    if isinstance(model, _IRModel) and achieved > 1e-6:
+        method += (f"; relative accuracy about {achieved:.1g}, short of the 1e-6 goal: the "
+                   f"grid has reached its limit of {4 * _M_MAX} cells")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=_REFERENCES,
