@@ -191,6 +191,15 @@ CASES = {
     ("uniform", (0.0, 2.0), True, 10, 4, 0.86): 120,
     ("atoms", ((1, 10), (0.9, 0.1)), True, 4, 2, 0.5): 200,
     ("atoms", ((1, 10), (0.9, 0.1)), False, 2, 3, 0.2): 150,
+    ("atoms", ((1,), (1.0,)), True, 10, 4, 0.8): 80,
+    ("erlang", (3, 3.0), True, 10, 1, 0.9): 200,
+}
+
+# key: (phase-type name, (beta, S), n, lam) -> mph1_batch(beta, S, n, lam) (MDS(n, 0))
+MPH1 = {
+    ("erlang", (2, 2.0), 4, 0.95): ((1.0, 0.0), ((-2.0, 2.0), (0.0, -2.0))),
+    ("hyperexponential", ((0.95, 0.05), (1.9, 0.1)), 4, 0.5): ((0.95, 0.05),
+                                                               ((-1.9, 0.0), (0.0, -0.1))),
 }
 
 LAWS = {"erlang": erlang, "hyperexponential": hyperexponential,
@@ -212,3 +221,8 @@ if __name__ == "__main__":
         assert tail < 1e-12, (key, tail)
         print(f"    {key!r}: ({busy!r}, {mean!r}, {quantile!r}),  # 1 - q(W) = {tail:.1e}",
               flush=True)
+    if len(sys.argv) == 1:
+        for (name, params, n, lam), (beta, S) in MPH1.items():
+            busy, mean, quantile = mph1_batch(beta, S, n, lam)
+            print(f"    {(name, params, True, n, 0, lam)!r}: ({busy!r}, {mean!r}, {quantile!r}),"
+                  f"  # M/PH/1", flush=True)

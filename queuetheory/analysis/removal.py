@@ -762,8 +762,11 @@ def _solve_grids(model, guess: float):
     lattice = model.lattice
     aligned = lattice is not None or not model.has_atoms
     W = 16.0 * model.scale
+    kinks = getattr(model, "kink_lattice", None)   # IR: kinks of G as nodes, where cheap
     for _ in range(_HORIZON_DOUBLINGS):
-        h, M, on_nodes = _grid_step(W, lattice)
+        use = kinks is not None and W / kinks <= _M_MAX / 4
+        h, M, on_nodes = _grid_step(W, kinks if use else lattice)
+        on_nodes = on_nodes and (use or kinks is None)
         coarse = _shoot(model, h, M, guess)
         guess = coarse.F0
         tail_end, tail_mid = (model.tails(coarse) if hasattr(model, "tails") else
@@ -783,7 +786,7 @@ def _solve_grids(model, guess: float):
         if len(sols) == 2:
             guess = sols[1].F0 - (sols[0].F0 - sols[1].F0) / 4.0
         sols.append(_shoot(model, h / factor, M * factor, guess))
-    return sols, aligned and (on_nodes or not model.has_atoms)
+    return sols, aligned and (on_nodes or not (model.has_atoms or kinks is not None))
 
 
 def _richardson(values, order: int = 2) -> tuple[float, float]:
@@ -808,11 +811,13 @@ def _guarded(values, order: int) -> tuple[float, float]:
     ...), its error estimate guarded by the grid before them when there is one: the estimate
     one grid coarser divided by 8 (the ``h^3`` rate; 2 for ``order = 1``), so that a difference
     that vanishes by accident (the error changing sign between grids) does not pass for a
-    small error."""
+    small error; and at least ``10 _TAIL`` relative (what the horizon leaves out: measured
+    2.5e-12 of an M/G/1 mean against Pollaczek-Khinchine)."""
     value, error = _richardson(values[-3:], order)
     if len(values) > 3:
         error = max(error, _richardson(values[-4:-1], order)[1] / (8 if order == 2 else 2))
-    return value, error
+    # the horizon leaves out a tail of about _TAIL, Newton's method F(W) = 1 to about 1e-14
+    return value, max(error, 10 * _TAIL * abs(value))
 
 
 def _refine(model, sols, order: int):
@@ -824,8 +829,9 @@ def _refine(model, sols, order: int):
     chosen for an ``h^4`` rate (``h`` for ``order = 1``); if that was optimistic the loop
     refines again. Returns the last four grids (``2 h``, ``h``, ``h / 2``, ``h / 4``), or three."""
     M, h = sols[0].F.size - 1, sols[0].h
-    steps = None if model.lattice is None else model.lattice / (2 * h)
-    if M % 2 == 0 and (steps is None or abs(steps - round(steps)) < 1e-9 * steps):
+    steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
+    steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
+    if M % 2 == 0 and all(abs(j - round(j)) < 1e-9 * j for j in steps):
         sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
     while True:
         M = sols[-3].F.size - 1
@@ -872,9 +878,11 @@ class _IRModel:
         self.kernel, self.R = kernel, R
         self.scale = R.mean()
         self.kinks = _kinks(R)
-        # kinks of G are nodes too where they have a common step (else split per cell)
-        self.lattice = _lattice(Discrete(self.kinks, np.full(len(self.kinks), 1 / len(
-            self.kinks)))) if self.kinks else _lattice(R)
+        self.lattice = _lattice(R)
+        # kinks of G are nodes too where they have a common step not finer than the coarsest
+        # grid's (see _solve_grids; else their cells are split: irregular O(h^3) errors)
+        self.kink_lattice = _lattice(Discrete(self.kinks, np.full(len(self.kinks), 1 / len(
+            self.kinks)))) if self.kinks else None
         self.has_atoms = _atoms(R)[0].size > 0
 
     def marcher(self, h: float, M: int):
@@ -1359,6 +1367,9 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         sols = _refine(model, sols, order)
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
     idle, busy_error = _guarded([s.F0 for s in sols], order)
+    # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
+    # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
+    mean_error = max(mean_error, _TAIL * sols[-1].h * (sols[-1].F.size - 1))
     sols = sols[-3:]
     busy = 1.0 - idle
     if not kernel.remove or kernel.r == (0 if kernel.mds else 1):
