@@ -40,7 +40,11 @@ integral of that ``f`` against ``G = P(R <= .)`` (product integration; Gauss-Leg
 continuous ``R``, exact for atoms). The march is explicit in ``w`` up to a scalar solve per node;
 ``F(0)`` is found by Newton's method on ``F(W) = 1``. Three grids (``h``, ``h / 2``, ``h / 4``)
 give Richardson-extrapolated statistics and their error estimates (``Prediction.errors``,
-``response_time.quantile_error``). Memory: a few arrays of at most ``4 * 4096`` cells (IR); the
+``response_time.quantile_error``); under IR they are refined until the estimated relative
+errors of the mean and the busy fraction are below ``5e-7`` (a fourth grid ``2 h`` guards the
+estimates), kinks of ``G`` (ends of a support) are nodes or split their cells, and the march is
+compiled with numba when installed (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
+four grids of at most ``4 * 4096`` cells, five arrays of two columns each (IR, about 5 MB); the
 S&X tables hold a few hundred ``X`` nodes per cell.
 
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
@@ -49,7 +53,9 @@ Its march is compiled with numba when it is installed (``pip install 'queuetheor
 about 4 times faster for an analysed point, 6 times for a frontier, measured in
 ``benchmarks/bench_removal.py``), else numpy operations per node.
 Stability frontier (IR): :func:`frontier`, from the travelling-front form of the equation.
-Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`.
+Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`, and so
+are long tails whose workload tail a grid of ``4 * 4096`` cells cannot reach while resolving
+``R`` (Pareto runtimes with nothing removed).
 """
 
 from __future__ import annotations
