@@ -770,7 +770,7 @@ def _solve_grids(model, guess: float):
     W = 16.0 * model.scale
     kinks = getattr(model, "kink_lattice", None)   # IR: kinks of G as nodes, where cheap
     for _ in range(_HORIZON_DOUBLINGS):
-        use = kinks is not None and W / kinks <= _M_MAX / 4
+        use = kinks is not None and W / kinks <= _M_MAX
         h, M, on_nodes = _grid_step(W, kinks if use else lattice)
         on_nodes = on_nodes and (use or kinks is None)
         coarse = _shoot(model, h, M, guess)
@@ -1365,7 +1365,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     order = 2 if aligned else 1
     if isinstance(model, _IRModel):
         finest = sols[0].h * (sols[0].F.size - 1) / (4 * _M_MAX)
-        if finest > mean_runtime / 8:
+        if finest > mean_runtime / 2:
             raise RemovalError(
                 f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
                 f"(a heavy tail): a uniform grid of at most {4 * _M_MAX} cells cannot resolve "
@@ -1384,8 +1384,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     law = RemovalBatchTime(model, sols, mean, order)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
-                     "atoms of R between the nodes (first-order error): values of the h/4 grid, "
-                     "not extrapolated")
+                     "atoms (or kinks) of R between the nodes (first-order error): values of "
+                     "the h/4 grid, not extrapolated")
     equation = ("f(w) = lam_t (F(w) - q(w)) phi(q(w))" if kernel.remove else
                 "f(w) = lam_t (F(w) - q(w)) (no removal: the M/G/1 wait, q the sojourn law)")
     method = (f"{name}: workload level-crossing equation {equation} "
