@@ -475,9 +475,9 @@ def test_sx_compiled_march_is_the_numpy_march(policy, runtime, monkeypatch):
 # (law, parameters, mds, n, r, lam) -> (busy fraction, mean, p99), printed by
 # ``python scripts/removal_references.py``: DOP853 at rtol 1e-13 on the ODE (phase-type runtimes)
 # or the delay ODE (shifted exponential, uniform, atoms) that carries q exactly, F(0) by Brent's
-# method; the two m = 0 entries marked M/PH/1 are the exact phase-type sojourn (Asmussen, Applied
-# Probability and Queues, Cor. VIII.5.7) with matrix exponentials (the ODE gives the same mean
-# to 5e-12 and p99 to 7e-10).
+# method; the phase-type m = 0 entries (busy fraction exactly lam E[R]) are the exact M/PH/1
+# sojourn (Asmussen, Applied Probability and Queues, Cor. VIII.5.7) with matrix exponentials
+# (``mph1_batch``; for Erlang at 0.95 the ODE gives the same mean to 5e-12 and p99 to 7e-10).
 _SURVEY = {
     ("erlang", (2, 2.0), True, 4, 2, 0.5): (0.5581291038288463, 1.5574651146984522,
                                             2.866944764581766),
@@ -515,6 +515,8 @@ _SURVEY = {
         0.919807281930794, 7.920854259480782, 10.22151589072674),
     ("hyperexponential", ((0.95, 0.05), (1.9, 0.1)), True, 4, 0, 0.5): (
         0.5, 17.884671028602042, 76.02550339942611),
+    ("hyperexponential", ((0.95, 0.05), (1.9, 0.1)), True, 4, 0, 0.95): (
+        0.95, 219.26065347258384, 647.0446307347886),
 }
 _FAST = [("hyperexponential", ((0.9, 0.1), (2.0, 0.25)), True, 4, 2, 0.5),
          ("atoms", ((1, 10), (0.9, 0.1)), True, 4, 2, 0.5),
