@@ -40,7 +40,11 @@ integral of that ``f`` against ``G = P(R <= .)`` (product integration; Gauss-Leg
 continuous ``R``, exact for atoms). The march is explicit in ``w`` up to a scalar solve per node;
 ``F(0)`` is found by Newton's method on ``F(W) = 1``. Three grids (``h``, ``h / 2``, ``h / 4``)
 give Richardson-extrapolated statistics and their error estimates (``Prediction.errors``,
-``response_time.quantile_error``). Memory: a few arrays of at most ``4 * 4096`` cells (IR); the
+``response_time.quantile_error``); under IR they are refined until the estimated relative
+errors of the mean and the busy fraction are below ``5e-7`` (a fourth grid ``2 h`` guards the
+estimates), kinks of ``G`` (ends of a support) are nodes or split their cells, and the march is
+compiled with numba when installed (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
+four grids of at most ``4 * 4096`` cells, five arrays of two columns each (IR, about 5 MB); the
 S&X tables hold a few hundred ``X`` nodes per cell.
 
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
@@ -51,7 +55,9 @@ Its march is compiled with numba when it is installed (``pip install 'queuetheor
 contraction for the ``X`` nodes of a grid node).
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
 an error estimate from three grids (``full_output=True``).
-Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`.
+Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`, and so
+are long tails whose workload tail a grid of ``4 * 4096`` cells cannot reach while resolving
+``R`` (Pareto runtimes with nothing removed).
 """
 
 from __future__ import annotations
@@ -76,6 +82,9 @@ try:
 except ImportError:  # the S&X march then runs as numpy operations per node (slower)
     numba = None
 _jit = (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True)
+# the same, free to reorder the terms of a sum (SIMD: several times faster history sums)
+_jit_sums = ((lambda function: function) if numba is None else
+             numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"}))
 
 __all__ = ["analyze_removal", "frontier", "necessary_rate", "RemovalBatchTime",
            "ExponentialBatchTime", "RemovalError"]
@@ -171,7 +180,7 @@ class _Weights:
     beta_k f_{i-k+1}^-``; ``G_left[i] = G(ih-)``, ``G_right[i] = G(ih)``.
     """
 
-    def __init__(self, R: Distribution, h: float, M: int):
+    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = ()):
         values, probs = _atoms(R)
         a = h * np.arange(M)                          # cell k = 1..M is [a[k-1], a[k-1] + h]
         if values.size:
@@ -187,9 +196,35 @@ class _Weights:
             G = R._cdf_all(u.ravel()).reshape(u.shape)
             self.alpha = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
             self.beta = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+            for c in kinks:   # G is not smooth at c: Gauss-Legendre on either side of it
+                k = int(c // h)
+                if k < M and 1e-12 * h < c - a[k] < h * (1 - 1e-12):
+                    self.alpha[k], self.beta[k] = _split_cell(R, a[k], h, c)
             self.G_right = self.G_left = R._cdf_all(h * np.arange(M + 1))
         self.alpha_rev = self.alpha[::-1].copy()     # alpha_rev[M - k] = alpha_k
         self.beta_rev = self.beta[::-1].copy()
+
+
+def _split_cell(R: Distribution, a: float, h: float, c: float) -> tuple[float, float]:
+    """``alpha`` and ``beta`` of :class:`_Weights` for the cell ``[a, a + h]`` with a kink or
+    jump of the density of ``R`` at ``c`` inside: Gauss-Legendre on ``[a, c]`` and ``[c, a + h]``
+    (on each ``G`` is smooth)."""
+    alpha = beta = 0.0
+    for lo, hi in ((a, c), (c, a + h)):
+        u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_NODES
+        w = 0.5 * (hi - lo) * _GL_WEIGHTS * R._cdf_all(u) / h
+        alpha += float(w @ (u - a))
+        beta += float(w @ (a + h - u))
+    return alpha, beta
+
+
+def _kinks(R: Distribution) -> tuple:
+    """Positive finite ends of the support of a continuous law whose CDF is not smooth there
+    (uniform, shifted exponential, Pareto, bounded Pareto): where ``G = P(R <= .)`` has a kink.
+    Empty for smooth laws and laws on finitely many points."""
+    if R._smooth or R.atoms is not None:
+        return ()
+    return tuple(sorted({float(c) for c in R._support() if 0 < c < math.inf}))
 
 
 # ------------------------------------------------------------------------ the march
@@ -211,8 +246,23 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     """March the level-crossing equation from ``w = 0`` for each starting atom ``F0`` (columns).
 
     Returns arrays of shape ``(M + 1, columns)``: ``F``, ``f^-``, ``f^+``, ``q^-``, ``q^+``. The
-    history sums are numpy dot products; the per-node solve is scalar Python (a few columns).
+    history sums are numpy dot products; the per-node solve is scalar Python (a few columns);
+    compiled (:func:`_march_compiled`, the same operations) when numba is installed and
+    ``phi`` has the polynomial form of :func:`_phi_compiled`.
     """
+    mode = 0 if not kernel.remove else (1 if not kernel.mds else 2)
+    combs = [1]   # C(N - 1, j), j < m, for the Horner sum of _phi_compiled (MDS with removal)
+    if mode == 2 and kernel.r <= _HORNER_M:
+        combs = [math.comb(kernel.tasks - 1, j) for j in range(max(kernel.r, 1))]
+    if numba is not None and (mode < 2 or (kernel.r <= _HORNER_M and max(combs) < 1e280)):
+        # cells k >= L lie where G = 1 (in floating point): alpha_k = beta_k = h / 2 there
+        ones = np.flatnonzero(weights.G_right[1:] >= 1.0)
+        L = max(int(ones[0]) + 2, 2) if ones.size else M + 1
+        out = _march_compiled(kernel.lam_t, mode, kernel.n, kernel.r,
+                              np.array(combs, dtype=float), weights.alpha_rev, weights.beta_rev,
+                              weights.G_left, weights.G_right, h, M,
+                              np.ascontiguousarray(F0, dtype=float), L)
+        return tuple(a.T for a in out)
     K = F0.size
     lam_t, phi = kernel.lam_t, kernel.phi_scalar
     F = np.empty((M + 1, K))
@@ -258,6 +308,51 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     return F, fm, fp, qm, qp
 
 
+@_jit_sums
+def _march_compiled(lam_t, mode, n, r, combs, aR, bR, Gl, Gr, h, M, F0, L):
+    """:func:`_march` column by column (compiled with numba); arrays of shape
+    ``(columns, M + 1)``. Where ``G = 1`` (cells ``k >= L``) the history sum is the trapezoid
+    sum of ``f``: ``sum_{k >= L} (h / 2) (f^+_{i-k} + f^-_{i-k+1}) = F_{i-L+1} - F_0``, so a
+    node costs ``O(min(i, L))``."""
+    K = F0.size
+    F = np.empty((K, M + 1))
+    fm = np.zeros((K, M + 1))
+    fp = np.empty((K, M + 1))
+    qm = np.empty((K, M + 1))
+    qp = np.empty((K, M + 1))
+    beta1 = bR[M - 1]
+    half = 0.5 * h
+    slope = half - beta1
+    bS = np.empty(M + 1)                       # bS[j] = bR[j - 1]: one loop for both sums
+    bS[1:] = bR
+    bS[0] = 0.0
+    for k in range(K):
+        a = F0[k]
+        Fk, fpk, fmk = F[k], fp[k], fm[k]
+        F[k, 0], qm[k, 0], qp[k, 0] = a, a * Gl[0], a * Gr[0]
+        fp[k, 0] = lam_t * (a - a * Gr[0]) * _phi_compiled(a * Gr[0], mode, n, r, combs)
+        for i in range(1, M + 1):
+            base = M - i
+            first = max(i - L + 1, 0)          # j = i - k for k < L
+            c = a * Gl[i] + (Fk[first] - a if first > 0 else 0.0)
+            if first > 0:                      # the beta term of j = first is in F[first]
+                c -= bS[base + first] * fmk[first]
+            for j in range(first, i):          # fm[0] = 0: no beta term at j = 0
+                c += aR[base + j] * fpk[j] + bS[base + j] * fmk[j]
+            A = F[k, i - 1] + half * fp[k, i - 1]
+            y = fp[k, i - 1]
+            for _ in range(2):
+                ph = _phi_compiled(c + beta1 * y, mode, n, r, combs)
+                y = lam_t * (A - c) * ph / (1.0 - lam_t * slope * ph)
+            Fi, qi = A + half * y, c + beta1 * y
+            F[k, i], fm[k, i], qm[k, i] = Fi, y, qi
+            if Gr[i] != Gl[i]:
+                qi += a * (Gr[i] - Gl[i])
+                y = lam_t * (Fi - qi) * _phi_compiled(qi, mode, n, r, combs)
+            qp[k, i], fp[k, i] = qi, y
+    return F, fm, fp, qm, qp
+
+
 def _shoot(model, h: float, M: int, guess: float) -> _Solution:
     """Safeguarded Newton's method on ``F0`` in ``(0, 1]`` so that ``F(Mh) = 1``.
 
@@ -279,7 +374,7 @@ def _shoot(model, h: float, M: int, guess: float) -> _Solution:
             hi = min(hi, F0)
         slope = (end[1] - end[0]) / (cols[1] - cols[0])
         step = (1.0 - end[0]) / slope if slope > 0 and math.isfinite(slope) else math.nan
-        if math.isfinite(step) and abs(step) <= _ACCEPT * F0:
+        if math.isfinite(step) and abs(step) <= getattr(model, "accept", _ACCEPT) * F0:
             t = step / (cols[1] - cols[0])
             arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in (F, fm, fp, qm, qp)]
             sol = _Solution(h, *arrays)
@@ -635,13 +730,27 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, cells, coe
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
-def _q_at(sol: _Solution, R: Distribution, t: float) -> float:
+def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = ()) -> float:
     """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` with the grid's piecewise-linear ``f``
-    (exact product integration: the same approximation the march used at the nodes)."""
+    (exact product integration: the same approximation the march used at the nodes; for a
+    continuous ``R`` Gauss-Legendre per cell, the cells split where ``t - v`` is a kink of
+    ``G``)."""
     h = sol.h
     j = min(int(t / h), sol.F.size - 1)
     a = h * np.arange(j + 1)
     b = np.minimum(a + h, t)
+    cuts = [t - c for c in kinks if 0 < t - c < t]
+    if cuts and not _atoms(R)[0].size:
+        edges = np.unique(np.concatenate([a, b, cuts]))
+        lo, hi = edges[:-1], edges[1:]
+        cell = np.minimum(np.floor(0.5 * (lo + hi) / h).astype(np.intp), j)
+        fa, fb = sol.f_right[cell], np.append(sol.f_left[1:], 0.0)[cell]
+        half = 0.5 * (hi - lo)
+        v = 0.5 * (lo + hi)[:, None] + half[:, None] * _GL_NODES
+        f = fa[:, None] + (fb - fa)[:, None] * (v - (h * cell)[:, None]) / h
+        g = R._cdf_all(np.maximum(t - v, 0.0).ravel()).reshape(v.shape)
+        integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
+        return sol.F0 * float(R._cdf_all(np.array([t]))[0]) + float(integral.sum())
     fa = sol.f_right[:j + 1]
     fb = np.append(sol.f_left[1:j + 1], sol.f_left[j + 1] if j + 1 < sol.F.size else 0.0)
     values, probs = _atoms(R)
@@ -702,11 +811,15 @@ def _solve_grids(model, guess: float):
     lattice = model.lattice
     aligned = lattice is not None or not model.has_atoms
     W = 16.0 * model.scale
+    kinks = getattr(model, "kink_lattice", None)   # IR: kinks of G as nodes, where cheap
     for _ in range(_HORIZON_DOUBLINGS):
-        h, M, on_nodes = _grid_step(W, lattice)
+        use = kinks is not None and W / kinks <= _M_MAX
+        h, M, on_nodes = _grid_step(W, kinks if use else lattice)
+        on_nodes = on_nodes and (use or kinks is None)
         coarse = _shoot(model, h, M, guess)
         guess = coarse.F0
-        tail_end, tail_mid = 1.0 - coarse.q_left[-1], 1.0 - coarse.q_left[M // 2]
+        tail_end, tail_mid = (model.tails(coarse) if hasattr(model, "tails") else
+                              (1.0 - coarse.q_left[-1], 1.0 - coarse.q_left[M // 2]))
         if tail_end < _TAIL:
             break
         rate = math.log(tail_mid / tail_end) / (0.5 * M * h) if tail_mid > tail_end > 0 else 0
@@ -722,7 +835,7 @@ def _solve_grids(model, guess: float):
         if len(sols) == 2:
             guess = sols[1].F0 - (sols[0].F0 - sols[1].F0) / 4.0
         sols.append(_shoot(model, h / factor, M * factor, guess))
-    return sols, aligned and on_nodes
+    return sols, aligned and (on_nodes or not (model.has_atoms or kinks is not None))
 
 
 def _richardson(values, order: int = 2) -> tuple[float, float]:
@@ -738,6 +851,65 @@ def _richardson(values, order: int = 2) -> tuple[float, float]:
     return r2, abs(r2 - r1) / 7 + 4e-15 * abs(r2)
 
 
+_TARGET = 5e-7
+"""Relative error the IR grids are refined to (mean and busy fraction; the goal is 1e-6)."""
+
+
+def _guarded(values, order: int) -> tuple[float, float]:
+    """:func:`_richardson` on the last three of ``values`` (grids ``h``, ``h / 2``, ``h / 4``,
+    ...), its error estimate guarded by the grid before them when there is one: the estimate
+    one grid coarser divided by 8 (the ``h^3`` rate; 2 for ``order = 1``), so that a difference
+    that vanishes by accident (the error changing sign between grids) does not pass for a
+    small error; and at least ``10 _TAIL`` relative (what the horizon leaves out: measured
+    2.5e-12 of an M/G/1 mean against Pollaczek-Khinchine)."""
+    value, error = _richardson(values[-3:], order)
+    if len(values) > 3:
+        error = max(error, _richardson(values[-4:-1], order)[1] / (8 if order == 2 else 2))
+    # the horizon leaves out a tail of about _TAIL, Newton's method F(W) = 1 to about 1e-14
+    return value, max(error, 10 * _TAIL * abs(value))
+
+
+def _refine(model, sols, order: int):
+    """The IR grids: ``sols`` (``h``, ``h / 2``, ``h / 4``), one grid of step ``2 h`` ahead of them
+    (for the guard of :func:`_guarded`; when it holds the atoms as nodes), and finer grids
+    (``h`` divided by a power of 2, grids already solved reused) until the estimated relative
+    errors of the mean and the busy fraction are below ``_TARGET`` or the coarsest of the last
+    three grids has ``_M_MAX`` cells (then the estimates say what was reached). The factor is
+    chosen for an ``h^4`` rate (``h`` for ``order = 1``); if that was optimistic the loop
+    refines again. Returns the last four grids (``2 h``, ``h``, ``h / 2``, ``h / 4``), or three."""
+    M, h = sols[0].F.size - 1, sols[0].h
+    steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
+    steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
+    if M % 2 == 0 and all(abs(j - round(j)) < 1e-9 * j for j in steps):
+        sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
+    while True:
+        M = sols[-3].F.size - 1
+        means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
+        mean, mean_error = _richardson(means[-3:], order)
+        idle, idle_error = _richardson(idles[-3:], order)
+        scales = _TARGET * mean, _TARGET * max(1 - idle, 1e-300)
+        ratio = max(mean_error / scales[0], idle_error / scales[1])
+        guarded = max(_guarded(means, order)[1] / scales[0],
+                      _guarded(idles, order)[1] / scales[1])
+        if guarded <= 1 or M >= _M_MAX:
+            return sols
+        # the factor from the last three grids (the guard reads a coarser, less regular one)
+        factor = 2 ** max(1, math.ceil(math.log2(max(ratio, 1.0) ** (
+            0.25 if order == 2 else 1.0))))
+        factor = min(factor, 2 ** int(math.log2(_M_MAX / M)))
+        if factor < 2:
+            return sols
+        h = sols[-3].h / factor
+        for j in (0.5, 1, 2, 4):
+            if not any(abs(s.h * j / h - 1) < 1e-9 for s in sols):
+                # F0 extrapolated from the two finest grids so far (O(h^2) cancelled)
+                a, b, step = sols[-2], sols[-1], h / j
+                guess = b.F0 - (a.F0 - b.F0) * (b.h ** 2 - step ** 2) / (a.h ** 2 - b.h ** 2)
+                sols.append(_shoot(model, step, round(M * factor * j), guess))
+                sols.sort(key=lambda s: -s.h)
+        sols = [s for s in sols if any(abs(s.h * j / h - 1) < 1e-9 for j in (0.5, 1, 2, 4))]
+
+
 def _grid_mean(sol: _Solution) -> float:
     """``int P(C > t) dt`` on one grid: trapezoid with one-sided limits at the nodes."""
     return float(0.5 * sol.h * (sol.sf_right[:-1] + sol.sf_left[1:]).sum())
@@ -746,21 +918,42 @@ def _grid_mean(sol: _Solution) -> float:
 class _IRModel:
     """IR runtimes ``R``: the march of :func:`_march`, ``P(C > t) = Psi(q(t))``."""
 
+    accept = 1e-7
+    """Newton steps on ``F(0)`` below this (relative) end :func:`_shoot` (not ``_ACCEPT``: the
+    linear interpolation to the root then leaves an error of order ``step^2`` times the march's
+    curvature, which near the frontier reached 2e-8 of a p99, the same on every grid)."""
+
     def __init__(self, kernel: _Kernel, R: Distribution):
         self.kernel, self.R = kernel, R
         self.scale = R.mean()
+        self.kinks = _kinks(R)
         self.lattice = _lattice(R)
+        # kinks of G are nodes too where they have a common step not finer than the coarsest
+        # grid's (see _solve_grids; else their cells are split: irregular O(h^3) errors)
+        self.kink_lattice = _lattice(Discrete(self.kinks, np.full(len(self.kinks), 1 / len(
+            self.kinks)))) if self.kinks else None
         self.has_atoms = _atoms(R)[0].size > 0
 
     def marcher(self, h: float, M: int):
-        weights = _Weights(self.R, h, M)
+        weights = _Weights(self.R, h, M, self.kinks)
         return lambda cols: _march(self.kernel, weights, h, M, cols)
 
     def node_sf(self, sol: _Solution):
         return self.kernel.batch_sf(sol.q_left), self.kernel.batch_sf(sol.q_right)
 
     def sf_at(self, sol: _Solution, t: float) -> float:
-        return float(self.kernel.batch_sf(_q_at(sol, self.R, t)))
+        return float(self.kernel.batch_sf(_q_at(sol, self.R, t, self.kinks)))
+
+    @staticmethod
+    def tails(sol: _Solution) -> tuple[float, float]:
+        """What the horizon ``W`` leaves out, at ``W`` and at ``W / 2`` (for the rate): the
+        larger of ``P(V > 3 W / 4)`` (the mass of ``(3 W / 4, W]``: ``F(W) = 1`` is imposed) and
+        ``P(C > W)``, and the same half a horizon earlier. ``1 - q(W)`` would also hold the tail
+        of ``R`` itself, which removal cuts off: long-tailed runtimes (Pareto) have a workload
+        and a batch time with much lighter tails than theirs when tasks are removed."""
+        M = sol.F.size - 1
+        return tuple(max(1.0 - float(sol.F[j]), float(sol.sf_left[j + M // 4]))
+                     for j in (3 * M // 4, M // 4))
 
 
 # ------------------------------------------------------------------------ the batch law
@@ -852,10 +1045,13 @@ class RemovalBatchTime(BatchCompletionTime):
 
     def _quantile_errors(self, q, values):
         """The difference between the quantiles of the extrapolations from grids (``h / 2``,
-        ``h / 4``) and (``h``, ``h / 2``) (twice the difference between the ``h / 4`` and
-        ``h / 2`` grids when atoms of ``R`` lie between the nodes)."""
+        ``h / 4``) and (``h``, ``h / 2``), that is the error of the coarser one, a bound of the
+        reported one's wherever halving ``h`` at least halves the error (a third of it covered
+        too little next to the jumps of atoms: measured against the delay equation in
+        ``tests/test_removal.py``); twice the difference between the ``h / 4`` and ``h / 2``
+        grids when atoms of ``R`` lie between the nodes."""
         coarse = self._quantiles(q, coarser=True)
-        return np.abs(values - coarse) * (2 if self._order == 1 else 1 / 3) + 4e-15 * values
+        return np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
 
 
 # ------------------------------------------------------------------------ exponential runtimes
@@ -1297,16 +1493,29 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     mean_runtime = runtime.mean_runtime()
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
-    mean, mean_error = _richardson([_grid_mean(s) for s in sols], order)
-    idle, busy_error = _richardson([s.F0 for s in sols], order)
+    if isinstance(model, _IRModel):
+        finest = sols[0].h * (sols[0].F.size - 1) / (4 * _M_MAX)
+        if finest > mean_runtime / 2:
+            raise RemovalError(
+                f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
+                f"(a heavy tail): a uniform grid of at most {4 * _M_MAX} cells cannot resolve "
+                f"the runtime (mean {mean_runtime:.4g}) as well")
+        sols = _refine(model, sols, order)
+    mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
+    idle, busy_error = _guarded([s.F0 for s in sols], order)
+    # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
+    # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
+    mean_error = max(mean_error, _TAIL * sols[-1].h * (sols[-1].F.size - 1))
+    sols = sols[-3:]
     busy = 1.0 - idle
-    if not kernel.remove:  # every task runs fully: the load, exactly
+    if not kernel.remove or kernel.r == (0 if kernel.mds else 1):
+        # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
     law = RemovalBatchTime(model, sols, mean, order)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
-                     "atoms of R between the nodes (first-order error): values of the h/4 grid, "
-                     "not extrapolated")
+                     "atoms (or kinks) of R between the nodes (first-order error): values of "
+                     "the h/4 grid, not extrapolated")
     equation = ("f(w) = lam_t (F(w) - q(w)) phi(q(w))" if kernel.remove else
                 "f(w) = lam_t (F(w) - q(w)) (no removal: the M/G/1 wait, q the sojourn law)")
     method = (f"{name}: workload level-crossing equation {equation} "
@@ -1315,6 +1524,10 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
               f"atoms, product integration of q), busy fraction by Newton's method on F(W) = 1; "
               f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
               f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
+    achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
+    if isinstance(model, _IRModel) and achieved > 1e-6:
+        method += (f"; relative accuracy about {achieved:.1g}, short of the 1e-6 goal: the "
+                   f"grid has reached its limit of {4 * _M_MAX} cells")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=_REFERENCES,
