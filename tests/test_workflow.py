@@ -16,25 +16,25 @@ import queuetheory as qt
 @pytest.fixture(scope="module")
 def study():
     """RIQ vs Redundancy-d p99 against load for two d, simulated on 10 servers (small, fast;
-    4000 jobs; seed 10 makes every simulated verdict conclusive: with 3 replications about
-    half of these Redundancy-d runs are inconclusive, and the table, not the verdict, is under
-    test here)."""
+    4000 jobs x 3 replications: too few for every verdict to be conclusive, and the table,
+    not the verdict, is under test here)."""
     S = qt.slowdowns.facebook()
     runtime = qt.SX(qt.Exponential(S.mean()), S)
     return qt.compare(runtime, [0.3, 0.6], policies=["riq", "redundancy"], d=[2, 3],
                       quantiles=[0.99], simulate=True, servers=10, jobs=4000, replications=3,
-                      seed=10)
+                      seed=1)
 
 
 def test_one_table_holds_analysis_and_simulated_intervals(study):
     keys = [(r["load"], r["policy"], r["source"]) for r in study.rows]
     assert len(keys) == 16 and len(set(keys)) == 16
     for row in study.rows:
-        assert row["stable"] is True and math.isfinite(row["p99"])
         if row["source"] == "analysis":
+            assert row["stable"] is True and math.isfinite(row["p99"])
             assert "p99_ci" not in row
         else:
-            assert row["source"] == "simulation k=10"
+            # every load is stable on 10 servers; a short run may only fail to show it
+            assert row["source"] == "simulation k=10" and row["stable"] is not False
             low, high = row["p99_ci"]
             assert low <= row["p99"] <= high
     # the analytic rows are qt.analyze's numbers
@@ -66,7 +66,9 @@ def test_one_figure_call_with_bands(study, tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     drawn = qt.plot.plot_comparison(study, 0.99, logy=True)
-    assert len(drawn.series) == 8
+    # one series per policy and source; a simulated series with no conclusive point is not drawn
+    drawable = {(r["policy"], r["source"]) for r in study.rows if math.isfinite(r["p99"])}
+    assert len(drawn.series) == len(drawable) >= 5
     for name, series in drawn.series.items():
         if name.endswith("simulation"):
             assert series.band is not None
