@@ -102,9 +102,11 @@ from ..runtime import IR, SX, RuntimeModel
 
 _GL_X = np.polynomial.legendre.leggauss(8)
 _GL_CELL = np.polynomial.legendre.leggauss(8)
+_GL_SEGMENT = np.polynomial.legendre.leggauss(3)
 _MAX_PARTS = 8
 _MAX_POINTS = 4096      # grid intervals: dense Newton matrices of at most 134 MB each
 _MAX_ENTRIES = 10_000_000   # interpolation entries: about 48 bytes each
+_MAX_WORK = 30_000_000      # interpolations per application of an aligned map
 _PART = 1.0
 _NEGLIGIBLE = 1e-17   # probability of X beyond its last quadrature piece (dropped)
 _TANH_SINH_U = _tanh_sinh_probabilities(n_half=24, t_max=3.2)
@@ -178,12 +180,15 @@ class _Discretisation:
     flat: tuple | None = None     # (row of sparse_map, i (n + 1) + column, value) per entry
     left: _Discretisation | None = None   # left limits w_i- where a jumps (discrete X)
     lattice_steps: int = 0                # steps per cell of the lattice of jumps (0: none)
+    shifts: tuple | None = None   # (Q, m) steps and fractions x_q s_j / h, and p (aligned)
 
     @property
     def grid(self) -> np.ndarray:
         return self.h * np.arange(self.n + 1)
 
     def apply(self, H: np.ndarray) -> np.ndarray:
+        if self.shifts is not None:
+            return self._apply_shifts(H)
         if self.sparse_map is not None:
             lin = sum(block @ H for block in self.sparse_map).reshape(self.c.shape)
         else:
@@ -192,8 +197,50 @@ class _Discretisation:
             lin += (first - g) * H[0]
         return self.c + lin
 
+    def _apply_shifts(self, H: np.ndarray) -> np.ndarray:
+        """``a[q, i] = sum_j p_j (theta H(i - l - 1) + (1 - theta) H(i - l))``, ``l`` and
+        ``theta`` the whole and fractional steps of ``x_q s_j``, ``H = 1`` at negative
+        arguments (``i - l <= 0`` in the second term: the argument is then below 0)."""
+        shift, theta, p = self.shifts
+        n = self.n
+        ones = np.ones(n + 2)
+        below = np.concatenate([ones, H])                  # H(k) at k + n + 2, 1 below 0
+        above = np.concatenate([ones, [1.0], H[1:]])       # the same with H(0) -> 1
+        i = np.arange(n + 1)[None, :] + (n + 2)
+        out = np.zeros((shift.shape[0], n + 1))
+        for j in range(shift.shape[1]):
+            index = i - shift[:, j:j + 1]
+            out += p[j] * (theta[:, j:j + 1] * below[index - 1]
+                           + (1.0 - theta[:, j:j + 1]) * above[index])
+        return out
+
+    def _weighted_shifts(self, coef: np.ndarray) -> np.ndarray:
+        """:meth:`weighted_map` of the aligned map: the entries of ``J[i, i - m]`` summed
+        over the nodes shifted by ``m`` steps (a sparse (offsets, Q) matrix times ``coef``),
+        then put on the subdiagonals."""
+        shift, theta, p = self.shifts
+        n = self.n
+        Q = shift.shape[0]
+        q = np.arange(Q)
+        first = np.zeros((n + 2, n + 1))          # nodes i - l - 1 (valid for i >= l + 1)
+        second = np.zeros((n + 2, n + 1))         # nodes i - l (valid for i >= l + 1)
+        for j in range(shift.shape[1]):
+            m = shift[:, j]
+            inside = m <= n
+            first += sparse.csr_matrix((p[j] * theta[inside, j], (m[inside] + 1, q[inside])),
+                                       shape=(n + 2, Q)) @ coef
+            second += sparse.csr_matrix((p[j] * (1.0 - theta[inside, j]),
+                                         (m[inside], q[inside])), shape=(n + 2, Q)) @ coef
+        row, offset = _lower_indices(n)
+        J = np.zeros((n + 1, n + 1))
+        J[row, row - offset] = first[offset, row] + np.where(row > offset,
+                                                             second[offset, row], 0.0)
+        return J
+
     def weighted_map(self, coef: np.ndarray) -> np.ndarray:
         """``sum_q diag(coef[q]) A_q`` as a dense lower-triangular (n + 1, n + 1) matrix."""
+        if self.shifts is not None:
+            return self._weighted_shifts(np.broadcast_to(coef, (coef.shape[0], self.n + 1)))
         if self.sparse_map is not None:
             row, target, data = self.flat
             out = np.bincount(target, weights=data * coef.ravel()[row],
@@ -208,6 +255,14 @@ class _Discretisation:
         return out
 
 
+@lru_cache(maxsize=8)
+def _lower_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``i`` and offset ``m <= i`` of every entry on or below the diagonal of an
+    (n + 1, n + 1) matrix."""
+    row, col = np.tril_indices(n + 1)
+    return row, row - col
+
+
 def _check_size(n: int, entries: int = 0):
     """Refuse grids beyond the memory bound (see the module docstring)."""
     if n > _MAX_POINTS or entries > _MAX_ENTRIES:
@@ -220,13 +275,16 @@ def _check_size(n: int, entries: int = 0):
             f"qt.simulate(system) for this system")
 
 
-def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
-    """The map ``H -> a`` on the grid ``w_i = i h``, i = 0..n."""
+def _discretise(model: RuntimeModel, h: float, n: int, aligned: bool = False
+                ) -> _Discretisation:
+    """The map ``H -> a`` on the grid ``w_i = i h``, i = 0..n (``aligned``: for continuous
+    ``X`` and discrete ``S``, integrate ``x`` between the kinks if the grid fits
+    :func:`_aligned_fits`)."""
     _check_size(n)
     X, S = _laws(model)
     w = h * np.arange(n + 1)
     if isinstance(S, Discrete):
-        disc = _discretise_discrete_s(X, S, w, h, n)
+        disc = _discretise_discrete_s(X, S, w, h, n, aligned)
     else:
         disc = _discretise_continuous_s(X, S, w, h, n)
     g = _lattice(model)
@@ -239,7 +297,7 @@ def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
     return disc
 
 
-def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
+def _discretise_discrete_s(X, S, w, h, n, aligned=True) -> _Discretisation:
     s, p = S.values[::-1], S.probs[::-1]           # slowdowns in decreasing order
     if isinstance(X, Discrete):
         # a_x jumps where x s = w: the grid holds those points (see _lattice), and the right
@@ -251,10 +309,73 @@ def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
         right = _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1)
         right.left = _interpolation_map(x, omega, tau, s, p, h, n, closed=False, order=1)
         return right
+    if aligned and _aligned_fits(X, s, h, n):
+        return _aligned_discretisation(X, s, p, h, n)
     edges = np.vstack([np.zeros(n + 1), w[None, :] / s[:, None]])       # breakpoints w / s
     x, omega, piece = _gauss_pieces(X, edges)
     tau = X.sf(w / s[-1])
     return _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1, piece=piece)
+
+
+def _x_segments(X: Distribution, s: np.ndarray, h: float, reach: np.ndarray,
+                origin: float = 0.0) -> tuple[np.ndarray, np.ndarray, float]:
+    """Gauss-Legendre nodes and weights (times the density of ``X``) on the segments of ``x``
+    between consecutive kinks ``(origin + k h) / s_j``, ``0 <= origin + k h <= reach_j``, of
+    the linearly interpolated ``H(origin + i h - x s_j)``, clipped to the support of ``X``
+    (its ``1e-17`` and ``1 - 1e-17`` quantiles), and ``P(X > x)`` beyond the last kink. On
+    each segment the integrand is a polynomial of degree ``d`` in ``x`` times the density,
+    so the rule is exact up to the density's variation and the error expands in powers of
+    ``h`` (the kinks scale with ``h``)."""
+    t, wt = _GL_SEGMENT
+    lower = float(X._ppf(np.array([_NEGLIGIBLE]))[0])
+    upper = float(X._isf(np.array([_NEGLIGIBLE]))[0])
+    kinks = [np.array([lower])]
+    for sj, rj in zip(s, reach):
+        k = np.arange(math.ceil(-origin / h), math.floor((min(rj, upper * sj) - origin) / h)
+                      + 1)
+        kinks.append((origin + h * k) / sj)
+    kinks = np.sort(np.concatenate(kinks))
+    kinks = kinks[(kinks >= lower) & (kinks <= upper)]
+    # kinks of different slowdowns within rounding of each other are one kink
+    keep = np.concatenate([[True], np.diff(kinks) > 1e-12 * max(h / s.max(), kinks[-1])])
+    kinks = kinks[keep]
+    if kinks[-1] < upper and kinks[-1] >= reach.max() / s.min() * (1.0 - 1e-12):
+        last = float(X.sf(np.array([kinks[-1]]))[0])
+    else:
+        kinks, last = np.append(kinks, upper), 0.0
+    lo, width = kinks[:-1], np.diff(kinks)
+    x = (lo[:, None] + 0.5 * width[:, None] * (1.0 + t[None, :])).ravel()
+    weight = (0.5 * width[:, None] * wt[None, :]).ravel() * X.pdf(x)
+    return x, weight, last
+
+
+def _aligned_nodes(X: Distribution, s: np.ndarray, h: float, n: int) -> int:
+    """An upper bound on the nodes of :func:`_x_segments` on the grid of ``n`` steps ``h``:
+    ``3`` per kink, ``min(upper s_j, n h) / h`` kinks per slowdown."""
+    upper = float(X._isf(np.array([_NEGLIGIBLE]))[0])
+    return int(_GL_SEGMENT[0].size * (np.minimum(upper * s, n * h) / h + 2).sum())
+
+
+def _aligned_fits(X: Distribution, s: np.ndarray, h: float, n: int) -> bool:
+    """Whether the aligned map of :func:`_aligned_discretisation` on this grid stays within
+    ``_MAX_ENTRIES`` node-row pairs (memory) and ``_MAX_WORK`` interpolations (time)."""
+    entries = _aligned_nodes(X, s, h, n) * (n + 1)
+    return entries <= _MAX_ENTRIES and entries * s.size <= _MAX_WORK
+
+
+def _aligned_discretisation(X, s, p, h, n) -> _Discretisation:
+    """Continuous ``X``, discrete ``S``: the map ``H -> a`` with ``x`` integrated between the
+    kinks of the interpolated ``H`` (:func:`_x_segments`), the same nodes for every row, so
+    that ``a[q, i] = sum_j p_j H(w_i - x_q s_j)`` is a shift of ``H`` by ``x_q s_j / h``
+    steps."""
+    x, weight, last = _x_segments(X, s, h, np.full(s.size, h * n))
+    u = x[:, None] * (s[None, :] / h)                     # (Q, m) shifts in steps
+    shift = np.minimum(np.floor(u), n + 1).astype(np.int64)
+    theta = u - np.floor(u)
+    disc = _Discretisation(h, n, weight[:, None], np.zeros((x.size, n + 1)),
+                           np.full(n + 1, last), shifts=(shift, theta, p))
+    disc.c = disc.apply(np.zeros(n + 1))
+    return disc
 
 
 def _stencil(pos: np.ndarray, row: np.ndarray, order: int, n: int):
@@ -379,6 +500,7 @@ class MeanFieldSolution:
     newton_iterations: int
     response_sf_left: np.ndarray
     lattice_steps: int
+    aligned: bool = False          # x integrated between the kinks (see _x_segments)
 
     @property
     def busy_fraction(self) -> float:
@@ -634,14 +756,15 @@ def _regridded(H: np.ndarray, h_old: float, grid: np.ndarray, shift: float = 0.0
     return np.interp(grid - shift, old, H, left=1.0, right=0.0)
 
 
-def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False):
+def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False,
+              aligned=False):
     """Newton solve on ``n`` intervals of a grid whose length is found first (unless
     ``fitted``: ``length`` is known to hold the tails): it is doubled, on a coarse grid of at
     most 128 intervals, until the tails at 0.75 W are below 1e-8.
     ``H0`` on a grid of step ``h0`` seeds Newton. Returns (discretisation, H, lam, iterations).
     """
     if fitted:
-        disc = _discretise(model, length / n, n)
+        disc = _discretise(model, length / n, n, aligned)
         H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
         return disc, H, lam, iters
     for _ in range(12):
@@ -659,15 +782,16 @@ def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False
     else:
         raise MeanFieldError("the workload does not fit on the grid (the system is at or "
                              "beyond its stability frontier)")
-    h, n = _grid(model, length, _intervals(model, d, length, n))
-    if n == disc.n:
+    h, n = _grid(model, length, _intervals(model, d, length, n, aligned))
+    if n == disc.n and (disc.shifts is not None) == aligned:
         return disc, H, lam, iters
-    disc = _discretise(model, h, n)
+    disc = _discretise(model, h, n, aligned)
     H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
     return disc, H, lam, iters
 
 
-def _intervals(model: RuntimeModel, d: int, length: float, n: int) -> int:
+def _intervals(model: RuntimeModel, d: int, length: float, n: int,
+               aligned: bool = False) -> int:
     """Intervals of the coarse grid on ``[0, length]``: at least ``n`` and a step of at most
     :func:`_max_step`, but at most half the memory bound (the fine grid doubles it), the step
     then growing up to the length scale :func:`_scale`; beyond that the workload cannot be
@@ -675,7 +799,33 @@ def _intervals(model: RuntimeModel, d: int, length: float, n: int) -> int:
     coarsest = int(math.ceil(length / _scale(model, d)))
     _check_size(2 * coarsest)
     wanted = max(n, int(math.ceil(length / _max_step(model, d))))
+    if aligned:
+        wanted = _aligned_intervals(model, length, wanted)
     return max(min(wanted, _MAX_POINTS // 2), coarsest)
+
+
+def _can_align(X: Distribution, S: Distribution) -> bool:
+    """Continuous ``X`` and discrete ``S``: the case of :func:`_aligned_discretisation`."""
+    return isinstance(S, Discrete) and not isinstance(X, Discrete)
+
+
+def _aligned_intervals(model: RuntimeModel, length: float, n: int) -> int:
+    """For continuous ``X`` and discrete ``S``: more intervals than ``n``, up to a step of
+    a quarter of ``E[X] min S`` (the scale of the fastest runtimes, which the fourth-order
+    extrapolation must resolve), as long as the grid of twice as many still fits
+    :func:`_aligned_fits`; otherwise ``n``."""
+    X, S = _laws(model)
+    if not _can_align(X, S) or not _aligned_fits(X, S.values, 0.5 * length / n, 2 * n):
+        return n
+    lo, hi = n, max(n, min(int(math.ceil(4.0 * length / (X.mean() * S.values[0]))),
+                           _MAX_POINTS // 2))
+    while hi > lo:                      # the largest count whose doubled grid fits
+        mid = (lo + hi + 1) // 2
+        if _aligned_fits(X, S.values, 0.5 * length / mid, 2 * mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo + lo % 2
 
 
 def _max_step(model: RuntimeModel, d: int) -> float:
@@ -690,7 +840,7 @@ def _default_length(model: RuntimeModel, d: int) -> float:
 def _solution(disc, H, lam, d, iters) -> MeanFieldSolution:
     right, left = _response_sf(disc, H, d)
     return MeanFieldSolution(lam, d, disc.grid, H, right, _trapezoid(right, left, disc.h),
-                             iters, left, disc.lattice_steps)
+                             iters, left, disc.lattice_steps, disc.shifts is not None)
 
 
 def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
@@ -719,7 +869,7 @@ def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400
     MeanFieldSolution
     """
     length = _default_length(model, d) if length is None else length
-    disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, points)
+    disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, points, aligned=True)
     return _solution(disc, H, lam, d, iters)
 
 
@@ -822,27 +972,44 @@ class ExtrapolatedSolution:
         return fine, 2.0 * np.abs(fine - coarse)
 
     @property
+    def fourth_order(self) -> bool:
+        """Whether all three grids integrate ``x`` between the kinks (:func:`_x_segments`):
+        the error then expands in even powers of ``h`` and the extrapolations from the
+        steps ``(2 h, h)`` and ``(h, h / 2)`` are extrapolated once more."""
+        return (self.previous is not None and self.fine.aligned and self.coarse.aligned
+                and self.previous.coarse.aligned)
+
+    def _scalar(self, name: str) -> tuple[float, float]:
+        """A scalar statistic (``mean`` or ``busy_fraction``) and its error estimate: at
+        fourth order ``(16 R(h, h/2) - R(2 h, h)) / 15`` with ``|that - R(h, h/2)|``, the
+        estimated error of ``R(h, h/2)``, as its error; else :meth:`_extrapolate` and
+        :meth:`_check`."""
+        value, error = self._extrapolate(getattr(self.fine, name), getattr(self.coarse, name))
+        if self.fourth_order:
+            before = getattr(self.previous, name)
+            better = (16.0 * value - before) / 15.0
+            return float(better), float(abs(better - value) + 1e-14 * abs(better))
+        previous = None if self.previous is None else getattr(self.previous, name)
+        return float(value), float(self._check(error, value, previous))
+
+    @property
     def mean(self) -> float:
-        return float(self._extrapolate(self.fine.mean, self.coarse.mean)[0])
+        return self._scalar("mean")[0]
 
     @property
     def mean_error(self) -> float:
         """Discretisation error estimate plus ``W P(T > 0.75 W)`` for the tail beyond ``W``."""
         c = self.coarse
         truncation = self.length * float(c.response_sf[int(0.75 * (c.grid.size - 1))])
-        error = self._check(self._extrapolate(self.fine.mean, c.mean)[1], self.mean,
-                            None if self.previous is None else self.previous.mean)
-        return float(error) + truncation
+        return self._scalar("mean")[1] + truncation
 
     @property
     def busy_fraction(self) -> float:
-        return float(self._extrapolate(self.fine.busy_fraction, self.coarse.busy_fraction)[0])
+        return self._scalar("busy_fraction")[0]
 
     @property
     def busy_error(self) -> float:
-        error = self._extrapolate(self.fine.busy_fraction, self.coarse.busy_fraction)[1]
-        return float(self._check(error, self.busy_fraction, None if self.previous is None
-                                 else self.previous.busy_fraction))
+        return self._scalar("busy_fraction")[1]
 
     @property
     def length(self) -> float:
@@ -910,20 +1077,27 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
     extrapolated (see :class:`ExtrapolatedSolution`); unless both laws are discrete, also
     with ``n / 2`` intervals, to check the convergence."""
     coarse = solve(model, d, arrival_rate, points=points, length=length)
-    disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
-                                    2 * (coarse.grid.size - 1), H0=coarse.workload_sf,
-                                    h0=float(coarse.grid[1]), fitted=True)
-    fine = _solution(disc, H, lam, d, iters)
     X, S = _laws(model)
+    n, length = coarse.grid.size - 1, float(coarse.grid[-1])
+    # the three grids take the same path: aligned only if the finest one fits
+    aligned = _can_align(X, S) and _aligned_fits(X, S.values, 0.5 * length / n, 2 * n)
+    if coarse.aligned != aligned:
+        disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, n,
+                                        H0=coarse.workload_sf, h0=float(coarse.grid[1]),
+                                        fitted=True, aligned=aligned)
+        coarse = _solution(disc, H, lam, d, iters)
+    disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, 2 * n,
+                                    H0=coarse.workload_sf, h0=float(coarse.grid[1]),
+                                    fitted=True, aligned=aligned)
+    fine = _solution(disc, H, lam, d, iters)
     both_discrete = isinstance(X, Discrete) and isinstance(S, Discrete)
     second = not both_discrete or _lattice(model) is not None
     smallest = _smallest(X) * _smallest(S)
     previous = None
-    n = coarse.grid.size - 1
     if not both_discrete and n % 2 == 0:
-        disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
-                                        n // 2, H0=coarse.workload_sf,
-                                        h0=float(coarse.grid[1]), fitted=True)
+        disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, n // 2,
+                                        H0=coarse.workload_sf, h0=float(coarse.grid[1]),
+                                        fitted=True, aligned=aligned)
         previous = ExtrapolatedSolution(coarse, _solution(disc, H, lam, d, iters), second,
                                         _lattice(model), smallest)
     return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous)
