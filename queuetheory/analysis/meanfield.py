@@ -26,7 +26,12 @@ that piecewise-linear ``H``: for a discrete ``S`` by interpolation at the points
 against the law of ``x S`` cell by cell, a lower-triangular Toeplitz matrix). The expectation
 over ``X`` uses its atoms when ``X`` is discrete; for a continuous ``X`` and a discrete ``S`` the
 integrand jumps where ``x s = w``, so ``x`` is integrated piece by piece between the
-breakpoints ``w_i / s``, each piece cut into parts no longer than ``E[X]`` (at most 8) with an
+breakpoints ``w_i / s``; when the grid fits the bounds below, ``x`` is integrated between
+all the kinks ``k h / s_j`` of the interpolated ``H(w_i - x s_j)`` by 3-point Gauss-Legendre
+rules, the same nodes for every row (a shift of ``H`` by ``x s_j / h`` steps): the integrand
+is then a polynomial times the density on every segment and the error expands in even
+powers of ``h`` ("aligned"); otherwise each piece is cut into parts no longer than ``E[X]``
+(at most 8) with an
 8-point Gauss-Legendre rule against the density of ``X`` on each part, so the density integrates
 to 1 however long a piece is (the piece beyond ``w_i / min s`` contributes exactly
 ``P(X > w_i / min s)``; the pieces are clipped to the support of ``X``, where its density may
@@ -52,7 +57,12 @@ the estimated error of the step-``h / 2`` value, is reported as the error of eac
 The mean's error also counts the tail beyond ``W`` (``W P(T > 0.75 W)``). Unless both laws
 are discrete a third grid of step ``2 h`` is solved too, and every error is at least twice
 the change of the extrapolated value from the steps ``(2 h, h)`` to ``(h, h / 2)`` (the
-convergence may be irregular).
+convergence may be irregular). On the aligned path the three grids are extrapolated once
+more, ``(16 R(h, h/2) - R(2 h, h)) / 15``, and ``|that - R(h, h/2)|`` is stated as the error
+(for continuous ``X`` and discrete ``S`` measured at d = 1 against the exact M/G/1 law: mean
+errors 2e-8 to 4e-7 and busy fraction errors 2e-7 to 9e-6 relative, 3 to 90 times below the
+stated ones); there the grid step is refined up to ``E[X] min S / 4`` while the finest grid
+keeps at most ``_MAX_ENTRIES`` node-row pairs and ``_MAX_WORK = 3e7`` interpolations.
 
 Kinks. Where a continuous law's density jumps at an end ``e`` of its support (uniform,
 shifted exponential) and the other law has atoms ``v``, the equation kinks at ``e v`` and
