@@ -105,6 +105,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from scipy import fft, linalg, sparse
 
 from ..distributions import Discrete, Distribution, _tanh_sinh_probabilities
@@ -214,14 +215,15 @@ class _Discretisation:
         shift, theta, p = self.shifts
         n = self.n
         ones = np.ones(n + 2)
-        below = np.concatenate([ones, H])                  # H(k) at k + n + 2, 1 below 0
-        above = np.concatenate([ones, [1.0], H[1:]])       # the same with H(0) -> 1
-        i = np.arange(n + 1)[None, :] + (n + 2)
+        # row r of a window holds H(i + r - n - 2), i = 0..n (1 below 0): node i - l is row
+        # n + 2 - l, contiguous copies instead of a gather of single entries
+        below = sliding_window_view(np.concatenate([ones, H]), n + 1)
+        above = sliding_window_view(np.concatenate([ones, [1.0], H[1:]]), n + 1)
         out = np.zeros((shift.shape[0], n + 1))
         for j in range(shift.shape[1]):
-            index = i - shift[:, j:j + 1]
-            out += p[j] * (theta[:, j:j + 1] * below[index - 1]
-                           + (1.0 - theta[:, j:j + 1]) * above[index])
+            row = n + 2 - shift[:, j]
+            out += (p[j] * theta[:, j:j + 1]) * below[row - 1]
+            out += (p[j] * (1.0 - theta[:, j:j + 1])) * above[row]
         return out
 
     def _weighted_shifts(self, coef: np.ndarray) -> np.ndarray:
@@ -327,23 +329,27 @@ def _discretise_discrete_s(X, S, w, h, n, aligned=True) -> _Discretisation:
     return _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1, piece=piece)
 
 
-def _x_segments(X: Distribution, s: np.ndarray, h: float, reach: np.ndarray,
-                origin: float = 0.0) -> tuple[np.ndarray, np.ndarray, float]:
+def _x_segments(X: Distribution, s: np.ndarray, h: float, reach: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, float]:
     """Gauss-Legendre nodes and weights (times the density of ``X``) on the segments of ``x``
-    between consecutive kinks ``(origin + k h) / s_j``, ``0 <= origin + k h <= reach_j``, of
-    the linearly interpolated ``H(origin + i h - x s_j)``, clipped to the support of ``X``
-    (its ``1e-17`` and ``1 - 1e-17`` quantiles), and ``P(X > x)`` beyond the last kink. On
-    each segment the integrand is a polynomial of degree ``d`` in ``x`` times the density,
-    so the rule is exact up to the density's variation and the error expands in powers of
-    ``h`` (the kinks scale with ``h``)."""
+    between consecutive kinks ``(reach_j - k h) / s_j >= 0`` of the linearly interpolated
+    ``H(reach_j - x s_j)`` (``H`` on the grid of step ``h``; ``reach_j`` the row ``w_i`` or a
+    time ``t``), clipped to the support of ``X`` (its ``1e-17`` and ``1 - 1e-17``
+    quantiles), and ``P(X > x)`` beyond the last kink if all of them lie below it. On each
+    segment the integrand is a polynomial of degree ``d`` in ``x`` times the density, so the
+    rule is exact up to the density's variation and the error expands in powers of ``h``
+    (the kinks scale with ``h``)."""
     t, wt = _GL_SEGMENT
     lower = float(X._ppf(np.array([_NEGLIGIBLE]))[0])
     upper = float(X._isf(np.array([_NEGLIGIBLE]))[0])
     kinks = [np.array([lower])]
     for sj, rj in zip(s, reach):
-        k = np.arange(math.ceil(-origin / h), math.floor((min(rj, upper * sj) - origin) / h)
-                      + 1)
-        kinks.append((origin + h * k) / sj)
+        # the arguments reach - k h of H, reach itself (x = reach / s_j, where H jumps to
+        # 1) computed exactly
+        top = min(rj, upper * sj)
+        k = np.arange(max(0, math.floor((rj - top) / h)), math.floor(rj / h) + 2)
+        v = rj - h * k
+        kinks.append(v[(v >= 0.0) & (v <= top)] / sj)
     kinks = np.sort(np.concatenate(kinks))
     kinks = kinks[(kinks >= lower) & (kinks <= upper)]
     # kinks of different slowdowns within rounding of each other are one kink
@@ -924,6 +930,29 @@ def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndar
     return np.where(t < 0, 1.0, np.where(t > h * n, 0.0, out))
 
 
+def _direct_sf(model: RuntimeModel, sol: MeanFieldSolution, t) -> np.ndarray:
+    """``P(T > t) = E_X[a_X(t)^d]`` of an aligned solution at any ``t``, with ``x`` integrated
+    between the kinks ``(t - k h) / s_j`` of the interpolated ``H(t - x s_j)`` (as at the
+    nodes, :func:`_x_segments`), so that the error expands in even powers of ``h`` between
+    nodes too (0 beyond the grid)."""
+    X, S = _laws(model)
+    s, p = S.values[::-1], S.probs[::-1]
+    grid, H = sol.grid, sol.workload_sf
+    h = float(grid[1])
+    t = np.asarray(t, dtype=float)
+    out = np.empty(t.size)
+    for k, tk in enumerate(t.ravel()):
+        if tk > grid[-1]:
+            out[k] = 0.0
+            continue
+        tk = max(tk, 0.0)
+        x, weight, last = _x_segments(X, s, h, np.full(s.size, tk))
+        arg = tk - x[:, None] * s[None, :]
+        a = np.where(arg < 0, 1.0, np.interp(arg, grid, H)) @ p
+        out[k] = weight @ np.clip(a, 0.0, 1.0) ** sol.d + last
+    return out.reshape(t.shape)
+
+
 @dataclass
 class ExtrapolatedSolution:
     """Mean-field solutions on grids of steps ``h`` and ``h / 2`` and their Richardson
@@ -967,6 +996,7 @@ class ExtrapolatedSolution:
     lattice: float | None = None
     minimum: float = 0.0          # the smallest possible runtime: P(T > t) = 1 below it
     previous: ExtrapolatedSolution | None = None    # the same from steps 2 h and h
+    model: RuntimeModel | None = None     # for the direct tail of the aligned path
 
     def _check(self, error, value, previous_value):
         """``error``, or twice the change of the extrapolated value from the previous pair
@@ -1033,6 +1063,15 @@ class ExtrapolatedSolution:
 
     def _sf(self, t, which: str) -> np.ndarray:
         c, f = self.coarse, self.fine
+        if self.fourth_order and self.model is not None:
+            if which == "fine":
+                return _direct_sf(self.model, f, t)
+            if which == "coarse":
+                return _direct_sf(self.model, c, t)
+            one = (4.0 * _direct_sf(self.model, f, t) - _direct_sf(self.model, c, t)) / 3.0
+            two = (4.0 * _direct_sf(self.model, c, t)
+                   - _direct_sf(self.model, self.previous.coarse, t)) / 3.0
+            return np.clip((16.0 * one - two) / 15.0, 0.0, 1.0)
         if which == "coarse":
             return _table(c.response_sf, c.response_sf_left, float(c.grid[1]),
                           c.lattice_steps, t, self.lattice)
@@ -1046,14 +1085,28 @@ class ExtrapolatedSolution:
         return _table(both[1::2], both[0::2], float(c.grid[1]), c.lattice_steps, t,
                       self.lattice)
 
+    def _nodes(self, which: str) -> tuple[np.ndarray, np.ndarray]:
+        """A grid and the tail at its nodes, to bracket quantiles. On the aligned path the
+        tables (the direct tail at the nodes), extrapolated on the grid of step ``2 h``."""
+        if not (self.fourth_order and self.model is not None):
+            grid = self.coarse.grid if which == "coarse" else self.fine.grid
+            return grid, self.sf(grid, which)
+        if which in ("fine", "coarse"):
+            sol = self.fine if which == "fine" else self.coarse
+            return sol.grid, np.where(sol.grid < self.minimum, 1.0, sol.response_sf)
+        f, c = self.fine.response_sf[::4], self.coarse.response_sf[::2]
+        p = self.previous.coarse.response_sf
+        nodes = np.clip((16.0 * (4.0 * f - c) / 3.0 - (4.0 * c - p) / 3.0) / 15.0, 0.0, 1.0)
+        grid = self.previous.coarse.grid
+        return grid, np.where(grid < self.minimum, 1.0, nodes)
+
     def quantile(self, q, which: str = "extrapolated"):
         """The smallest ``t`` with ``P(T > t) <= 1 - q`` (``q`` a float or an array): the
         bracketing grid cell from the node values, then bisection inside it (a level inside
         a jump of the law returns the jump's point exactly)."""
         q = np.asarray(q, dtype=float)
         level = 1.0 - q.ravel()
-        grid = self.coarse.grid if which == "coarse" else self.fine.grid
-        nodes = self.sf(grid, which)
+        grid, nodes = self._nodes(which)
         # first node at which the (non-increasing) tail is at or below the level
         k = np.searchsorted(-np.minimum.accumulate(nodes), -level, side="left")
         k = np.minimum(k, grid.size - 1)
@@ -1110,7 +1163,8 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
                                         fitted=True, aligned=aligned)
         previous = ExtrapolatedSolution(coarse, _solution(disc, H, lam, d, iters), second,
                                         _lattice(model), smallest)
-    return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous)
+    return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous,
+                                model)
 
 
 def _smallest(law: Distribution) -> float:
