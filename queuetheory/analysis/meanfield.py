@@ -997,6 +997,7 @@ class ExtrapolatedSolution:
     minimum: float = 0.0          # the smallest possible runtime: P(T > t) = 1 below it
     previous: ExtrapolatedSolution | None = None    # the same from steps 2 h and h
     model: RuntimeModel | None = None     # for the direct tail of the aligned path
+    resolved: bool = False    # aligned, and the step h at most E[X] min S / 2
 
     def _check(self, error, value, previous_value):
         """``error``, or twice the change of the extrapolated value from the previous pair
@@ -1028,7 +1029,10 @@ class ExtrapolatedSolution:
         if self.fourth_order:
             before = getattr(self.previous, name)
             better = (16.0 * value - before) / 15.0
-            return float(better), float(abs(better - value) + 1e-14 * abs(better))
+            # unresolved (the memory bound kept the step above E[X] min S / 2): the change
+            # of the first extrapolation, 15 times as much
+            error = abs(better - value) * (1.0 if self.resolved else 15.0)
+            return float(better), float(error + 1e-14 * abs(better))
         previous = None if self.previous is None else getattr(self.previous, name)
         return float(value), float(self._check(error, value, previous))
 
@@ -1163,8 +1167,9 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
                                         fitted=True, aligned=aligned)
         previous = ExtrapolatedSolution(coarse, _solution(disc, H, lam, d, iters), second,
                                         _lattice(model), smallest)
+    resolved = aligned and length / n <= X.mean() * S.values[0] / 2.0 * (1 + 1e-9)
     return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous,
-                                model)
+                                model, resolved)
 
 
 def _smallest(law: Distribution) -> float:
