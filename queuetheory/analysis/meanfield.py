@@ -971,6 +971,19 @@ class ExtrapolatedSolution:
     is only first order: the fine values are returned unextrapolated, with
     ``2 |fine - coarse|`` as their error.
 
+    Continuous ``X`` and discrete ``S`` on the aligned path (``fourth_order``; ``x``
+    integrated between the kinks, :func:`_x_segments`): the error of every grid expands in
+    even powers of ``h``, so ``(16 R(h, h/2) - R(2 h, h)) / 15`` is returned for the mean,
+    the busy fraction and the tail (between nodes evaluated directly, :func:`_direct_sf`),
+    with ``|that - R(h, h/2)|`` as the error of the mean and busy fraction, 15 times that
+    where the step is above ``E[X] min S / 2`` (``resolved`` false: measured true/stated
+    up to 2 at step ``E[X] min S / 2``); quantile errors stay those of the fine and coarse
+    tables and the third grid (loose: the tail is extrapolated less cleanly within a few
+    steps of 0). Measured against the exact M/G/1 law at d = 1 (``X`` exponential, Erlang;
+    ``S`` with 2 and 3 atoms 10 and 20 apart): mean errors 2e-8 to 4e-7, busy fraction 2e-7
+    to 9e-6, p95 and p99 3e-9 to 3e-7, p50 2e-7 to 1.2e-4 relative, every one within its
+    stated error.
+
     With ``previous`` (the same extrapolation from the steps ``2 h`` and ``h``), every error is
     at least twice the change of the extrapolated value between the two pairs, which catches
     an irregular convergence (a density jumping at an end of its support; measured against
