@@ -471,7 +471,8 @@ def _mean_field(system: System) -> Prediction:
     if result.fourth_order:
         third = (", extrapolated again with N/4 points (fourth order: X integrated between "
                  "the kinks of the interpolated workload), errors the estimated error of the "
-                 "first extrapolation")
+                 "first extrapolation" + ("" if result.resolved else " times 15 (the memory "
+                                          "bound keeps the step above E[X] min S / 2)"))
     elif result.previous is not None:
         third = (", errors at least twice the change from the extrapolation of N/4 and N/2 "
                  "points (a third grid)")
