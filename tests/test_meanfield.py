@@ -100,7 +100,7 @@ def test_atoms_reproduce_pollaczek_khinchine(runtime, lam):
 # rational transform T*(s) = (1 - rho) N(s) / Q(s), B* = N / D, s Q(s) = (s - lam) D + lam N.
 # P(T > t) = sum over the roots r of Q of -(1 - rho) N(r) / (r Q'(r)) e^(r t), computed with
 # mpmath at 40 digits (roots by mpmath.polyroots, quantiles by mpmath.findroot); mean and busy
-# fraction are Pollaczek-Khinchine and lam E[B]. Code (run once, /tmp/mfa/mh1.py):
+# fraction are Pollaczek-Khinchine and lam E[B]. Code: tests/meanfield_references.py, in short:
 #
 #     N, D = rational B* of sum_j p_j Erlang(k, r / s_j) (polynomial products)
 #     Q = ((s - lam) D + lam N) / s;  roots = mpmath.polyroots(Q[::-1], extraprec=400)
@@ -298,7 +298,8 @@ def test_jumping_density_estimates_cover_pollaczek_khinchine(X, S, quantiles):
 @pytest.mark.slow
 def test_far_apart_slowdowns_d2_against_an_independent_solver():
     # X = Exp(1.9), S = {1, 10} w.p. {0.9, 0.1}, d = 2, lam = 0.4 (the issue's case). Reference:
-    # an independent solver of the cavity equation, written apart from meanfield.py (run once,
+    # an independent solver of the cavity equation, written apart from meanfield.py (tests/
+    # meanfield_references.py, run once,
     # 7 min): H a quintic interpolating spline (scipy make_interp_spline, k = 5) on a uniform
     # grid of step delta on [0, 110]; a_x(w) = sum_j p_j H(w - x s_j) (1 below 0); E_X by
     # composite 10-point Gauss-Legendre on parts <= E[X] / 8 between the breakpoints w / s_j,
