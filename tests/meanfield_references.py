@@ -1,7 +1,7 @@
 """Independent references for tests/test_meanfield.py (run by hand, not collected by pytest).
 
 * ``mg1_phase_type``: the M/G/1 FCFS sojourn time for B = X S with X exponential, Erlang or
-  hyperexponential and S discrete (a rational transform), with mpmath at 40 digits.
+  hyperexponential and S discrete (a rational transform), with mpmath (40 digits in main).
 * ``cavity``: an independent solver of the Redundancy-d mean-field (cavity) equation for S&X
   with continuous X and discrete S, written apart from queuetheory/analysis/meanfield.py.
 
@@ -13,7 +13,6 @@ import mpmath as mp
 import numpy as np
 from scipy import interpolate, optimize
 
-mp.mp.dps = 40
 GL = np.polynomial.legendre.leggauss(10)
 
 
@@ -182,9 +181,10 @@ def main():
                       (("exp", 1.95), ([1.0, 20.0], [0.95, 0.05]), 0.5),
                       (("erlang", 3, 3.0), ([1.0, 2.0, 5.0], [0.5, 0.3, 0.2]), 0.3),
                       (("exp", 1.0), ([1.0, 3.0], [0.7, 0.3]), 0.4)]:
-        ref = mg1_phase_type(components(X, S), lam)
-        print(X, S, lam, float(ref["mean"]), float(ref["busy"]),
-              [float(mg1_quantile(ref, q)) for q in (0.5, 0.95, 0.99)])
+        with mp.workdps(40):
+            ref = mg1_phase_type(components(X, S), lam)
+            print(X, S, lam, float(ref["mean"]), float(ref["busy"]),
+                  [float(mg1_quantile(ref, q)) for q in (0.5, 0.95, 0.99)])
     X = qt.Exponential(1.9)
     # Newton-Krylov is seeded by the library's solution (the seed does not move the converged
     # fixed point: residual 1e-14)

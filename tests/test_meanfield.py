@@ -298,16 +298,16 @@ def test_jumping_density_estimates_cover_pollaczek_khinchine(X, S, quantiles):
 @pytest.mark.slow
 def test_far_apart_slowdowns_d2_against_an_independent_solver():
     # X = Exp(1.9), S = {1, 10} w.p. {0.9, 0.1}, d = 2, lam = 0.4 (the case). Reference:
-    # an independent solver of the cavity equation, written apart from meanfield.py (tests/
-    # meanfield_references.py, run once,
-    # 7 min): H a quintic interpolating spline (scipy make_interp_spline, k = 5) on a uniform
-    # grid of step delta on [0, 110]; a_x(w) = sum_j p_j H(w - x s_j) (1 below 0); E_X by
-    # composite 10-point Gauss-Legendre on parts <= E[X] / 8 between the breakpoints w / s_j,
-    # P(X > w / min s) beyond; H(w) = int_w^110 lam d E_X[(a - H) a^(d-1)] through the
-    # antiderivative of the quintic spline of the right-hand side; scipy newton_krylov to a
-    # residual of 1e-14; mean = int P(T > t) (10-point Gauss-Legendre on parts of E[X] / 4),
-    # quantiles by brentq. delta = 0.2 and 0.1 give busy 0.40092546 and 0.4009259008, mean
-    # 0.69366670 and 0.6936670416, p50 0.45088870 and 0.45088905 (delta = 0.1 pinned)
+    # an independent solver of the cavity equation, written apart from meanfield.py
+    # (tests/meanfield_references.py, run once, 7 min): H a quintic interpolating spline
+    # (scipy make_interp_spline, k = 5) on a uniform grid of step delta on [0, 110];
+    # a_x(w) = sum_j p_j H(w - x s_j) (1 below 0); E_X by composite 10-point Gauss-Legendre
+    # on parts <= E[X] / 8 between the breakpoints w / s_j, P(X > w / min s) beyond;
+    # H(w) = int_w^110 lam d E_X[(a - H) a^(d-1)] through the antiderivative of the quintic
+    # spline of the right-hand side; scipy newton_krylov to a residual of 1e-14;
+    # mean = int P(T > t) (10-point Gauss-Legendre on parts of E[X] / 4), quantiles by brentq.
+    # delta = 0.2 and 0.1 give busy 0.40092546 and 0.4009259008, mean 0.69366670 and
+    # 0.6936670416, p50 0.45088870 and 0.45088905 (delta = 0.1 pinned)
     model = qt.SX(X=qt.Exponential(1.9), S=qt.Discrete([1.0, 10.0], [0.9, 0.1]))
     r = meanfield.solve_extrapolated(model, 2, 0.4)
     mean, busy = 0.6936670415723935, 0.40092590075872503
