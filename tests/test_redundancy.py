@@ -210,7 +210,8 @@ def test_mean_field_hard_bounds_and_moments():
         p.quantile(1 - 1e-9)
 
 
-@pytest.mark.parametrize("unit", [1e-9, 1e-3, 1e3, 1e9])
+@pytest.mark.parametrize("unit", [pytest.param(1e-9, marks=pytest.mark.slow), 1e-3, 1e3,
+                                  pytest.param(1e9, marks=pytest.mark.slow)])
 def test_mean_field_is_equivariant_under_time_unit(unit):
     # the same system in another time unit: times scale by the unit, fractions do not
     def predict(c):

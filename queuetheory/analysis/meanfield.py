@@ -26,7 +26,12 @@ that piecewise-linear ``H``: for a discrete ``S`` by interpolation at the points
 against the law of ``x S`` cell by cell, a lower-triangular Toeplitz matrix). The expectation
 over ``X`` uses its atoms when ``X`` is discrete; for a continuous ``X`` and a discrete ``S`` the
 integrand jumps where ``x s = w``, so ``x`` is integrated piece by piece between the
-breakpoints ``w_i / s``, each piece cut into parts no longer than ``E[X]`` (at most 8) with an
+breakpoints ``w_i / s``; when the grid fits the bounds below, ``x`` is integrated between
+all the kinks ``k h / s_j`` of the interpolated ``H(w_i - x s_j)`` by 3-point Gauss-Legendre
+rules, the same nodes for every row (a shift of ``H`` by ``x s_j / h`` steps): the integrand
+is then a polynomial times the density on every segment and the error expands in even
+powers of ``h`` ("aligned"); otherwise each piece is cut into parts no longer than ``E[X]``
+(at most 8) with an
 8-point Gauss-Legendre rule against the density of ``X`` on each part, so the density integrates
 to 1 however long a piece is (the piece beyond ``w_i / min s`` contributes exactly
 ``P(X > w_i / min s)``; the pieces are clipped to the support of ``X``, where its density may
@@ -52,7 +57,12 @@ the estimated error of the step-``h / 2`` value, is reported as the error of eac
 The mean's error also counts the tail beyond ``W`` (``W P(T > 0.75 W)``). Unless both laws
 are discrete a third grid of step ``2 h`` is solved too, and every error is at least twice
 the change of the extrapolated value from the steps ``(2 h, h)`` to ``(h, h / 2)`` (the
-convergence may be irregular).
+convergence may be irregular). On the aligned path the three grids are extrapolated once
+more, ``(16 R(h, h/2) - R(2 h, h)) / 15``, and ``|that - R(h, h/2)|`` is stated as the error
+(for continuous ``X`` and discrete ``S`` measured at d = 1 against the exact M/G/1 law: mean
+errors 2e-8 to 4e-7 and busy fraction errors 2e-7 to 9e-6 relative, 3 to 90 times below the
+stated ones); there the grid step is refined up to ``E[X] min S / 4`` while the finest grid
+keeps at most ``_MAX_ENTRIES`` node-row pairs and ``_MAX_WORK = 3e7`` interpolations.
 
 Kinks. Where a continuous law's density jumps at an end ``e`` of its support (uniform,
 shifted exponential) and the other law has atoms ``v``, the equation kinks at ``e v`` and
@@ -95,6 +105,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from scipy import fft, linalg, sparse
 
 from ..distributions import Discrete, Distribution, _tanh_sinh_probabilities
@@ -102,9 +113,11 @@ from ..runtime import IR, SX, RuntimeModel
 
 _GL_X = np.polynomial.legendre.leggauss(8)
 _GL_CELL = np.polynomial.legendre.leggauss(8)
+_GL_SEGMENT = np.polynomial.legendre.leggauss(3)
 _MAX_PARTS = 8
 _MAX_POINTS = 4096      # grid intervals: dense Newton matrices of at most 134 MB each
 _MAX_ENTRIES = 10_000_000   # interpolation entries: about 48 bytes each
+_MAX_WORK = 30_000_000      # interpolations per application of an aligned map
 _PART = 1.0
 _NEGLIGIBLE = 1e-17   # probability of X beyond its last quadrature piece (dropped)
 _TANH_SINH_U = _tanh_sinh_probabilities(n_half=24, t_max=3.2)
@@ -178,12 +191,15 @@ class _Discretisation:
     flat: tuple | None = None     # (row of sparse_map, i (n + 1) + column, value) per entry
     left: _Discretisation | None = None   # left limits w_i- where a jumps (discrete X)
     lattice_steps: int = 0                # steps per cell of the lattice of jumps (0: none)
+    shifts: tuple | None = None   # (Q, m) steps and fractions x_q s_j / h, and p (aligned)
 
     @property
     def grid(self) -> np.ndarray:
         return self.h * np.arange(self.n + 1)
 
     def apply(self, H: np.ndarray) -> np.ndarray:
+        if self.shifts is not None:
+            return self._apply_shifts(H)
         if self.sparse_map is not None:
             lin = sum(block @ H for block in self.sparse_map).reshape(self.c.shape)
         else:
@@ -192,8 +208,51 @@ class _Discretisation:
             lin += (first - g) * H[0]
         return self.c + lin
 
+    def _apply_shifts(self, H: np.ndarray) -> np.ndarray:
+        """``a[q, i] = sum_j p_j (theta H(i - l - 1) + (1 - theta) H(i - l))``, ``l`` and
+        ``theta`` the whole and fractional steps of ``x_q s_j``, ``H = 1`` at negative
+        arguments (``i - l <= 0`` in the second term: the argument is then below 0)."""
+        shift, theta, p = self.shifts
+        n = self.n
+        ones = np.ones(n + 2)
+        # row r of a window holds H(i + r - n - 2), i = 0..n (1 below 0): node i - l is row
+        # n + 2 - l, contiguous copies instead of a gather of single entries
+        below = sliding_window_view(np.concatenate([ones, H]), n + 1)
+        above = sliding_window_view(np.concatenate([ones, [1.0], H[1:]]), n + 1)
+        out = np.zeros((shift.shape[0], n + 1))
+        for j in range(shift.shape[1]):
+            row = n + 2 - shift[:, j]
+            out += (p[j] * theta[:, j:j + 1]) * below[row - 1]
+            out += (p[j] * (1.0 - theta[:, j:j + 1])) * above[row]
+        return out
+
+    def _weighted_shifts(self, coef: np.ndarray) -> np.ndarray:
+        """:meth:`weighted_map` of the aligned map: the entries of ``J[i, i - m]`` summed
+        over the nodes shifted by ``m`` steps (a sparse (offsets, Q) matrix times ``coef``),
+        then put on the subdiagonals."""
+        shift, theta, p = self.shifts
+        n = self.n
+        Q = shift.shape[0]
+        q = np.arange(Q)
+        first = np.zeros((n + 2, n + 1))          # nodes i - l - 1 (valid for i >= l + 1)
+        second = np.zeros((n + 2, n + 1))         # nodes i - l (valid for i >= l + 1)
+        for j in range(shift.shape[1]):
+            m = shift[:, j]
+            inside = m <= n
+            first += sparse.csr_matrix((p[j] * theta[inside, j], (m[inside] + 1, q[inside])),
+                                       shape=(n + 2, Q)) @ coef
+            second += sparse.csr_matrix((p[j] * (1.0 - theta[inside, j]),
+                                         (m[inside], q[inside])), shape=(n + 2, Q)) @ coef
+        row, offset = _lower_indices(n)
+        J = np.zeros((n + 1, n + 1))
+        J[row, row - offset] = first[offset, row] + np.where(row > offset,
+                                                             second[offset, row], 0.0)
+        return J
+
     def weighted_map(self, coef: np.ndarray) -> np.ndarray:
         """``sum_q diag(coef[q]) A_q`` as a dense lower-triangular (n + 1, n + 1) matrix."""
+        if self.shifts is not None:
+            return self._weighted_shifts(np.broadcast_to(coef, (coef.shape[0], self.n + 1)))
         if self.sparse_map is not None:
             row, target, data = self.flat
             out = np.bincount(target, weights=data * coef.ravel()[row],
@@ -208,6 +267,14 @@ class _Discretisation:
         return out
 
 
+@lru_cache(maxsize=8)
+def _lower_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``i`` and offset ``m <= i`` of every entry on or below the diagonal of an
+    (n + 1, n + 1) matrix."""
+    row, col = np.tril_indices(n + 1)
+    return row, row - col
+
+
 def _check_size(n: int, entries: int = 0):
     """Refuse grids beyond the memory bound (see the module docstring)."""
     if n > _MAX_POINTS or entries > _MAX_ENTRIES:
@@ -220,13 +287,16 @@ def _check_size(n: int, entries: int = 0):
             f"qt.simulate(system) for this system")
 
 
-def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
-    """The map ``H -> a`` on the grid ``w_i = i h``, i = 0..n."""
+def _discretise(model: RuntimeModel, h: float, n: int, aligned: bool = False
+                ) -> _Discretisation:
+    """The map ``H -> a`` on the grid ``w_i = i h``, i = 0..n (``aligned``: for continuous
+    ``X`` and discrete ``S``, integrate ``x`` between the kinks if the grid fits
+    :func:`_aligned_fits`)."""
     _check_size(n)
     X, S = _laws(model)
     w = h * np.arange(n + 1)
     if isinstance(S, Discrete):
-        disc = _discretise_discrete_s(X, S, w, h, n)
+        disc = _discretise_discrete_s(X, S, w, h, n, aligned)
     else:
         disc = _discretise_continuous_s(X, S, w, h, n)
     g = _lattice(model)
@@ -239,7 +309,7 @@ def _discretise(model: RuntimeModel, h: float, n: int) -> _Discretisation:
     return disc
 
 
-def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
+def _discretise_discrete_s(X, S, w, h, n, aligned=True) -> _Discretisation:
     s, p = S.values[::-1], S.probs[::-1]           # slowdowns in decreasing order
     if isinstance(X, Discrete):
         # a_x jumps where x s = w: the grid holds those points (see _lattice), and the right
@@ -251,10 +321,77 @@ def _discretise_discrete_s(X, S, w, h, n) -> _Discretisation:
         right = _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1)
         right.left = _interpolation_map(x, omega, tau, s, p, h, n, closed=False, order=1)
         return right
+    if aligned and _aligned_fits(X, s, h, n):
+        return _aligned_discretisation(X, s, p, h, n)
     edges = np.vstack([np.zeros(n + 1), w[None, :] / s[:, None]])       # breakpoints w / s
     x, omega, piece = _gauss_pieces(X, edges)
     tau = X.sf(w / s[-1])
     return _interpolation_map(x, omega, tau, s, p, h, n, closed=True, order=1, piece=piece)
+
+
+def _x_segments(X: Distribution, s: np.ndarray, h: float, reach: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Gauss-Legendre nodes and weights (times the density of ``X``) on the segments of ``x``
+    between consecutive kinks ``(reach_j - k h) / s_j >= 0`` of the linearly interpolated
+    ``H(reach_j - x s_j)`` (``H`` on the grid of step ``h``; ``reach_j`` the row ``w_i`` or a
+    time ``t``), clipped to the support of ``X`` (its ``1e-17`` and ``1 - 1e-17``
+    quantiles), and ``P(X > x)`` beyond the last kink if all of them lie below it. On each
+    segment the integrand is a polynomial of degree ``d`` in ``x`` times the density, so the
+    rule is exact up to the density's variation and the error expands in powers of ``h``
+    (the kinks scale with ``h``)."""
+    t, wt = _GL_SEGMENT
+    lower = float(X._ppf(np.array([_NEGLIGIBLE]))[0])
+    upper = float(X._isf(np.array([_NEGLIGIBLE]))[0])
+    kinks = [np.array([lower])]
+    for sj, rj in zip(s, reach):
+        # the arguments reach - k h of H, reach itself (x = reach / s_j, where H jumps to
+        # 1) computed exactly
+        top = min(rj, upper * sj)
+        k = np.arange(max(0, math.floor((rj - top) / h)), math.floor(rj / h) + 2)
+        v = rj - h * k
+        kinks.append(v[(v >= 0.0) & (v <= top)] / sj)
+    kinks = np.sort(np.concatenate(kinks))
+    kinks = kinks[(kinks >= lower) & (kinks <= upper)]
+    # kinks of different slowdowns within rounding of each other are one kink
+    keep = np.concatenate([[True], np.diff(kinks) > 1e-12 * max(h / s.max(), kinks[-1])])
+    kinks = kinks[keep]
+    if kinks[-1] < upper and kinks[-1] >= reach.max() / s.min() * (1.0 - 1e-12):
+        last = float(X.sf(np.array([kinks[-1]]))[0])
+    else:
+        kinks, last = np.append(kinks, upper), 0.0
+    lo, width = kinks[:-1], np.diff(kinks)
+    x = (lo[:, None] + 0.5 * width[:, None] * (1.0 + t[None, :])).ravel()
+    weight = (0.5 * width[:, None] * wt[None, :]).ravel() * X.pdf(x)
+    return x, weight, last
+
+
+def _aligned_nodes(X: Distribution, s: np.ndarray, h: float, n: int) -> int:
+    """An upper bound on the nodes of :func:`_x_segments` on the grid of ``n`` steps ``h``:
+    ``3`` per kink, ``min(upper s_j, n h) / h`` kinks per slowdown."""
+    upper = float(X._isf(np.array([_NEGLIGIBLE]))[0])
+    return int(_GL_SEGMENT[0].size * (np.minimum(upper * s, n * h) / h + 2).sum())
+
+
+def _aligned_fits(X: Distribution, s: np.ndarray, h: float, n: int) -> bool:
+    """Whether the aligned map of :func:`_aligned_discretisation` on this grid stays within
+    ``_MAX_ENTRIES`` node-row pairs (memory) and ``_MAX_WORK`` interpolations (time)."""
+    entries = _aligned_nodes(X, s, h, n) * (n + 1)
+    return entries <= _MAX_ENTRIES and entries * s.size <= _MAX_WORK
+
+
+def _aligned_discretisation(X, s, p, h, n) -> _Discretisation:
+    """Continuous ``X``, discrete ``S``: the map ``H -> a`` with ``x`` integrated between the
+    kinks of the interpolated ``H`` (:func:`_x_segments`), the same nodes for every row, so
+    that ``a[q, i] = sum_j p_j H(w_i - x_q s_j)`` is a shift of ``H`` by ``x_q s_j / h``
+    steps."""
+    x, weight, last = _x_segments(X, s, h, np.full(s.size, h * n))
+    u = x[:, None] * (s[None, :] / h)                     # (Q, m) shifts in steps
+    shift = np.minimum(np.floor(u), n + 1).astype(np.int64)
+    theta = u - np.floor(u)
+    disc = _Discretisation(h, n, weight[:, None], np.zeros((x.size, n + 1)),
+                           np.full(n + 1, last), shifts=(shift, theta, p))
+    disc.c = disc.apply(np.zeros(n + 1))
+    return disc
 
 
 def _stencil(pos: np.ndarray, row: np.ndarray, order: int, n: int):
@@ -379,6 +516,7 @@ class MeanFieldSolution:
     newton_iterations: int
     response_sf_left: np.ndarray
     lattice_steps: int
+    aligned: bool = False          # x integrated between the kinks (see _x_segments)
 
     @property
     def busy_fraction(self) -> float:
@@ -634,14 +772,15 @@ def _regridded(H: np.ndarray, h_old: float, grid: np.ndarray, shift: float = 0.0
     return np.interp(grid - shift, old, H, left=1.0, right=0.0)
 
 
-def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False):
+def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False,
+              aligned=False):
     """Newton solve on ``n`` intervals of a grid whose length is found first (unless
     ``fitted``: ``length`` is known to hold the tails): it is doubled, on a coarse grid of at
     most 128 intervals, until the tails at 0.75 W are below 1e-8.
     ``H0`` on a grid of step ``h0`` seeds Newton. Returns (discretisation, H, lam, iterations).
     """
     if fitted:
-        disc = _discretise(model, length / n, n)
+        disc = _discretise(model, length / n, n, aligned)
         H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
         return disc, H, lam, iters
     for _ in range(12):
@@ -659,15 +798,16 @@ def _solve_on(model, d, lam, length, n, H0=None, h0=None, pin=None, fitted=False
     else:
         raise MeanFieldError("the workload does not fit on the grid (the system is at or "
                              "beyond its stability frontier)")
-    h, n = _grid(model, length, _intervals(model, d, length, n))
-    if n == disc.n:
+    h, n = _grid(model, length, _intervals(model, d, length, n, aligned))
+    if n == disc.n and (disc.shifts is not None) == aligned:
         return disc, H, lam, iters
-    disc = _discretise(model, h, n)
+    disc = _discretise(model, h, n, aligned)
     H, lam, iters = _newton(disc, d, _regridded(H0, h0, disc.grid), lam, pin)
     return disc, H, lam, iters
 
 
-def _intervals(model: RuntimeModel, d: int, length: float, n: int) -> int:
+def _intervals(model: RuntimeModel, d: int, length: float, n: int,
+               aligned: bool = False) -> int:
     """Intervals of the coarse grid on ``[0, length]``: at least ``n`` and a step of at most
     :func:`_max_step`, but at most half the memory bound (the fine grid doubles it), the step
     then growing up to the length scale :func:`_scale`; beyond that the workload cannot be
@@ -675,7 +815,33 @@ def _intervals(model: RuntimeModel, d: int, length: float, n: int) -> int:
     coarsest = int(math.ceil(length / _scale(model, d)))
     _check_size(2 * coarsest)
     wanted = max(n, int(math.ceil(length / _max_step(model, d))))
+    if aligned:
+        wanted = _aligned_intervals(model, length, wanted)
     return max(min(wanted, _MAX_POINTS // 2), coarsest)
+
+
+def _can_align(X: Distribution, S: Distribution) -> bool:
+    """Continuous ``X`` and discrete ``S``: the case of :func:`_aligned_discretisation`."""
+    return isinstance(S, Discrete) and not isinstance(X, Discrete)
+
+
+def _aligned_intervals(model: RuntimeModel, length: float, n: int) -> int:
+    """For continuous ``X`` and discrete ``S``: more intervals than ``n``, up to a step of
+    a quarter of ``E[X] min S`` (the scale of the fastest runtimes, which the fourth-order
+    extrapolation must resolve), as long as the grid of twice as many still fits
+    :func:`_aligned_fits`; otherwise ``n``."""
+    X, S = _laws(model)
+    if not _can_align(X, S) or not _aligned_fits(X, S.values, 0.5 * length / n, 2 * n):
+        return n
+    lo, hi = n, max(n, min(int(math.ceil(4.0 * length / (X.mean() * S.values[0]))),
+                           _MAX_POINTS // 2))
+    while hi > lo:                      # the largest count whose doubled grid fits
+        mid = (lo + hi + 1) // 2
+        if _aligned_fits(X, S.values, 0.5 * length / mid, 2 * mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo + lo % 2
 
 
 def _max_step(model: RuntimeModel, d: int) -> float:
@@ -690,7 +856,7 @@ def _default_length(model: RuntimeModel, d: int) -> float:
 def _solution(disc, H, lam, d, iters) -> MeanFieldSolution:
     right, left = _response_sf(disc, H, d)
     return MeanFieldSolution(lam, d, disc.grid, H, right, _trapezoid(right, left, disc.h),
-                             iters, left, disc.lattice_steps)
+                             iters, left, disc.lattice_steps, disc.shifts is not None)
 
 
 def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
@@ -719,7 +885,7 @@ def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400
     MeanFieldSolution
     """
     length = _default_length(model, d) if length is None else length
-    disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, points)
+    disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, points, aligned=True)
     return _solution(disc, H, lam, d, iters)
 
 
@@ -764,6 +930,29 @@ def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndar
     return np.where(t < 0, 1.0, np.where(t > h * n, 0.0, out))
 
 
+def _direct_sf(model: RuntimeModel, sol: MeanFieldSolution, t) -> np.ndarray:
+    """``P(T > t) = E_X[a_X(t)^d]`` of an aligned solution at any ``t``, with ``x`` integrated
+    between the kinks ``(t - k h) / s_j`` of the interpolated ``H(t - x s_j)`` (as at the
+    nodes, :func:`_x_segments`), so that the error expands in even powers of ``h`` between
+    nodes too (0 beyond the grid)."""
+    X, S = _laws(model)
+    s, p = S.values[::-1], S.probs[::-1]
+    grid, H = sol.grid, sol.workload_sf
+    h = float(grid[1])
+    t = np.asarray(t, dtype=float)
+    out = np.empty(t.size)
+    for k, tk in enumerate(t.ravel()):
+        if tk > grid[-1]:
+            out[k] = 0.0
+            continue
+        tk = max(tk, 0.0)
+        x, weight, last = _x_segments(X, s, h, np.full(s.size, tk))
+        arg = tk - x[:, None] * s[None, :]
+        a = np.where(arg < 0, 1.0, np.interp(arg, grid, H)) @ p
+        out[k] = weight @ np.clip(a, 0.0, 1.0) ** sol.d + last
+    return out.reshape(t.shape)
+
+
 @dataclass
 class ExtrapolatedSolution:
     """Mean-field solutions on grids of steps ``h`` and ``h / 2`` and their Richardson
@@ -781,6 +970,19 @@ class ExtrapolatedSolution:
     discrete but their atoms have no common measure (the jumps fall between nodes) the method
     is only first order: the fine values are returned unextrapolated, with
     ``2 |fine - coarse|`` as their error.
+
+    Continuous ``X`` and discrete ``S`` on the aligned path (``fourth_order``; ``x``
+    integrated between the kinks, :func:`_x_segments`): the error of every grid expands in
+    even powers of ``h``, so ``(16 R(h, h/2) - R(2 h, h)) / 15`` is returned for the mean,
+    the busy fraction and the tail (between nodes evaluated directly, :func:`_direct_sf`),
+    with ``|that - R(h, h/2)|`` as the error of the mean and busy fraction, 15 times that
+    where the step is above ``E[X] min S / 2`` (``resolved`` false: measured true/stated
+    up to 2 at step ``E[X] min S / 2``); quantile errors stay those of the fine and coarse
+    tables and the third grid (loose: the tail is extrapolated less cleanly within a few
+    steps of 0). Measured against the exact M/G/1 law at d = 1 (``X`` exponential, Erlang;
+    ``S`` with 2 and 3 atoms 10 and 20 apart): mean errors 2e-8 to 4e-7, busy fraction 2e-7
+    to 9e-6, p95 and p99 3e-9 to 3e-7, p50 2e-7 to 1.2e-4 relative, every one within its
+    stated error.
 
     With ``previous`` (the same extrapolation from the steps ``2 h`` and ``h``), every error is
     at least twice the change of the extrapolated value between the two pairs, which catches
@@ -807,6 +1009,8 @@ class ExtrapolatedSolution:
     lattice: float | None = None
     minimum: float = 0.0          # the smallest possible runtime: P(T > t) = 1 below it
     previous: ExtrapolatedSolution | None = None    # the same from steps 2 h and h
+    model: RuntimeModel | None = None     # for the direct tail of the aligned path
+    resolved: bool = False    # aligned, and the step h at most E[X] min S / 2
 
     def _check(self, error, value, previous_value):
         """``error``, or twice the change of the extrapolated value from the previous pair
@@ -822,40 +1026,72 @@ class ExtrapolatedSolution:
         return fine, 2.0 * np.abs(fine - coarse)
 
     @property
+    def fourth_order(self) -> bool:
+        """Whether all three grids integrate ``x`` between the kinks (:func:`_x_segments`):
+        the error then expands in even powers of ``h`` and the extrapolations from the
+        steps ``(2 h, h)`` and ``(h, h / 2)`` are extrapolated once more."""
+        return (self.previous is not None and self.fine.aligned and self.coarse.aligned
+                and self.previous.coarse.aligned)
+
+    def _scalar(self, name: str) -> tuple[float, float]:
+        """A scalar statistic (``mean`` or ``busy_fraction``) and its error estimate: at
+        fourth order ``(16 R(h, h/2) - R(2 h, h)) / 15`` with ``|that - R(h, h/2)|``, the
+        estimated error of ``R(h, h/2)``, as its error; else :meth:`_extrapolate` and
+        :meth:`_check`."""
+        value, error = self._extrapolate(getattr(self.fine, name), getattr(self.coarse, name))
+        if self.fourth_order:
+            before = getattr(self.previous, name)
+            better = (16.0 * value - before) / 15.0
+            # unresolved (the memory bound kept the step above E[X] min S / 2): the change
+            # of the first extrapolation, 15 times as much
+            error = abs(better - value) * (1.0 if self.resolved else 15.0)
+            return float(better), float(error + 1e-14 * abs(better))
+        previous = None if self.previous is None else getattr(self.previous, name)
+        return float(value), float(self._check(error, value, previous))
+
+    @property
     def mean(self) -> float:
-        return float(self._extrapolate(self.fine.mean, self.coarse.mean)[0])
+        return self._scalar("mean")[0]
 
     @property
     def mean_error(self) -> float:
         """Discretisation error estimate plus ``W P(T > 0.75 W)`` for the tail beyond ``W``."""
         c = self.coarse
         truncation = self.length * float(c.response_sf[int(0.75 * (c.grid.size - 1))])
-        error = self._check(self._extrapolate(self.fine.mean, c.mean)[1], self.mean,
-                            None if self.previous is None else self.previous.mean)
-        return float(error) + truncation
+        return self._scalar("mean")[1] + truncation
 
     @property
     def busy_fraction(self) -> float:
-        return float(self._extrapolate(self.fine.busy_fraction, self.coarse.busy_fraction)[0])
+        return self._scalar("busy_fraction")[0]
 
     @property
     def busy_error(self) -> float:
-        error = self._extrapolate(self.fine.busy_fraction, self.coarse.busy_fraction)[1]
-        return float(self._check(error, self.busy_fraction, None if self.previous is None
-                                 else self.previous.busy_fraction))
+        return self._scalar("busy_fraction")[1]
 
     @property
     def length(self) -> float:
         return float(self.coarse.grid[-1])
 
     def sf(self, t, which: str = "extrapolated") -> np.ndarray:
-        """``P(T > t)``: ``which`` is ``"extrapolated"``, ``"fine"`` or ``"coarse"`` (1 below
+        """``P(T > t)``: ``which`` is ``"extrapolated"``, ``"fine"``, ``"coarse"`` or (aligned
+        path) ``"first"``, the extrapolation from ``h`` and ``h / 2`` alone (1 below
         the smallest possible runtime, whatever the interpolation)."""
         t = np.asarray(t, dtype=float)
         return np.where(t < self.minimum, 1.0, self._sf(t, which))
 
     def _sf(self, t, which: str) -> np.ndarray:
         c, f = self.coarse, self.fine
+        if self.fourth_order and self.model is not None:
+            if which == "fine":
+                return _direct_sf(self.model, f, t)
+            if which == "coarse":
+                return _direct_sf(self.model, c, t)
+            one = (4.0 * _direct_sf(self.model, f, t) - _direct_sf(self.model, c, t)) / 3.0
+            if which == "first":
+                return np.clip(one, 0.0, 1.0)
+            two = (4.0 * _direct_sf(self.model, c, t)
+                   - _direct_sf(self.model, self.previous.coarse, t)) / 3.0
+            return np.clip((16.0 * one - two) / 15.0, 0.0, 1.0)
         if which == "coarse":
             return _table(c.response_sf, c.response_sf_left, float(c.grid[1]),
                           c.lattice_steps, t, self.lattice)
@@ -869,14 +1105,31 @@ class ExtrapolatedSolution:
         return _table(both[1::2], both[0::2], float(c.grid[1]), c.lattice_steps, t,
                       self.lattice)
 
+    def _nodes(self, which: str) -> tuple[np.ndarray, np.ndarray]:
+        """A grid and the tail at its nodes, to bracket quantiles. On the aligned path the
+        tables (the direct tail at the nodes), extrapolated on the grid of step ``2 h``."""
+        if not (self.fourth_order and self.model is not None):
+            grid = self.coarse.grid if which == "coarse" else self.fine.grid
+            return grid, self.sf(grid, which)
+        if which in ("fine", "coarse"):
+            sol = self.fine if which == "fine" else self.coarse
+            return sol.grid, np.where(sol.grid < self.minimum, 1.0, sol.response_sf)
+        f, c = self.fine.response_sf[::4], self.coarse.response_sf[::2]
+        p = self.previous.coarse.response_sf
+        nodes = (4.0 * f - c) / 3.0
+        if which != "first":
+            nodes = (16.0 * nodes - (4.0 * c - p) / 3.0) / 15.0
+        nodes = np.clip(nodes, 0.0, 1.0)
+        grid = self.previous.coarse.grid
+        return grid, np.where(grid < self.minimum, 1.0, nodes)
+
     def quantile(self, q, which: str = "extrapolated"):
         """The smallest ``t`` with ``P(T > t) <= 1 - q`` (``q`` a float or an array): the
         bracketing grid cell from the node values, then bisection inside it (a level inside
         a jump of the law returns the jump's point exactly)."""
         q = np.asarray(q, dtype=float)
         level = 1.0 - q.ravel()
-        grid = self.coarse.grid if which == "coarse" else self.fine.grid
-        nodes = self.sf(grid, which)
+        grid, nodes = self._nodes(which)
         # first node at which the (non-increasing) tail is at or below the level
         k = np.searchsorted(-np.minimum.accumulate(nodes), -level, side="left")
         k = np.minimum(k, grid.size - 1)
@@ -897,7 +1150,12 @@ class ExtrapolatedSolution:
         return float(out) if out.ndim == 0 else out
 
     def quantile_error(self, q):
-        """Error estimate of :meth:`quantile`: from the fine and coarse tables' quantiles."""
+        """Error estimate of :meth:`quantile`: from the fine and coarse tables' quantiles; on
+        the aligned path 15 times the change from the quantile of the first extrapolation
+        (the tail converges less cleanly within a few steps of 0)."""
+        if self.fourth_order and self.model is not None:
+            value = self.quantile(q)
+            return 15.0 * np.abs(value - self.quantile(q, "first")) + 1e-14 * np.abs(value)
         fine, coarse = self.quantile(q, "fine"), self.quantile(q, "coarse")
         return self._check(self._extrapolate(fine, coarse)[1], self.quantile(q),
                            None if self.previous is None else self.previous.quantile(q))
@@ -910,23 +1168,32 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
     extrapolated (see :class:`ExtrapolatedSolution`); unless both laws are discrete, also
     with ``n / 2`` intervals, to check the convergence."""
     coarse = solve(model, d, arrival_rate, points=points, length=length)
-    disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
-                                    2 * (coarse.grid.size - 1), H0=coarse.workload_sf,
-                                    h0=float(coarse.grid[1]), fitted=True)
-    fine = _solution(disc, H, lam, d, iters)
     X, S = _laws(model)
+    n, length = coarse.grid.size - 1, float(coarse.grid[-1])
+    # the three grids take the same path: aligned only if the finest one fits
+    aligned = _can_align(X, S) and _aligned_fits(X, S.values, 0.5 * length / n, 2 * n)
+    if coarse.aligned != aligned:
+        disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, n,
+                                        H0=coarse.workload_sf, h0=float(coarse.grid[1]),
+                                        fitted=True, aligned=aligned)
+        coarse = _solution(disc, H, lam, d, iters)
+    disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, 2 * n,
+                                    H0=coarse.workload_sf, h0=float(coarse.grid[1]),
+                                    fitted=True, aligned=aligned)
+    fine = _solution(disc, H, lam, d, iters)
     both_discrete = isinstance(X, Discrete) and isinstance(S, Discrete)
     second = not both_discrete or _lattice(model) is not None
     smallest = _smallest(X) * _smallest(S)
     previous = None
-    n = coarse.grid.size - 1
     if not both_discrete and n % 2 == 0:
-        disc, H, lam, iters = _solve_on(model, d, arrival_rate, float(coarse.grid[-1]),
-                                        n // 2, H0=coarse.workload_sf,
-                                        h0=float(coarse.grid[1]), fitted=True)
+        disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, n // 2,
+                                        H0=coarse.workload_sf, h0=float(coarse.grid[1]),
+                                        fitted=True, aligned=aligned)
         previous = ExtrapolatedSolution(coarse, _solution(disc, H, lam, d, iters), second,
                                         _lattice(model), smallest)
-    return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous)
+    resolved = aligned and length / n <= X.mean() * S.values[0] / 2.0 * (1 + 1e-9)
+    return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous,
+                                model, resolved)
 
 
 def _smallest(law: Distribution) -> float:

@@ -530,8 +530,16 @@ def _mean_field(system: System) -> Prediction:
     levels = np.array([0.5, 0.95, 0.99])
     q_errors = result.quantile_error(levels)
     q_text = ", ".join(f"p{round(100 * q)} {e:.2g}" for q, e in zip(levels, q_errors))
-    third = (", errors at least twice the change from the extrapolation of N/4 and N/2 "
-             "points (a third grid)" if result.previous is not None else "")
+    if result.fourth_order:
+        third = (", extrapolated again with N/4 points (fourth order: X integrated between "
+                 "the kinks of the interpolated workload), errors the estimated error of the "
+                 "first extrapolation" + ("" if result.resolved else " times 15 (the memory "
+                                          "bound keeps the step above E[X] min S / 2)"))
+    elif result.previous is not None:
+        third = (", errors at least twice the change from the extrapolation of N/4 and N/2 "
+                 "points (a third grid)")
+    else:
+        third = ""
     extrapolation = (f"Richardson-extrapolated from N/2 and N points{third}"
                      if result.second_order
                      else "from N points (first order: the atoms of the runtimes have no "
