@@ -719,3 +719,34 @@ def test_grid_limit_is_stated(monkeypatch):
     assert 1e-6 * mean < p.errors["mean"] and abs(p.mean - mean) <= p.errors["mean"]
     assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"]
     assert abs(p.quantile(0.99) - quantile) <= p.response_time.quantile_error(0.99)
+
+
+def _sx_pollaczek_khinchine(S, load):
+    """MDS(1, 0) with S&X runtimes ``X S`` (X ~ Exponential(1)) is one M/G/1 queue with service
+    ``B = X S``: ``E[T] = E[B] + lam E[B^2] / (2 (1 - rho))`` (Pollaczek-Khinchine), exactly."""
+    X = qt.Exponential(1.0)
+    lam = load / (X.mean() * S.mean())
+    b1, b2 = X.mean() * S.mean(), X.moment(2) * S.moment(2)
+    return qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam), b1 + lam * b2 / (2 * (1 - load))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("S", [qt.Discrete([1, 10], [0.9, 0.1]), qt.slowdowns.facebook()])
+def test_sx_m_equal_0_n_equal_1_is_pollaczek_khinchine(S):
+    # the X-quadrature and the grids of the S&X path against an exact value; the stated error
+    # (grids, Richardson, and twice the change of doubling the Gauss-Legendre nodes over X)
+    # covers the true one and reaches the 1e-6 goal
+    system, exact = _sx_pollaczek_khinchine(S, 0.5)
+    p = qt.analyze(system)
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+    assert "short of" not in p.method
+
+
+def test_sx_grid_limit_is_stated(monkeypatch):
+    # the S&X grids are bounded by the memory of their X nodes: with 1 MB the 1e-6 goal is out of
+    # reach, the method says so and the stated error still covers the true one
+    monkeypatch.setattr(removal, "_SX_BYTES", 2 ** 20)
+    system, exact = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)
+    p = qt.analyze(system)
+    assert "short of the 1e-6 goal" in p.method and "MB of X nodes" in p.method
+    assert 1e-6 * exact < p.errors["mean"] and abs(p.mean - exact) <= p.errors["mean"]

@@ -49,6 +49,8 @@ S&X tables hold a few hundred ``X`` nodes per cell.
 
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
 space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
+Its grids are refined as under IR, bounded by ``_SX_BYTES`` of ``X`` nodes on the finest grid; for
+a continuous ``X`` the estimates include the Gauss-Legendre rule's error (nodes doubled once).
 Its march is compiled with numba when it is installed (``pip install 'queuetheory[fast]'``;
 2 to 4 times faster for an analysed point, 2 to 5 times for a frontier, measured by
 ``benchmarks/bench_removal.py --paths``), else numpy operations per node (one gather and one
@@ -388,7 +390,9 @@ def _shoot(model, h: float, M: int, guess: float) -> _Solution:
 
 
 # ------------------------------------------------------------------------ S&X: condition on X
-_GLX_NODES, _GLX_WEIGHTS = np.polynomial.legendre.leggauss(12)
+_SX_BYTES = 2 ** 28
+"""Memory of the S&X geometry (:func:`_sx_geometry`, 28 bytes per grid node, ``X`` node and atom
+of ``S``) on the finest grid: bounds the grids S&X is refined to (:func:`_refine`)."""
 _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
                       0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
 """Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X`` (as in
@@ -419,7 +423,9 @@ class _SXModel:
     ``w - x s_k = 0`` (the atom of ``V`` at 0 meets an atom of ``x S``); beyond
     ``x = w / s_min`` every task is unfinished (``q = 0``), exactly."""
 
-    def __init__(self, kernel: _Kernel, runtime):
+    kink_lattice = None
+
+    def __init__(self, kernel: _Kernel, runtime, nodes: int = 12):
         X, S = runtime.X, runtime.S
         if S.atoms is not None:
             S = Discrete(*S.atoms)
@@ -441,6 +447,10 @@ class _SXModel:
         else:
             self.lattice = None
         self._tables, self._geometry, self._buffer = {}, {}, {}
+        self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
+        # the finest grid's geometry (the largest array) within _SX_BYTES
+        columns = X.values.size if self.discrete_x else (_U_LEVELS.size - 1 + self.s.size) * nodes
+        self.max_cells = max(_M_BASE, int(_SX_BYTES / (28 * columns * self.s.size) / 4))
 
     def nodes(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``X`` nodes and weights for the times ``t`` (one row each, shape ``(t.size, J)``;
@@ -457,8 +467,9 @@ class _SXModel:
         levels = np.sort(np.concatenate([np.minimum(_U_LEVELS[None, :], top[:, None]), jumps],
                                         axis=1), axis=1)
         lo, hi = levels[:, :-1, None], levels[:, 1:, None]
-        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * _GLX_NODES).reshape(t.size, -1)
-        w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * _GLX_WEIGHTS).reshape(t.size, -1)
+        gl_nodes, gl_weights = self.gl
+        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes).reshape(t.size, -1)
+        w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * gl_weights).reshape(t.size, -1)
         # the pieces between fixed levels are the same at every t: F_X^{-1} once per value
         levels_u, where = np.unique(np.clip(u, 0.0, 1.0), return_inverse=True)
         x = X._ppf_all(levels_u)[where.reshape(u.shape)]
@@ -891,12 +902,13 @@ def _refine(model, sols, order: int):
         ratio = max(mean_error / scales[0], idle_error / scales[1])
         guarded = max(_guarded(means, order)[1] / scales[0],
                       _guarded(idles, order)[1] / scales[1])
-        if guarded <= 1 or M >= _M_MAX:
+        limit = getattr(model, "max_cells", _M_MAX)
+        if guarded <= 1 or M >= limit:
             return sols
         # the factor from the last three grids (the guard reads a coarser, less regular one)
         factor = 2 ** max(1, math.ceil(math.log2(max(ratio, 1.0) ** (
             0.25 if order == 2 else 1.0))))
-        factor = min(factor, 2 ** int(math.log2(_M_MAX / M)))
+        factor = min(factor, 2 ** int(math.log2(limit / M)))
         if factor < 2:
             return sols
         h = sols[-3].h / factor
@@ -1500,9 +1512,18 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
                 f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
                 f"(a heavy tail): a uniform grid of at most {4 * _M_MAX} cells cannot resolve "
                 f"the runtime (mean {mean_runtime:.4g}) as well")
-        sols = _refine(model, sols, order)
+    sols = _refine(model, sols, order)
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
     idle, busy_error = _guarded([s.F0 for s in sols], order)
+    if isinstance(model, _SXModel) and not model.discrete_x:
+        # the error of the Gauss-Legendre rule over X: twice the change on the coarsest of the
+        # last three grids when its nodes are doubled (on coarser grids the kinks of the
+        # piecewise-quadratic F inflate it: 6e-6 at 128 cells where the true error was 2e-8)
+        base = sols[-3]
+        double = _shoot(_SXModel(kernel, runtime, 2 * model.gl[0].size), base.h,
+                        base.F.size - 1, base.F0)
+        mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
+        busy_error += 2 * abs(double.F0 - base.F0)
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
     mean_error = max(mean_error, _TAIL * sols[-1].h * (sols[-1].F.size - 1))
@@ -1525,9 +1546,11 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
               f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
               f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
     achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
-    if isinstance(model, _IRModel) and achieved > 1e-6:
+    if achieved > 1e-6:
+        limit = (f"{4 * _M_MAX} cells" if isinstance(model, _IRModel) else
+                 f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 20:.0f} MB of X nodes)")
         method += (f"; relative accuracy about {achieved:.1g}, short of the 1e-6 goal: the "
-                   f"grid has reached its limit of {4 * _M_MAX} cells")
+                   f"grid has reached its limit of {limit}")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=_REFERENCES,
