@@ -576,6 +576,18 @@ def test_sx_node_survival_is_the_off_node_evaluation(runtime):
     assert (np.any(sol.sf_left > sol.sf_right + 1e-6)) == model.discrete_x
 
 
+@pytest.mark.parametrize("offset", [0.0, 3e-5, -8e-5, 5e-4])
+def test_sx_one_march_shot_is_newtons_root(offset):
+    # _shoot with a spread: the quadratic through the columns guess, guess +- spread gives the
+    # root in one march when it lies within 2 spread of the guess (else Newton's method goes on)
+    model = removal._SXModel(removal._kernel_of(qt.MDS(4, 2), 0.4), _SX)
+    newton = removal._shoot(model, 0.25, 96, 0.5)
+    one = removal._shoot(model, 0.25, 96, newton.F0 * (1 + offset), 1e-4 * newton.F0)
+    assert one.F0 == pytest.approx(newton.F0, rel=1e-9)
+    for name in ("F", "q_left", "sf_right"):
+        np.testing.assert_allclose(getattr(one, name), getattr(newton, name), rtol=0, atol=1e-9)
+
+
 # ----------------------------------------------------------------------------- accuracy survey
 # (law, parameters, mds, n, r, lam) -> (busy fraction, mean, p99), printed by
 # ``python scripts/removal_references.py``: DOP853 at rtol 1e-13 on the ODE (phase-type runtimes)
