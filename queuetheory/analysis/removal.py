@@ -45,14 +45,15 @@ errors of the mean and the busy fraction are below ``5e-7`` (a fourth grid ``2 h
 estimates), kinks of ``G`` (ends of a support) are nodes or split their cells, and the march is
 compiled with numba when installed (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
 four grids of at most ``4 * 4096`` cells, five arrays of two columns each (IR, about 5 MB); the
-S&X tables hold a few hundred ``X`` nodes per cell.
+S&X tables hold a few hundred ``X`` nodes per cell (the finest grid's at most ``_SX_BYTES``,
+256 MB).
 
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
 space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
 Its grids are refined as under IR, bounded by ``_SX_BYTES`` of ``X`` nodes on the finest grid; for
 a continuous ``X`` the estimates include the Gauss-Legendre rule's error (nodes doubled once).
 Its march is compiled with numba when it is installed (``pip install 'queuetheory[fast]'``;
-2 to 4 times faster for an analysed point, 2 to 5 times for a frontier, measured by
+1.3 to 3 times faster for an analysed point, 2 to 5 times for a frontier, measured by
 ``benchmarks/bench_removal.py --paths``), else numpy operations per node (one gather and one
 contraction for the ``X`` nodes of a grid node).
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
@@ -521,6 +522,7 @@ class _SXModel:
         costly to touch)."""
         key = (h, M)
         if key not in self._geometry:
+            self._geometry = {}                     # its memory is reused or released
             self._geometry = {key: _sx_geometry(self, self.table(h, M)[0], h, self._buffer)}
         return self._geometry[key]
 
@@ -603,6 +605,7 @@ def _sx_geometry(model: _SXModel, x: np.ndarray, h: float, buffer: dict | None =
     for name, dtype, size in (("cells", np.int32, nodes * J * p.size),
                               ("coef", float, nodes * J * p.size * 3)):
         if buffer.get(name, np.empty(0)).size < size:
+            buffer.pop(name, None)                  # released before the larger one is taken
             buffer[name] = np.empty(size, dtype=dtype)
     cells = buffer["cells"][:nodes * J * p.size].reshape(nodes, J, p.size)
     coef = buffer["coef"][:nodes * J * p.size * 3].reshape(nodes, J, p.size, 3)
@@ -1547,6 +1550,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # last three grids when its nodes are doubled (on coarser grids the kinks of the
         # piecewise-quadratic F inflate it: 6e-6 at 128 cells where the true error was 2e-8)
         base = sols[-3]
+        model._geometry, model._buffer = {}, {}     # the finest grid's geometry: not needed now
         double = _shoot(_SXModel(kernel, runtime, 2 * model.gl[0].size), base.h,
                         base.F.size - 1, base.F0)
         mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
