@@ -45,12 +45,15 @@ errors of the mean and the busy fraction are below ``5e-7`` (a fourth grid ``2 h
 estimates), kinks of ``G`` (ends of a support) are nodes or split their cells, and the march is
 compiled with numba when installed (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
 four grids of at most ``4 * 4096`` cells, five arrays of two columns each (IR, about 5 MB); the
-S&X tables hold a few hundred ``X`` nodes per cell.
+S&X tables hold a few hundred ``X`` nodes per cell (the finest grid's at most ``_SX_BYTES``,
+256 MB).
 
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
 space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
+Its grids are refined as under IR, bounded by ``_SX_BYTES`` of ``X`` nodes on the finest grid; for
+a continuous ``X`` the estimates include the Gauss-Legendre rule's error (nodes doubled once).
 Its march is compiled with numba when it is installed (``pip install 'queuetheory[fast]'``;
-2 to 4 times faster for an analysed point, 2 to 5 times for a frontier, measured by
+1.3 to 3 times faster for an analysed point, 2 to 5 times for a frontier, measured by
 ``benchmarks/bench_removal.py --paths``), else numpy operations per node (one gather and one
 contraction for the ``X`` nodes of a grid node).
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
@@ -353,16 +356,39 @@ def _march_compiled(lam_t, mode, n, r, combs, aR, bR, Gl, Gr, h, M, F0, L):
     return F, fm, fp, qm, qp
 
 
-def _shoot(model, h: float, M: int, guess: float) -> _Solution:
+def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solution:
     """Safeguarded Newton's method on ``F0`` in ``(0, 1]`` so that ``F(Mh) = 1``.
 
     ``F(Mh)`` increases with ``F0`` (0 at ``F0 = 0``, at least 1 at ``F0 = 1``). Each march
     carries a second column at ``F0 (1 + 1e-7)`` for the slope; once the Newton step is below
     ``_ACCEPT F0`` the solution at the root is interpolated linearly between the two columns
-    (the neglected curvature term is of order ``step^2``)."""
+    (the neglected curvature term is of order ``step^2``). With ``spread > 0`` (the guess's
+    uncertainty) the first march carries columns at ``guess`` and ``guess +- spread``: a root
+    within ``2 spread`` of the guess is taken from the quadratic through them (interpolation
+    error of order ``spread^3``), one march instead of two."""
     march = model.marcher(h, M)
     lo, hi = 0.0, 1.0
     F0 = min(max(guess, 1e-12), 1.0)
+    if 0 < spread <= 1e-3 * F0 and F0 + spread < 1:
+        cols = np.array([F0 - spread, F0, F0 + spread])
+        arrays = march(cols)
+        e = arrays[0][-1] - 1.0
+        # Newton's form of the quadratic through (cols, e), its root nearest F0
+        d1, d2 = (e[1] - e[0]) / spread, (e[2] - e[1]) / spread
+        a, b, c = (d2 - d1) / (2 * spread), 0.5 * (d1 + d2), e[1]   # e ~ c + b u + a u^2
+        disc = b * b - 4 * a * c
+        if b > 0 and disc >= 0:
+            u = -2 * c / (b + math.sqrt(disc))
+            if abs(u) <= 2 * spread:
+                t = u / spread
+                weights = (0.5 * t * (t - 1), 1 - t * t, 0.5 * t * (t + 1))
+                sol = _Solution(h, *[a_ @ np.array(weights) for a_ in arrays])
+                sol.sf_left, sol.sf_right = model.node_sf(sol)
+                return sol
+        lo, hi = (cols[0], hi) if e[0] < 0 else (lo, cols[0])
+        lo, hi = (lo, cols[2]) if e[2] >= 0 else (max(lo, cols[2]), hi)
+        slope = b if b > 0 else math.nan
+        F0 = F0 - c / slope if lo < F0 - c / slope < hi else 0.5 * (lo + hi)
     for _ in range(60):
         eps = 1e-7 * F0
         cols = np.array([F0, F0 - eps if F0 + eps > 1 else F0 + eps])
@@ -388,7 +414,9 @@ def _shoot(model, h: float, M: int, guess: float) -> _Solution:
 
 
 # ------------------------------------------------------------------------ S&X: condition on X
-_GLX_NODES, _GLX_WEIGHTS = np.polynomial.legendre.leggauss(12)
+_SX_BYTES = 2 ** 28
+"""Memory of the S&X geometry (:func:`_sx_geometry`, 28 bytes per grid node, ``X`` node and atom
+of ``S``) on the finest grid: bounds the grids S&X is refined to (:func:`_refine`)."""
 _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
                       0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
 """Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X`` (as in
@@ -419,7 +447,9 @@ class _SXModel:
     ``w - x s_k = 0`` (the atom of ``V`` at 0 meets an atom of ``x S``); beyond
     ``x = w / s_min`` every task is unfinished (``q = 0``), exactly."""
 
-    def __init__(self, kernel: _Kernel, runtime):
+    kink_lattice = None
+
+    def __init__(self, kernel: _Kernel, runtime, nodes: int = 12):
         X, S = runtime.X, runtime.S
         if S.atoms is not None:
             S = Discrete(*S.atoms)
@@ -441,6 +471,10 @@ class _SXModel:
         else:
             self.lattice = None
         self._tables, self._geometry, self._buffer = {}, {}, {}
+        self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
+        # the finest grid's geometry (the largest array) within _SX_BYTES
+        columns = X.values.size if self.discrete_x else (_U_LEVELS.size - 1 + self.s.size) * nodes
+        self.max_cells = max(_M_BASE, int(_SX_BYTES / (28 * columns * self.s.size) / 4))
 
     def nodes(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``X`` nodes and weights for the times ``t`` (one row each, shape ``(t.size, J)``;
@@ -457,8 +491,9 @@ class _SXModel:
         levels = np.sort(np.concatenate([np.minimum(_U_LEVELS[None, :], top[:, None]), jumps],
                                         axis=1), axis=1)
         lo, hi = levels[:, :-1, None], levels[:, 1:, None]
-        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * _GLX_NODES).reshape(t.size, -1)
-        w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * _GLX_WEIGHTS).reshape(t.size, -1)
+        gl_nodes, gl_weights = self.gl
+        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes).reshape(t.size, -1)
+        w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * gl_weights).reshape(t.size, -1)
         # the pieces between fixed levels are the same at every t: F_X^{-1} once per value
         levels_u, where = np.unique(np.clip(u, 0.0, 1.0), return_inverse=True)
         x = X._ppf_all(levels_u)[where.reshape(u.shape)]
@@ -487,6 +522,7 @@ class _SXModel:
         costly to touch)."""
         key = (h, M)
         if key not in self._geometry:
+            self._geometry = {}                     # its memory is reused or released
             self._geometry = {key: _sx_geometry(self, self.table(h, M)[0], h, self._buffer)}
         return self._geometry[key]
 
@@ -569,6 +605,7 @@ def _sx_geometry(model: _SXModel, x: np.ndarray, h: float, buffer: dict | None =
     for name, dtype, size in (("cells", np.int32, nodes * J * p.size),
                               ("coef", float, nodes * J * p.size * 3)):
         if buffer.get(name, np.empty(0)).size < size:
+            buffer.pop(name, None)                  # released before the larger one is taken
             buffer[name] = np.empty(size, dtype=dtype)
     cells = buffer["cells"][:nodes * J * p.size].reshape(nodes, J, p.size)
     coef = buffer["coef"][:nodes * J * p.size * 3].reshape(nodes, J, p.size, 3)
@@ -891,12 +928,13 @@ def _refine(model, sols, order: int):
         ratio = max(mean_error / scales[0], idle_error / scales[1])
         guarded = max(_guarded(means, order)[1] / scales[0],
                       _guarded(idles, order)[1] / scales[1])
-        if guarded <= 1 or M >= _M_MAX:
+        limit = getattr(model, "max_cells", _M_MAX)
+        if guarded <= 1 or M >= limit:
             return sols
         # the factor from the last three grids (the guard reads a coarser, less regular one)
         factor = 2 ** max(1, math.ceil(math.log2(max(ratio, 1.0) ** (
             0.25 if order == 2 else 1.0))))
-        factor = min(factor, 2 ** int(math.log2(_M_MAX / M)))
+        factor = min(factor, 2 ** int(math.log2(limit / M)))
         if factor < 2:
             return sols
         h = sols[-3].h / factor
@@ -904,8 +942,12 @@ def _refine(model, sols, order: int):
             if not any(abs(s.h * j / h - 1) < 1e-9 for s in sols):
                 # F0 extrapolated from the two finest grids so far (O(h^2) cancelled)
                 a, b, step = sols[-2], sols[-1], h / j
-                guess = b.F0 - (a.F0 - b.F0) * (b.h ** 2 - step ** 2) / (a.h ** 2 - b.h ** 2)
-                sols.append(_shoot(model, step, round(M * factor * j), guess))
+                change = (a.F0 - b.F0) * (b.h ** 2 - step ** 2) / (a.h ** 2 - b.h ** 2)
+                guess = b.F0 - change
+                # S&X: one march with columns guess +- a fifth of the change (its error was
+                # 1e-5 to 4e-4 relative, a twentieth of the change), see _shoot
+                spread = 0.2 * abs(change) if isinstance(model, _SXModel) else 0.0
+                sols.append(_shoot(model, step, round(M * factor * j), guess, spread))
                 sols.sort(key=lambda s: -s.h)
         sols = [s for s in sols if any(abs(s.h * j / h - 1) < 1e-9 for j in (0.5, 1, 2, 4))]
 
@@ -1500,9 +1542,19 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
                 f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
                 f"(a heavy tail): a uniform grid of at most {4 * _M_MAX} cells cannot resolve "
                 f"the runtime (mean {mean_runtime:.4g}) as well")
-        sols = _refine(model, sols, order)
+    sols = _refine(model, sols, order)
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
     idle, busy_error = _guarded([s.F0 for s in sols], order)
+    if isinstance(model, _SXModel) and not model.discrete_x:
+        # the error of the Gauss-Legendre rule over X: twice the change on the coarsest of the
+        # last three grids when its nodes are doubled (on coarser grids the kinks of the
+        # piecewise-quadratic F inflate it: 6e-6 at 128 cells where the true error was 2e-8)
+        base = sols[-3]
+        model._geometry, model._buffer = {}, {}     # the finest grid's geometry: not needed now
+        double = _shoot(_SXModel(kernel, runtime, 2 * model.gl[0].size), base.h,
+                        base.F.size - 1, base.F0)
+        mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
+        busy_error += 2 * abs(double.F0 - base.F0)
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
     mean_error = max(mean_error, _TAIL * sols[-1].h * (sols[-1].F.size - 1))
@@ -1525,9 +1577,11 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
               f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
               f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
     achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
-    if isinstance(model, _IRModel) and achieved > 1e-6:
+    if achieved > 1e-6:
+        limit = (f"{4 * _M_MAX} cells" if isinstance(model, _IRModel) else
+                 f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 20:.0f} MB of X nodes)")
         method += (f"; relative accuracy about {achieved:.1g}, short of the 1e-6 goal: the "
-                   f"grid has reached its limit of {4 * _M_MAX} cells")
+                   f"grid has reached its limit of {limit}")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=_REFERENCES,
