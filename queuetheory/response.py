@@ -267,14 +267,15 @@ class ResponseTime(Distribution):
                                      transforms._N_EULER, mean, self._scale)
 
     def _evaluator(self) -> Callable:
-        """``t -> (cdf, sf, pdf, err_cdf, err_sf)`` at times ``t >= lower``, ``t > 0``."""
+        """``(t, density, refine) -> (cdf, sf, pdf, err_cdf, err_sf)`` at times ``t >= lower``,
+        ``t > 0`` (as :class:`queuetheory.transforms._Inversion`)."""
         inversion = self._inversion()
         if self._split is None:
             return inversion
         weight, law, _, _ = self._split
 
-        def evaluate(t, density=False):
-            cdf, sf, pdf, err_cdf, err_sf = inversion(t, density)
+        def evaluate(t, density=False, refine=True):
+            cdf, sf, pdf, err_cdf, err_sf = inversion(t, density, refine)
             rest = 1.0 - weight
             cdf = weight * law.cdf(t) + rest * cdf
             sf = weight * law.sf(t) + rest * sf
