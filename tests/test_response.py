@@ -151,6 +151,17 @@ def test_md1_tail_and_its_error_estimate_against_erlang(md1):
     assert np.all(np.abs(value - exact)[away] <= 1e-8 * exact[away])
 
 
+def test_md1_error_estimates_hold_near_every_kink(md1):
+    # 0.001, 0.01 and 0.1 on both sides of the kinks at 2, 3 and 4 (measured: up to 5e-6
+    # relative at 2 +- 0.001, 3e-9 at 3, 6e-12 at 4); the estimate covers each.
+    offsets = np.array([-0.1, -0.01, -0.001, 0.001, 0.01, 0.1])
+    t = np.concatenate([k + offsets for k in (2.0, 3.0, 4.0)])
+    value, error = md1.sf(t, full_output=True)
+    exact = np.array([md1_response_sf(x) for x in t])
+    assert np.all(np.abs(value - exact) <= error)
+    assert np.all(np.abs(value - exact) <= 1e-5 * exact)
+
+
 def test_md1_quantiles_against_erlang(md1):
     q = np.array([0.2, 0.5, 0.9, 0.95, 0.99, 0.999])
     value, error = md1.ppf(q, full_output=True)
