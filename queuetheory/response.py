@@ -358,7 +358,8 @@ class ResponseTime(Distribution):
             return roots, snapped
         idx = np.clip(np.searchsorted(values, lo, side="left"), 0, values.size - 1)
         candidate = values[idx]
-        snapped = (candidate >= lo) & (candidate <= hi) & (hi > 0)
+        # only a bracket that collapsed onto the atom (bisection onto the jump) locates it
+        snapped = (candidate >= lo) & (candidate <= hi) & (hi > 0) & (hi - lo <= 4 * _RTOL * hi)
         return np.where(snapped, candidate, roots), snapped
 
     def _finish(self, out, err, full_output):

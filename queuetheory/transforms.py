@@ -26,19 +26,17 @@ M/E4/1 in Pollaczek-Khinchine form, an M/G/1 queue with a 12-point discrete slow
 * SF: relative error <= 1e-9 where the SF is >= 1e-4, <= 2e-7 where it is >= 1e-6, about 1e-5
   where it is near 1e-8 (round-off, amplified by ``exp(damping / 4)``, then dominates).
 
-Every evaluation also yields an error estimate (``full_output=True``): the change between the
-Euler sums after ``n_terms / 2`` and ``n_terms`` blocks on the same transform values, plus the
+Every evaluation also yields an error estimate (``full_output=True``): the change between the Euler
+sums after ``n_terms / 2`` and ``n_terms`` blocks on the same transform values, plus the
 discretisation and round-off bounds. Where the change is above ``1e-9`` relative (distributions
 that are not smooth: kinks and jumps, or nearly deterministic ones), the time is inverted again
 with 160, 640 and 2560 blocks (``n_euler = 100``) until it is not, and the estimate then also
-bounds the step from the previous rule (unless the refined rule's own estimate fell below 1e-3
-times the previous one: the series then converges geometrically and that estimate stands).
-Quantiles use the longer rules only near their roots. Measured against exact references: the M/D/1
-response time (Erlang's formula) to 1e-10 relative in the quantiles and 1e-8 in the SF 0.2 away
-from its kinks; at a kink the error decays like ``1 / n`` (4e-5 relative at ``t = 2 D``) and the
-estimate says so. Erlang-500 is refined to 5e-12. At a jump of the CDF the result is close to the
-midpoint of the jump; :class:`queuetheory.ResponseTime` therefore splits atoms off exactly
-before inverting.
+bounds the step from the previous rule. Quantiles use the longer rules only near their roots.
+Measured against exact references: the M/D/1 response time (Erlang's formula) to 1e-10 relative in
+the quantiles and 1e-8 in the SF 0.2 away from its kinks; at a kink the error decays like ``1 / n``
+(4e-5 relative at ``t = 2 D``) and the estimate says so. Erlang-500 is refined to 5e-12. At a jump
+of the CDF the result is close to the midpoint of the jump; :class:`queuetheory.ResponseTime`
+therefore splits atoms off exactly before inverting.
 
 References
 ----------
@@ -249,22 +247,17 @@ class _Inversion:
 
     def _invert(self, t: np.ndarray, density: bool, refine: bool) -> tuple[np.ndarray, ...]:
         out = [np.zeros(t.size) for _ in range(5)]
-        own = np.zeros(t.size)   # each rule's own estimate (its change from n / 2 to n blocks)
         todo = np.arange(t.size)
         schedule = ((self.n_terms, self.n_euler),) + tuple(
             (n, m) for n, m in _REFINEMENTS if refine and n > self.n_terms)
         for level, (n_terms, n_euler) in enumerate(schedule):
             part = self._evaluate(t[todo], _euler_rule(self.damping, n_terms, n_euler), density)
             cdf, sf, _, change, roundoff = part
-            previous, own[todo] = own[todo], change
             if level:
-                # At a kink the error decays only like 1/n, and unevenly (Gibbs-like): the
-                # step from the previous rule bounds it. Where this rule's own estimate fell
-                # below _GEOMETRIC times the previous one, the series converges geometrically
-                # at t (the law is smooth there) and that estimate stands.
+                # at kinks the error decays like 1/n, and unevenly (Gibbs-like): the step from
+                # the previous level bounds it
                 step = np.maximum(np.abs(cdf - out[0][todo]), np.abs(sf - out[1][todo]))
-                change = np.where(change <= _GEOMETRIC * previous, change,
-                                  np.maximum(change, step))
+                change = np.maximum(change, step)
             for array, values in zip(out, (cdf, sf, part[2], change, roundoff)):
                 if values is not None:
                     array[todo] = values
@@ -327,11 +320,6 @@ class _Inversion:
 
 _KNOWN_MAX = 4096
 """Times whose refined values :class:`_Inversion` remembers (then it forgets them all)."""
-
-_GEOMETRIC = 1e-3
-"""A refined rule whose own error estimate is below this fraction of the previous rule's
-converges geometrically at that time: its estimate stands without the step (see
-:meth:`_Inversion.__call__`)."""
 
 _REFINEMENTS = ((160, 100), (640, 100), (2560, 100))
 """``(n_terms, n_euler)`` of the successive refinements of :class:`_Inversion` (at most 5322
@@ -576,6 +564,21 @@ def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
     """
     upper = q > 0.5
     log_target = np.where(upper, np.log1p(-q), np.log(q))
+    t, lo, hi = _solve(evaluate, upper, log_target, scale, rtol, maxiter)
+    # The first rule's estimate can be far too small near a kink, so a side judged sure may be
+    # wrong: a root the refined inversion does not confirm (the level between the CDF at
+    # t -+ its error estimate) is solved again on the refined inversion alone.
+    redo = ~_confirmed(evaluate, t, upper, log_target, rtol)
+    if redo.any():
+        def refined(x, density=False, refine=True):
+            return evaluate(x, density, True)
+
+        t[redo], lo[redo], hi[redo] = _solve(refined, upper[redo], log_target[redo], scale,
+                                             rtol, maxiter)
+    return t, lo, hi
+
+
+def _solve(evaluate, upper, log_target, scale, rtol, maxiter):
     lo, hi, hlo, hhi = _bracket(evaluate, upper, log_target, scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = lo - hlo * (hi - lo) / (hhi - hlo)
@@ -587,6 +590,33 @@ def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
         _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter)
         dx_old = hi - lo
     return t, lo, hi
+
+
+def _confirmed(evaluate, t, upper, log_target, rtol):
+    """Whether the refined CDF (SF) at ``t -+ e`` lies on either side of each level within
+    its error estimates, ``e`` the root's error estimate (:func:`_quantile_error`); roots at 0
+    and where the density vanishes (jumps) are taken as they are."""
+    ok = np.ones(t.size, dtype=bool)
+    inner = np.flatnonzero(t > 0)
+    if not inner.size:
+        return ok
+    e = _quantile_error(evaluate, t[inner], rtol)
+    check = np.isfinite(e) & (e < t[inner])
+    idx, e = inner[check], e[check]
+    if not idx.size:
+        return ok
+    cdf, sf, _, err_cdf, err_sf = evaluate(np.concatenate([t[idx] - e, t[idx] + e]))
+    target = np.exp(log_target[idx])
+    up = upper[idx]
+    value = np.where(np.tile(up, 2), sf, cdf)
+    err = np.where(np.tile(up, 2), err_sf, err_cdf)
+    below, above = value[:idx.size], value[idx.size:]
+    eb, ea = err[:idx.size], err[idx.size:]
+    # the SF falls through 1 - q, the CDF rises through q
+    good = np.where(up, (below >= target - eb) & (above <= target + ea),
+                    (below <= target + eb) & (above >= target - ea))
+    ok[idx] = good
+    return ok
 
 
 def _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter):

@@ -171,6 +171,17 @@ def test_md1_quantiles_against_erlang(md1):
     assert value[0] == 1.0   # P(T = 1) = 1 - rho = 0.3 > 0.2: the quantile is the atom
 
 
+def test_md1_quantiles_never_snap_to_an_atom_outside_a_jump(md1):
+    # Levels just above the atom P(T = 1) = 0.3 and near the kink at 2: a root whose Newton
+    # step converged inside a bracket that still held the atom at 1 was once "snapped" to
+    # it (error estimate 0) and then lifted by monotonicity, off by up to 3%.
+    q = np.array([0.3238, 0.3273, 0.3412, 0.3585, 0.3689, 0.5939, 0.6008, 0.6251, 0.6285])
+    value, error = md1.ppf(q, full_output=True)
+    exact = np.array([md1_response_quantile(level) for level in q])
+    assert np.all(np.abs(value - exact) <= 1e-5 * exact)
+    assert np.all(error > 0)
+
+
 def test_tiny_load_deterministic_quantiles_are_the_runtime():
     # Random, IR Deterministic(1), lam = 1e-9: P(T = 1) = 1 - 1e-9 exceeds every level below,
     # so every quantile is exactly 1 (never below the runtime, monotone in the level).
