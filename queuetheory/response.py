@@ -428,14 +428,15 @@ class ResponseTime(ResponseLaw):
                                      transforms._N_EULER, mean, self._scale)
 
     def _evaluator(self) -> Callable:
-        """``t -> (cdf, sf, pdf, err_cdf, err_sf)`` at times ``t >= lower``, ``t > 0``."""
+        """``(t, density, refine) -> (cdf, sf, pdf, err_cdf, err_sf)`` at times ``t >= lower``,
+        ``t > 0`` (as :class:`queuetheory.transforms._Inversion`)."""
         inversion = self._inversion()
         if self._split is None:
             return inversion
         weight, law, _, _ = self._split
 
-        def evaluate(t, density=False):
-            cdf, sf, pdf, err_cdf, err_sf = inversion(t, density)
+        def evaluate(t, density=False, refine=True):
+            cdf, sf, pdf, err_cdf, err_sf = inversion(t, density, refine)
             rest = 1.0 - weight
             cdf = weight * law.cdf(t) + rest * cdf
             sf = weight * law.sf(t) + rest * sf
@@ -513,7 +514,8 @@ class ResponseTime(ResponseLaw):
             return roots, snapped
         idx = np.clip(np.searchsorted(values, lo, side="left"), 0, values.size - 1)
         candidate = values[idx]
-        snapped = (candidate >= lo) & (candidate <= hi) & (hi > 0)
+        # only a bracket that collapsed onto the atom (bisection onto the jump) locates it
+        snapped = (candidate >= lo) & (candidate <= hi) & (hi > 0) & (hi - lo <= 4 * _RTOL * hi)
         return np.where(snapped, candidate, roots), snapped
 
     # ------------------------------------------------------------------------ mpmath path

@@ -26,17 +26,17 @@ M/E4/1 in Pollaczek-Khinchine form, an M/G/1 queue with a 12-point discrete slow
 * SF: relative error <= 1e-9 where the SF is >= 1e-4, <= 2e-7 where it is >= 1e-6, about 1e-5
   where it is near 1e-8 (round-off, amplified by ``exp(damping / 4)``, then dominates).
 
-Every evaluation also yields an error estimate (``full_output=True``): the change between the
-Euler sums after ``n_terms / 2`` and ``n_terms`` blocks on the same transform values, plus the
+Every evaluation also yields an error estimate (``full_output=True``): the change between the Euler
+sums after ``n_terms / 2`` and ``n_terms`` blocks on the same transform values, plus the
 discretisation and round-off bounds. Where the change is above ``1e-9`` relative (distributions
 that are not smooth: kinks and jumps, or nearly deterministic ones), the time is inverted again
 with 160, 640 and 2560 blocks (``n_euler = 100``) until it is not, and the estimate then also
-bounds the step from the previous rule. Measured against exact references: the M/D/1 response
-time (Erlang's formula) to 1e-10 relative in the quantiles and 1e-8 in the SF 0.2 away from its
-kinks; at a kink the error decays like ``1 / n`` (4e-5 relative at ``t = 2 D``) and the estimate
-says so. Erlang-500 is refined to 5e-12. At a jump of the CDF the result is close to the
-midpoint of the jump; :class:`queuetheory.ResponseTime` therefore splits atoms off exactly
-before inverting.
+bounds the step from the previous rule. Quantiles use the longer rules only near their roots.
+Measured against exact references: the M/D/1 response time (Erlang's formula) to 1e-10 relative in
+the quantiles and 1e-8 in the SF 0.2 away from its kinks; at a kink the error decays like ``1 / n``
+(4e-5 relative at ``t = 2 D``) and the estimate says so. Erlang-500 is refined to 5e-12. At a jump
+of the CDF the result is close to the midpoint of the jump; :class:`queuetheory.ResponseTime`
+therefore splits atoms off exactly before inverting.
 
 References
 ----------
@@ -226,17 +226,36 @@ class _Inversion:
         ok = scale is not None and math.isfinite(scale) and scale > 0
         self.scale = scale if ok else self.mean
 
-    def __call__(self, t: np.ndarray, density: bool = False) -> tuple[np.ndarray, ...]:
-        """``(cdf, sf, pdf, err_cdf, err_sf)`` at the 1-d array ``t`` (pdf is None unless asked)."""
+    def __call__(self, t: np.ndarray, density: bool = False,
+                 refine: bool = True) -> tuple[np.ndarray, ...]:
+        """``(cdf, sf, pdf, err_cdf, err_sf)`` at the 1-d array ``t`` (pdf is None unless asked);
+        ``refine=False``: the first rule only, with its error estimate.
+
+        Refined values with the density are remembered per time (the quantile solver asks for
+        its roots' error estimates where its last step evaluated them)."""
+        if not (density and refine):
+            return self._invert(t, density, refine)
+        known = self.__dict__.setdefault("_known", {})
+        missing = np.array([x for x in dict.fromkeys(t.tolist()) if x not in known])
+        if missing.size:
+            if len(known) > _KNOWN_MAX:
+                known.clear()
+            for x, *values in zip(missing.tolist(), *self._invert(missing, True, True)):
+                known[x] = values
+        return tuple(np.array([known[x][j] for x in t.tolist()], dtype=float).reshape(t.shape)
+                     for j in range(5))
+
+    def _invert(self, t: np.ndarray, density: bool, refine: bool) -> tuple[np.ndarray, ...]:
         out = [np.zeros(t.size) for _ in range(5)]
         todo = np.arange(t.size)
         schedule = ((self.n_terms, self.n_euler),) + tuple(
-            (n, m) for n, m in _REFINEMENTS if n > self.n_terms)
+            (n, m) for n, m in _REFINEMENTS if refine and n > self.n_terms)
         for level, (n_terms, n_euler) in enumerate(schedule):
             part = self._evaluate(t[todo], _euler_rule(self.damping, n_terms, n_euler), density)
             cdf, sf, _, change, roundoff = part
             if level:
-                # at kinks the error decays like 1/n: the step from the previous level bounds it
+                # at kinks the error decays like 1/n, and unevenly (Gibbs-like): the step from
+                # the previous level bounds it
                 step = np.maximum(np.abs(cdf - out[0][todo]), np.abs(sf - out[1][todo]))
                 change = np.maximum(change, step)
             for array, values in zip(out, (cdf, sf, part[2], change, roundoff)):
@@ -298,6 +317,9 @@ class _Inversion:
             ratio = (1.0 - value) / s0
         return ~((ratio >= -1e-6 * self.mean) & (ratio <= self.mean * (1.0 + 1e-6)))
 
+
+_KNOWN_MAX = 4096
+"""Times whose refined values :class:`_Inversion` remembers (then it forgets them all)."""
 
 _REFINEMENTS = ((160, 100), (640, 100), (2560, 100))
 """``(n_terms, n_euler)`` of the successive refinements of :class:`_Inversion` (at most 5322
@@ -458,12 +480,14 @@ def _bracket(evaluate: Callable, upper: np.ndarray, log_target: np.ndarray,
              scale: float) -> tuple[np.ndarray, ...]:
     """Times ``lo < hi`` (one pair per level) with ``h(lo) < 0 <= h(hi)``, on a grid of powers.
 
-    Levels whose root lies below 1e-280 (``q`` within round-off of the atom at 0) get
-    ``lo = hi = 0``.
+    The grid starts at ``scale * 4**k``, ``k = -2..2``, and grows on the side where a level is
+    not yet bracketed by 4 points at a time, spaced 4, 16, 256, ... times apart in successive
+    rounds (from 1e-280 to 1e300 in at most 8 rounds a side). Levels whose root lies below
+    1e-280 (``q`` within round-off of the atom at 0) get ``lo = hi = 0``.
     """
-    grid = scale * 4.0 ** np.arange(-12, 13)
-    cdf, sf = evaluate(grid)[:2]
-    factors = 2.0 ** np.arange(1, 33)
+    grid = scale * 4.0 ** np.arange(-2, 3)
+    cdf, sf = _settled(evaluate, grid, upper, log_target)
+    rounds = {"up": 0, "down": 0}
     while True:
         h = _objective(upper[:, None], log_target[:, None], cdf[None, :], sf[None, :])
         nonneg = h >= 0
@@ -473,17 +497,20 @@ def _bracket(evaluate: Callable, upper: np.ndarray, log_target: np.ndarray,
         if not (need_up.any() or need_down.any()):
             break
         new = []
-        if need_up.any():
-            if grid[-1] >= _T_HUGE:
-                raise ValueError("could not bracket the quantile below t = 1e300: is lst the LST "
-                                 "of a proper distribution (lst(0+) = 1)?")
-            with np.errstate(over="ignore"):
-                new.append(grid[-1] * factors)
-        if need_down.any():
-            new.append(grid[0] / factors)
-        extra = np.concatenate(new)
-        extra = extra[(extra >= _T_TINY / 2) & (extra <= 2 * _T_HUGE)]
-        ecdf, esf = evaluate(extra)[:2]
+        with np.errstate(over="ignore", under="ignore"):
+            if need_up.any():
+                if grid[-1] >= _T_HUGE:
+                    raise ValueError("could not bracket the quantile below t = 1e300: is lst "
+                                     "the LST of a proper distribution (lst(0+) = 1)?")
+                steps = 4.0 ** (2 ** rounds["up"] * np.arange(1, 5))
+                new.append(np.minimum(grid[-1] * steps, _T_HUGE))
+                rounds["up"] += 1
+            if need_down.any():
+                steps = 4.0 ** (2 ** rounds["down"] * np.arange(1, 5))
+                new.append(np.maximum(grid[0] / steps, _T_TINY / 2))
+                rounds["down"] += 1
+        extra = np.setdiff1d(np.concatenate(new), grid)
+        ecdf, esf = _settled(evaluate, extra, upper, log_target)
         order = np.argsort(np.concatenate([grid, extra]))
         grid = np.concatenate([grid, extra])[order]
         cdf = np.concatenate([cdf, ecdf])[order]
@@ -494,6 +521,28 @@ def _bracket(evaluate: Callable, upper: np.ndarray, log_target: np.ndarray,
     lo = np.where(at_zero, 0.0, grid[lo_idx])
     hi = np.where(at_zero, 0.0, grid[first])
     return lo, hi, h[rows, lo_idx], h[rows, first]
+
+
+def _settled(evaluate: Callable, t: np.ndarray, upper: np.ndarray,
+             log_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CDF and SF at ``t`` from the first rule, refined only at times where the side of some
+    level they fall on is in doubt (within ``_HONEST`` error estimates): a bracket needs signs."""
+    cdf, sf, _, err_cdf, err_sf = evaluate(t, False, False)
+    doubt = _in_doubt(upper[:, None], log_target[:, None], cdf, sf, err_cdf, err_sf).any(axis=0)
+    if doubt.any():
+        cdf[doubt], sf[doubt] = evaluate(t[doubt])[:2]
+    return cdf, sf
+
+
+def _in_doubt(upper, log_target, cdf, sf, err_cdf, err_sf):
+    """Whether the CDF (SF for the upper levels) is within ``_HONEST`` error estimates of the
+    level (broadcasting)."""
+    value, err = np.where(upper, sf, cdf), np.where(upper, err_sf, err_cdf)
+    return np.abs(value - np.exp(log_target)) <= _HONEST * err
+
+
+_HONEST = 4.0
+"""Safety factor on the first rule's error estimate where only a sign is needed."""
 
 
 def _objective(upper, log_target, cdf, sf):
@@ -507,29 +556,87 @@ def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
                   maxiter: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised safeguarded Newton (rtsafe) on the log-CDF or log-SF, one root per level.
 
-    ``evaluate(t, density)`` returns ``(cdf, sf, pdf, err_cdf, err_sf)`` at a 1-d array of times
-    in ``(0, inf)``; the CDF may jump (Newton steps stay inside the bracket, bisection otherwise,
-    which converges onto a jump). Returns the roots and their final brackets ``lo <= t <= hi``.
+    ``evaluate(t, density, refine)`` returns ``(cdf, sf, pdf, err_cdf, err_sf)`` at a 1-d array
+    of times in ``(0, inf)`` (``refine=False``: from the first rule of the inversion only, as
+    :class:`_Inversion`); the CDF may jump (Newton steps stay inside the bracket, bisection
+    otherwise, which converges onto a jump). Returns the roots and their final brackets
+    ``lo <= t <= hi``.
     """
     upper = q > 0.5
     log_target = np.where(upper, np.log1p(-q), np.log(q))
+    t, lo, hi = _solve(evaluate, upper, log_target, scale, rtol, maxiter)
+    # The first rule's estimate can be far too small near a kink, so a side judged sure may be
+    # wrong: a root the refined inversion does not confirm (the level between the CDF at
+    # t -+ its error estimate) is solved again on the refined inversion alone.
+    redo = ~_confirmed(evaluate, t, upper, log_target, rtol)
+    if redo.any():
+        def refined(x, density=False, refine=True):
+            return evaluate(x, density, True)
+
+        t[redo], lo[redo], hi[redo] = _solve(refined, upper[redo], log_target[redo], scale,
+                                             rtol, maxiter)
+    return t, lo, hi
+
+
+def _solve(evaluate, upper, log_target, scale, rtol, maxiter):
     lo, hi, hlo, hhi = _bracket(evaluate, upper, log_target, scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = lo - hlo * (hi - lo) / (hhi - hlo)
     t = np.where((t > lo) & (t < hi), t, 0.5 * (lo + hi))
     dx_old = hi - lo
+    # first on the first rule alone (cheap, close to the root), moving the bracket only where
+    # the sign is sure; then on the refined inversion from there
+    for refine in (False, True):
+        _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter)
+        dx_old = hi - lo
+    return t, lo, hi
+
+
+def _confirmed(evaluate, t, upper, log_target, rtol):
+    """Whether the refined CDF (SF) at ``t -+ e`` lies on either side of each level within
+    its error estimates, ``e`` the root's error estimate (:func:`_quantile_error`); roots at 0
+    and where the density vanishes (jumps) are taken as they are."""
+    ok = np.ones(t.size, dtype=bool)
+    inner = np.flatnonzero(t > 0)
+    if not inner.size:
+        return ok
+    e = _quantile_error(evaluate, t[inner], rtol)
+    check = np.isfinite(e) & (e < t[inner])
+    idx, e = inner[check], e[check]
+    if not idx.size:
+        return ok
+    cdf, sf, _, err_cdf, err_sf = evaluate(np.concatenate([t[idx] - e, t[idx] + e]))
+    target = np.exp(log_target[idx])
+    up = upper[idx]
+    value = np.where(np.tile(up, 2), sf, cdf)
+    err = np.where(np.tile(up, 2), err_sf, err_cdf)
+    below, above = value[:idx.size], value[idx.size:]
+    eb, ea = err[:idx.size], err[idx.size:]
+    # the SF falls through 1 - q, the CDF rises through q
+    good = np.where(up, (below >= target - eb) & (above <= target + ea),
+                    (below <= target + eb) & (above >= target - ea))
+    ok[idx] = good
+    return ok
+
+
+def _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter):
+    """Safeguarded Newton steps of :func:`_solve_levels`, updating ``t``, ``lo``, ``hi`` and
+    ``dx_old`` in place until converged (``refine=False``: on the first rule of the
+    inversion, with the bracket moved only where the sign is beyond doubt)."""
     active = hi > 0
     for _ in range(maxiter):
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
         ti = t[idx]
-        cdf, sf, pdf = evaluate(ti, True)[:3]
+        cdf, sf, pdf, err_cdf, err_sf = evaluate(ti, True, refine)
         h = _objective(upper[idx], log_target[idx], cdf, sf)
+        sure = (np.ones(idx.size, dtype=bool) if refine else
+                ~_in_doubt(upper[idx], log_target[idx], cdf, sf, err_cdf, err_sf))
         with np.errstate(over="ignore"):  # an infinite slope is a step: Newton skips it
             slope = pdf / np.maximum(np.where(upper[idx], sf, cdf), _LOG_TINY)
-        lo[idx] = np.where(h < 0, ti, lo[idx])
-        hi[idx] = np.where(h >= 0, ti, hi[idx])
+        lo[idx] = np.where((h < 0) & sure, ti, lo[idx])
+        hi[idx] = np.where((h >= 0) & sure, ti, hi[idx])
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = ti - h / slope
         ok = (np.isfinite(newton) & (slope > 0) & (newton > lo[idx]) & (newton < hi[idx])
@@ -538,11 +645,12 @@ def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
                        0.5 * (lo[idx] + hi[idx]))
         t_new = np.where(h == 0, ti, np.where(ok, newton, mid))
         dx_old[idx] = t_new - ti
-        t[idx] = t_new
         done = ((h == 0) | (np.abs(t_new - ti) <= rtol * t_new)
                 | (hi[idx] - lo[idx] <= rtol * hi[idx]))
+        # a converged root stays at the time last evaluated (within rtol of the next step),
+        # where the refined inversion already holds its density and error estimate
+        t[idx] = np.where(done & refine, ti, t_new)
         active[idx[done]] = False
-    return t, lo, hi
 
 
 def _quantile_error(evaluate: Callable, t: np.ndarray, rtol: float) -> np.ndarray:
@@ -572,11 +680,14 @@ def invert_quantile(lst: LST, q: ArrayLike, *, mean: float | None = None, rtol: 
                     full_output: bool = False) -> float | np.ndarray | tuple:
     """Quantile ``inf{t : P(T <= t) >= q}`` of a non-negative random variable from its LST.
 
-    Brackets every level on the grid ``mean * 4**k``, ``k = -12..12`` (one vectorised inversion
-    at 25 times, extended by 32 doublings at a time until bracketed), then runs a vectorised
-    safeguarded Newton iteration (Newton steps kept inside the bracket, bisection otherwise) on
-    ``log P(T > t) - log(1 - q)`` for ``q > 1/2`` and on ``log P(T <= t) - log q`` otherwise.
-    The CDF, SF and density at the current iterates come from a single call of ``lst``.
+    Brackets every level on the grid ``mean * 4**k``, ``k = -2..2`` (one vectorised inversion
+    at 5 times, extended by 4 times at a time, ever further apart, until bracketed), then runs
+    a vectorised safeguarded Newton iteration (Newton steps kept inside the bracket, bisection
+    otherwise) on ``log P(T > t) - log(1 - q)`` for ``q > 1/2`` and on ``log P(T <= t) - log q``
+    otherwise. The CDF, SF and density at the current iterates come from a single call of
+    ``lst``. The bracket and the first Newton steps use the first rule of the inversion alone
+    (refined only where the side of the level is in doubt), the last steps the adaptively
+    refined inversion: a law with kinks costs the long rules at the root only.
 
     Parameters
     ----------
@@ -626,8 +737,9 @@ def invert_quantile(lst: LST, q: ArrayLike, *, mean: float | None = None, rtol: 
     round-off of an atom at 0 give 0. Near a jump of the CDF (M/D/1 response time) the result
     is only accurate to about 1e-2.
 
-    A typical call costs 3 to 6 calls of ``lst``: one at 6 points for the atom at 0, one at
-    ``25 * 132`` points for the bracketing grid and 1 to 4 Newton steps at 132 points per level.
+    A typical call costs 5 to 10 calls of ``lst``: one at 6 points for the atom at 0, one or
+    two at ``5 * 132`` or ``4 * 132`` points for the bracketing grid and 3 to 8 Newton steps at
+    132 points per level (more where the inversion refines).
 
     References
     ----------

@@ -1275,3 +1275,57 @@ def test_cdf_sf_sum_monotone_and_quantiles_property(D, t, q):
     assert np.all(right >= D.cdf(inner) - 1e-12) and np.all(left <= D.cdf(inner) + 1e-12)
     if D.atoms is not None:  # (a mixture's quantiles are bisections: to 4 ulps of the atom)
         assert np.all(back <= inner + 4 * np.spacing(inner))
+
+
+# ------------------------------------------------- products with uniform laws, far off the axis
+#
+# Laplace inversion evaluates transforms far from the real axis, where lst_X(s m) oscillates
+# in m; products with a uniform law (and minima of uniform laws) are taken along rays there.
+# References in 20-digit mpmath, independent of the library: for X ~ U(a, b), S ~ U(A, B),
+# E[exp(-s X S)] = [E1(aAs) - E1(aBs) - E1(bAs) + E1(bBs)] / ((b - a)(B - A) s) (integrate
+# exp(-s x m) over x, then int_A^B exp(-c m) / m dm = E1(cA) - E1(cB)); for S ~ Exp(1),
+# E[1 / (1 + s X)] = [log(1 + s b) - log(1 + s a)] / ((b - a) s); the minimum of i uniform
+# laws has the density i (B - m)^(i-1) / (B - A)^i on [A, B] (mpmath.quad on short pieces).
+
+_RAY_S = np.concatenate([np.geomspace(0.05, 100.0, 6) * np.exp(1j * np.linspace(-1.5, 1.5, 6)),
+                         [0.3 + 40j, 0.5 - 150j, 0.01 + 5j, 0.7]])
+
+
+def _mp_uniform_lst(s, a, b):
+    return (mpmath.exp(-a * s) - mpmath.exp(-b * s)) / ((b - a) * s)
+
+
+def _mp_over_uniform_minimum(f, s, i, low, high):
+    pieces = mpmath.linspace(low, high, int(abs(s.imag) * (high - low) / 8) + 4)
+    return mpmath.quad(lambda m: f(m) * i * ((high - m) / (high - low)) ** (i - 1)
+                       / (high - low), pieces)
+
+
+def _mp_references():
+    a, b, A, B = 1, 3, 1, 5
+    out = {}
+    with mpmath.workdps(20):
+        for s in map(mpmath.mpc, _RAY_S):
+            out.setdefault("uxu", []).append(
+                (mpmath.e1(a * A * s) - mpmath.e1(a * B * s) - mpmath.e1(b * A * s)
+                 + mpmath.e1(b * B * s)) / ((b - a) * (B - A) * s))
+            out.setdefault("uxexp", []).append(
+                (mpmath.log(1 + s * b) - mpmath.log(1 + s * a)) / ((b - a) * s))
+            for i in (2, 4):
+                out.setdefault(f"min{i}", []).append(_mp_over_uniform_minimum(
+                    lambda m, s=s: mpmath.exp(-s * m), s, i, A, B))
+            out.setdefault("uxmin3", []).append(_mp_over_uniform_minimum(
+                lambda m, s=s: _mp_uniform_lst(s * m, a, b), s, 3, A, B))
+    return {k: np.array([complex(v) for v in values]) for k, values in out.items()}
+
+
+def test_products_with_uniform_laws_far_from_the_real_axis():
+    ref = _mp_references()
+    X, S = qt.Uniform(1.0, 3.0), qt.Uniform(1.0, 5.0)
+    laws = {"uxu": qt.product(X, S), "uxexp": qt.product(X, qt.Exponential(1.0)),
+            "min2": S.minimum(2), "min4": S.minimum(4), "uxmin3": qt.product(X, S.minimum(3))}
+    for name, law in laws.items():
+        assert np.max(np.abs(law.lst(_RAY_S) - ref[name])) <= 1e-14, name
+    # the same law with the factors swapped, and scaled
+    assert np.max(np.abs(qt.product(qt.Exponential(1.0), X).lst(_RAY_S) - ref["uxexp"])) <= 1e-14
+    assert np.max(np.abs(S.minimum(2).scaled(2.0).lst(_RAY_S / 2.0) - ref["min2"])) <= 1e-14

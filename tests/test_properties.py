@@ -89,10 +89,10 @@ def runtime_models(draw, quantiles: bool = False):
 
     ``quantiles``: for response-time quantiles, a continuous slowdown goes with a smooth job
     size. A job size with a jump or kink (Deterministic, Uniform, ShiftedExponential) times a
-    continuous slowdown is correct but slow: its transform is a quadrature per point and the
-    kinks make the inversion refine to its longest rule at every step of the quantile solver
-    (measured: Uniform(1, 3) x Uniform(1, 5), Random p99 8.5 s, RIQ(2) 16 s; RIQ(4) at load
-    0.01 over 300 s for four quantiles). README, "Accuracy and known limits".
+    continuous slowdown is correct, and fast where a uniform law meets a closed-form transform
+    (Uniform(1, 3) x Uniform(1, 5): Random p99 0.25 s, RIQ(4) 4.5 s), but still slow with a
+    Pareto slowdown (RIQ(4), Deterministic job size: 77 s for four quantiles) or Uniform(0, b)
+    job sizes under RIQ(4) (over 120 s). README, "Accuracy and known limits".
     """
     if draw(st.booleans()):
         return qt.IR(draw(job_sizes()).scaled(draw(scales)))

@@ -151,6 +151,17 @@ def test_md1_tail_and_its_error_estimate_against_erlang(md1):
     assert np.all(np.abs(value - exact)[away] <= 1e-8 * exact[away])
 
 
+def test_md1_error_estimates_hold_near_every_kink(md1):
+    # 0.001, 0.01 and 0.1 on both sides of the kinks at 2, 3 and 4 (measured: up to 5e-6
+    # relative at 2 +- 0.001, 3e-9 at 3, 6e-12 at 4); the estimate covers each.
+    offsets = np.array([-0.1, -0.01, -0.001, 0.001, 0.01, 0.1])
+    t = np.concatenate([k + offsets for k in (2.0, 3.0, 4.0)])
+    value, error = md1.sf(t, full_output=True)
+    exact = np.array([md1_response_sf(x) for x in t])
+    assert np.all(np.abs(value - exact) <= error)
+    assert np.all(np.abs(value - exact) <= 1e-5 * exact)
+
+
 def test_md1_quantiles_against_erlang(md1):
     q = np.array([0.2, 0.5, 0.9, 0.95, 0.99, 0.999])
     value, error = md1.ppf(q, full_output=True)
@@ -158,6 +169,17 @@ def test_md1_quantiles_against_erlang(md1):
     assert np.all(np.abs(value - exact) <= np.maximum(error, 1e-14 * exact))
     assert np.all(np.abs(value - exact) <= 1e-6 * exact)
     assert value[0] == 1.0   # P(T = 1) = 1 - rho = 0.3 > 0.2: the quantile is the atom
+
+
+def test_md1_quantiles_never_snap_to_an_atom_outside_a_jump(md1):
+    # Levels just above the atom P(T = 1) = 0.3 and near the kink at 2: a root whose Newton
+    # step converged inside a bracket that still held the atom at 1 was once "snapped" to
+    # it (error estimate 0) and then lifted by monotonicity, off by up to 3%.
+    q = np.array([0.3238, 0.3273, 0.3412, 0.3585, 0.3689, 0.5939, 0.6008, 0.6251, 0.6285])
+    value, error = md1.ppf(q, full_output=True)
+    exact = np.array([md1_response_quantile(level) for level in q])
+    assert np.all(np.abs(value - exact) <= 1e-5 * exact)
+    assert np.all(error > 0)
 
 
 def test_tiny_load_deterministic_quantiles_are_the_runtime():
@@ -273,6 +295,22 @@ def test_continuous_slowdown_distribution_against_closed_form():
     assert np.allclose(T.sf(t), exact, rtol=1e-8, atol=0)
     riq = qt.analyze(qt.System(qt.RIQ(2), system.runtime, arrival_rate=lam))
     assert 0 < riq.quantile(0.5) < riq.quantile(0.99) < math.inf
+
+
+def test_uniform_times_uniform_quantile_against_mpmath():
+    # Random, S&X with X ~ U(1, 3), S ~ U(1, 5) (kinks of the runtime density at 1, 3, 5, 15),
+    # lam = 1/12 (load 0.5). Reference, independent of the library: the runtime transform
+    # [E1(s) - E1(5 s) - E1(3 s) + E1(15 s)] / (8 s), Pollaczek-Khinchine, de Hoog at 40 digits
+    # and mpmath.findroot (secant) on P(T > t) = 0.01 (30 digits agree to 2e-11):
+    #   b = lambda s: (e1(s) - e1(5*s) - e1(3*s) + e1(15*s)) / (8*s)
+    #   T = lambda s: 0.5 * s * b(s) / (s - (1 - b(s)) / 12)
+    #   findroot(lambda t: invertlaplace(lambda s: (1 - T(s)) / s, t) - 0.01, (32.99748, ...))
+    exact = 32.99748180616786705
+    system = qt.System(qt.Random(), qt.SX(qt.Uniform(1.0, 3.0), qt.Uniform(1.0, 5.0)),
+                       arrival_rate=1 / 12)
+    value, error = qt.analyze(system).response_time.ppf(0.99, full_output=True)
+    assert abs(value - exact) <= 1e-9 * exact
+    assert abs(value - exact) <= error
 
 
 # --------------------------------------------------------------------------- API
