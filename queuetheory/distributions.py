@@ -1405,7 +1405,7 @@ def _uniform_minimum_power(U: Distribution, inner: Distribution) -> int:
         U, i = U.base, U.i
     if not (isinstance(U, Uniform) and inner._closed_lst):
         return 0
-    if i > 1 and not float(inner._ppf(np.zeros(1))[0]) > 0:
+    if i > 1 and not float(inner._ppf_all(np.zeros(1))[0]) > 0:
         return 0
     return i
 

@@ -205,6 +205,19 @@ class ResponseLaw(Distribution):
     def median(self, precision: int | None = None, *, full_output: bool = False):
         """The median, ``ppf(0.5)`` (scipy.stats).
 
+        Parameters
+        ----------
+        precision : int, optional
+            Decimal digits for the high-precision path, as for :meth:`ppf`.
+        full_output : bool, optional
+            Double precision only: also return the estimated error.
+
+        Returns
+        -------
+        float or mpmath.mpf or tuple
+            The median; an ``mpmath.mpf`` with ``precision``; ``(value, error)`` with
+            ``full_output``.
+
         Examples
         --------
         >>> import queuetheory as qt
@@ -254,6 +267,21 @@ class ResponseLaw(Distribution):
 
     def quantile_error(self, q):
         """Estimated absolute error of ``ppf(q)``: ``ppf(q, full_output=True)[1]``.
+
+        Parameters
+        ----------
+        q : float or array_like
+            Levels in the open interval (0, 1).
+
+        Returns
+        -------
+        float or numpy.ndarray
+            The estimated absolute errors, in the shape of ``q``.
+
+        Raises
+        ------
+        NotImplementedError
+            If the law has no error estimate.
 
         Examples
         --------

@@ -1329,3 +1329,25 @@ def test_products_with_uniform_laws_far_from_the_real_axis():
     # the same law with the factors swapped, and scaled
     assert np.max(np.abs(qt.product(qt.Exponential(1.0), X).lst(_RAY_S) - ref["uxexp"])) <= 1e-14
     assert np.max(np.abs(S.minimum(2).scaled(2.0).lst(_RAY_S / 2.0) - ref["min2"])) <= 1e-14
+
+
+class _StrictShifted(qt.ShiftedExponential):
+    """A law whose quantile hooks refuse the levels the contract never passes them."""
+
+    def _ppf(self, q):
+        assert np.all((q > 0) & (q < 1)), q
+        return super()._ppf(q)
+
+    def _isf(self, p):
+        assert np.all((p > 0) & (p < 1)), p
+        return super()._isf(p)
+
+
+def test_composition_calls_quantile_hooks_inside_the_contract():
+    """Composed code reads another law's quantiles through ``_ppf_all``/``_isf_all`` (levels 0
+    and 1 are the support ends), never through its hooks at the ends."""
+    from queuetheory.distributions import _Minimum, _uniform_minimum_power
+    inner = _StrictShifted(1.0, 2.0)
+    assert _uniform_minimum_power(_Minimum(qt.Uniform(1.0, 3.0), 2), inner) == 2
+    assert inner._ppf_all(np.array([0.0, 1.0])).tolist() == [1.0, math.inf]
+    assert inner._isf_all(np.array([0.0, 1.0])).tolist() == [math.inf, 1.0]

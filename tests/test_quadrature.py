@@ -157,7 +157,7 @@ def test_inverted_sf_never_small_is_inf():
 
 # ------------------------------------------------ moment_from_sf(rule=...): Gauss-Legendre
 @pytest.mark.parametrize("b", SCALES)
-def test_adaptive_gauss_legendre_kink_and_atom(b):
+def test_moment_from_sf_adaptive_kink_and_atom(b):
     """``sf = (1 - t/b)^2`` on [0, b] plus an atom of 1/2 at 1.5 b (mixture), over one
     piece [0, 4b]: the bisection localises the kink and the jump."""
     def sf(t):
@@ -170,7 +170,7 @@ def test_adaptive_gauss_legendre_kink_and_atom(b):
 
 
 @pytest.mark.parametrize("a", SCALES)
-def test_gauss_legendre_moment_exponential(a):
+def test_moment_from_sf_gauss_legendre_exponential(a):
     edges = np.concatenate([[0.0], a * 2.0 ** np.arange(-6, 7)])
     got = quadrature.moment_from_sf(lambda t: np.exp(-t / a), 2, edges, rule=20, tail=False)
     # truncated at 64 a: 2 a^2 (1 - e^-64 (1 + 64 + 64^2/2)) ~ 2 a^2 to 1e-24

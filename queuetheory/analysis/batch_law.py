@@ -114,7 +114,7 @@ class BatchCompletionTime(ResponseLaw):
 
     def _ppf(self, q):
         if self._law is not None:
-            return self._law._ppf(q)
+            return self._law._ppf_all(q)
         if self._edges is None:
             return super()._ppf(q)
         q = np.asarray(q, dtype=float)
@@ -142,7 +142,7 @@ class BatchCompletionTime(ResponseLaw):
                                xtol=1e-300, rtol=4 * np.finfo(float).eps)
 
     def _isf(self, p):
-        return self._law._isf(p) if self._law is not None else super()._isf(p)
+        return self._law._isf_all(p) if self._law is not None else super()._isf(p)
 
     def _scale_hint(self):
         return self._scale

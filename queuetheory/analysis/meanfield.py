@@ -340,8 +340,8 @@ def _x_segments(X: Distribution, s: np.ndarray, h: float, reach: np.ndarray
     rule is exact up to the density's variation and the error expands in powers of ``h``
     (the kinks scale with ``h``)."""
     t, wt = _GL_SEGMENT
-    lower = float(X._ppf(np.array([_NEGLIGIBLE]))[0])
-    upper = float(X._isf(np.array([_NEGLIGIBLE]))[0])
+    lower = float(X._ppf_all(np.array([_NEGLIGIBLE]))[0])
+    upper = float(X._isf_all(np.array([_NEGLIGIBLE]))[0])
     kinks = [np.array([lower])]
     for sj, rj in zip(s, reach):
         # the arguments reach - k h of H, reach itself (x = reach / s_j, where H jumps to
@@ -368,7 +368,7 @@ def _x_segments(X: Distribution, s: np.ndarray, h: float, reach: np.ndarray
 def _aligned_nodes(X: Distribution, s: np.ndarray, h: float, n: int) -> int:
     """An upper bound on the nodes of :func:`_x_segments` on the grid of ``n`` steps ``h``:
     ``3`` per kink, ``min(upper s_j, n h) / h`` kinks per slowdown."""
-    upper = float(X._isf(np.array([_NEGLIGIBLE]))[0])
+    upper = float(X._isf_all(np.array([_NEGLIGIBLE]))[0])
     return int(_GL_SEGMENT[0].size * (np.minimum(upper * s, n * h) / h + 2).sum())
 
 
