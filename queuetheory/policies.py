@@ -161,6 +161,18 @@ def nearest(table: Mapping[type, _T], policy: Policy) -> tuple[type, _T] | None:
     This is how a subclass inherits what is registered for its parent: the analysis
     (:func:`queuetheory.analysis.register`) and the finite-k gap map.
 
+    Parameters
+    ----------
+    table : Mapping[type, object]
+        Entries keyed on policy classes.
+    policy : Policy
+        The policy whose class hierarchy is searched.
+
+    Returns
+    -------
+    tuple or None
+        ``(class, entry)`` for the first class of ``type(policy).__mro__`` in ``table``.
+
     Examples
     --------
     >>> import queuetheory as qt

@@ -145,6 +145,21 @@ def policy_columns(policy: Policy) -> dict[str, str]:
     """The map's ``family`` (registered name) and ``parameters`` (JSON of the dataclass
     fields) of a registered policy, as ``scripts/finite_k_gap_map.py`` writes them.
 
+    Parameters
+    ----------
+    policy : Policy
+        An instance of a class that declares its ``names``.
+
+    Returns
+    -------
+    dict
+        ``{"family": ..., "parameters": ...}``, both strings.
+
+    Raises
+    ------
+    ValueError
+        If ``policy``'s own class declares no ``names``.
+
     Examples
     --------
     >>> import queuetheory as qt

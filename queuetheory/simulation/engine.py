@@ -382,7 +382,26 @@ def segment_counts(arrivals: int, segments: int = SEGMENTS) -> np.ndarray:
     """Measured arrivals in each of ``segments`` segments: arrival ``i`` (0-based) is in
     segment ``i * segments // arrivals``, so segment ``s`` holds ``i`` from
     ``ceil(s n / segments)`` up to ``ceil((s + 1) n / segments)`` (integers, no array of the
-    arrivals)."""
+    arrivals).
+
+    Parameters
+    ----------
+    arrivals : int
+        Measured arrivals ``n`` (``>= 0``).
+    segments : int, optional
+        Number of segments (``>= 1``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``segments`` counts (int64) summing to ``arrivals``.
+
+    Examples
+    --------
+    >>> from queuetheory.simulation.engine import segment_counts
+    >>> segment_counts(10, 4).tolist()
+    [3, 2, 3, 2]
+    """
     edges = -(-np.arange(segments + 1, dtype=np.int64) * arrivals // segments)
     return np.diff(edges)
 
