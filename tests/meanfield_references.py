@@ -102,7 +102,7 @@ class Problem:
         self.X, self.d, self.lam = X, d, lam
         self.s, self.p = np.asarray(s, float), np.asarray(p, float)
         self.grid = np.linspace(0.0, W, int(round(W / delta)) + 1)
-        self.upper = float(X._isf(np.array([1e-18]))[0])
+        self.upper = float(X._isf_all(np.array([1e-18]))[0])
         self.part = X.mean() / 8.0
         order = np.argsort(-self.s)
         self.s, self.p = self.s[order], self.p[order]
