@@ -78,7 +78,7 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
         Original jobs simulated and discarded at the start of every replication (the system
         starts empty). Default: chosen by a statistical rule, twice the MSER truncation point
         (White 1997) of a pilot run from the empty system, at least ``10 k / (1 - rho)``;
-        the pilot costs a quarter of the measured jobs (half for fewer than 8 replications;
+        the pilot costs a quarter of the measured jobs (up to half for fewer than 8 replications;
         at most as much as the measured jobs when it is repeated at twice the length); see
         Notes. ``result.warmup`` and ``result.warmup_method`` report it.
     workers : int, optional

@@ -15,7 +15,7 @@ the floor is 31,251 and the mean was 3.4 % low).
 
 **Size.** The pilot runs ``P = max(min(4, R), ceil(R / 8))`` replications (``R`` those of
 the run) of ``L = max(ceil(R n / (4 P)), ceil(n / 2))`` arrivals (``n`` those measured per
-replication): a quarter of the run's measured arrivals for ``R >= 8``, half for fewer, so the
+replication): a quarter of the run's measured arrivals for ``R >= 8``, up to half for fewer, so the
 standard error of its averaged output is at most twice the run's own. The truncation is
 *established* when it lies in the pilot's first quarter; else the pilot is repeated at twice
 the length while the pilots' total stays below the run's measured arrivals (at most one
