@@ -73,7 +73,7 @@ from scipy import integrate, optimize, special
 
 from ..distributions import Discrete, Distribution, Exponential
 from ..orderstats import OrderStatistic
-from ..policies import MDS
+from ..policies import MDS, Replication
 from ..prediction import Prediction
 from ..response import ResponseLaw
 from ..runtime import IR, SX
@@ -1364,7 +1364,8 @@ def _front_level(model, cells: int, W: float) -> float | None:
     return None
 
 
-def frontier(policy, R, *, full_output: bool = False) -> float | tuple[float, float]:
+def frontier(policy: MDS | Replication, R: Distribution | SX, *,
+             full_output: bool = False) -> float | tuple[float, float]:
     """Largest stable ``arrival_rate`` of ``policy`` (MDS or Replication with removal) under IR
     runtimes ``R`` (or an S&X model with discrete slowdowns), k -> infinity.
 
