@@ -126,12 +126,11 @@ class BatchCompletionTime(ResponseLaw):
 
     def _root(self, level: float, sf_edges: np.ndarray) -> float:
         """Smallest ``t`` with ``P(T_b <= t) >= level``: Brent's method in the piece of
-        :attr:`_edges` where the survival function crosses ``1 - level``."""
-        if level <= 0:
-            return 0.0
+        :attr:`_edges` where the survival function crosses ``1 - level`` (``0 < level < 1``,
+        as the contract passes it to ``_ppf``)."""
         target = 1.0 - level
         j = int(np.argmax(sf_edges <= target))
-        if sf_edges[j] > target:  # beyond the last edge (or level 1)
+        if sf_edges[j] > target:  # beyond the last edge
             return float(super()._ppf(np.array([level]))[0])
         if j == 0:
             return 0.0
