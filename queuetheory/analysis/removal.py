@@ -1068,10 +1068,10 @@ class RemovalBatchTime(BatchCompletionTime):
         for i, level in np.ndenumerate(q):
             target = 1.0 - level
             j = int(np.argmax(nodes <= target))
-            if level <= 0 or (j == 0 and nodes[0] <= target):
+            if j == 0 and nodes[0] <= target:
                 out[i] = 0.0
-            elif nodes[j] > target:
-                out[i] = math.inf if level >= 1 else float(super()._ppf(np.array([level]))[0])
+            elif nodes[j] > target:   # beyond the last node (levels are in (0, 1) here)
+                out[i] = float(super()._ppf(np.array([level]))[0])
             else:
                 lo, hi = self._edges[j - 1], self._edges[j]
 
