@@ -96,6 +96,33 @@ def _md1_batch_mean(lam: float, n: int) -> float:
         return float(1 + tail)
 
 
+def _method_of_steps(values, probs, rate, phi, start, steps, atol, stop=None):
+    """``F`` on ``[0, steps]`` for ``F'(w) = rate (F(w) - q(w)) phi(q(w))``,
+    ``q(w) = sum_x p_x F(w - x)`` (integer atoms ``x >= 1``, ``F = 0`` below 0), ``F(0) = start``:
+    the method of steps, DOP853 on each ``[j, j + 1]`` (rtol 1e-13, ``atol``, dense output)
+    with the delayed terms from the earlier pieces. Returns ``(q_at, F at the end, stopped)``:
+    ``q_at(j, w)`` is ``q`` on ``[j, j + 1]`` (left limits at its ends); the march ends early
+    where ``stop(j, F(j + 1), q_at)`` is true."""
+    pieces = []
+
+    def q_at(j, w):
+        return sum(p * float(pieces[j - x](w - x)[0]) for x, p in zip(values, probs)
+                   if j - x >= 0)
+
+    for j in range(steps):
+        def rhs(w, y, j=j):
+            q = q_at(j, w)
+            return [rate * (y[0] - q) * phi(q)]
+
+        sol = integrate.solve_ivp(rhs, (j, j + 1), [start], method="DOP853", rtol=1e-13,
+                                  atol=atol, dense_output=True)
+        pieces.append(sol.sol)
+        start = sol.y[0, -1]
+        if stop is not None and stop(j, start, q_at):
+            return q_at, start, True
+    return q_at, start, False
+
+
 def _dde_reference(values, probs, lam, mds, n, r, W=60, level=0.99):
     """(idle probability F(0), mean, level-quantile) for IR runtimes on integer atoms >= 1.
 
@@ -120,23 +147,8 @@ def _dde_reference(values, probs, lam, mds, n, r, W=60, level=0.99):
             return 1 - (1 - max(1 - q, 0.0) ** r) ** n
 
     def march(F0):
-        pieces = []
-
-        def q_in(j, w):  # left limits at the ends of [j, j + 1]
-            return sum(p * float(pieces[j - x](w - x)[0]) for x, p in zip(values, probs)
-                       if j - x >= 0)
-
-        start = F0
-        for j in range(W):
-            def rhs(w, y, j=j):
-                q = q_in(j, w)
-                return [lam_t * (y[0] - q) * phi(q)]
-
-            sol = integrate.solve_ivp(rhs, (j, j + 1), [start], method="DOP853", rtol=1e-13,
-                                      atol=1e-16, dense_output=True)
-            pieces.append(sol.sol)
-            start = sol.y[0, -1]
-        return (lambda t: q_in(min(int(t), W - 1), t)), start
+        q_at, end, _ = _method_of_steps(values, probs, lam_t, phi, F0, W, atol=1e-16)
+        return (lambda t: q_at(min(int(t), W - 1), t)), end
 
     F0 = optimize.brentq(lambda a: march(a)[1] - 1.0, 1e-6, 1.0, xtol=1e-15, rtol=1e-15)
     q, _ = march(F0)
@@ -326,25 +338,15 @@ def _dde_front(values, probs, mds: bool, n: int, r: int) -> float:
     def phi(q):
         return special.betainc(r, n, max(1 - q, 0.0)) if mds else max(1 - q, 0.0) ** (r - 1)
 
+    def passed(j, F, q_at):
+        return j > 5 and F > 1e-3 and F - q_at(j, j + 1) < 1e-15
+
     def level(lam_t):
-        pieces, start = [], 1e-12
-
-        def q_at(j, w):
-            return sum(p * float(pieces[j - x](w - x)[0]) for x, p in zip(values, probs)
-                       if j - x >= 0)
-
-        for j in range(2000):
-            def rhs(w, y, j=j):
-                q = q_at(j, w)
-                return [lam_t * (y[0] - q) * phi(q)]
-
-            sol = integrate.solve_ivp(rhs, (j, j + 1), [start], method="DOP853", rtol=1e-13,
-                                      atol=1e-24, dense_output=True)
-            pieces.append(sol.sol)
-            start = sol.y[0, -1]
-            if j > 5 and start > 1e-3 and start - q_at(j, j + 1) < 1e-15:
-                return start
-        raise RuntimeError("the front did not pass w = 2000")
+        _, end, stopped = _method_of_steps(values, probs, lam_t, phi, 1e-12, 2000, atol=1e-24,
+                                           stop=passed)
+        if not stopped:
+            raise RuntimeError("the front did not pass w = 2000")
+        return end
 
     per_task = n / (n + r) if mds else 1 / r
     mean = float(np.dot(values, probs))
