@@ -80,6 +80,35 @@ def _power_tail_lst(s, a: float, beta: float):
     return np.exp(-s * a) * rot * kernel
 
 
+def _log_ratio(x, y):
+    """``log(x / y)`` for positive ``x`` and ``y`` (arrays or floats), to a few ulps relative:
+    ``log1p((x - y) / y)`` for ``y / 2 < x < 2 y`` (``x - y`` exact there), ``log(x / y)``
+    where the ratio is a normal float, ``log(x) - log(y)`` where it under- or overflows."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        d = x / y
+        near = (d > 0.5) & (d < 2.0)
+        out = np.where(near, np.log1p((x - y) / y), np.log(d))
+        extreme = ~((d >= np.finfo(float).tiny) & (d < math.inf))
+        if np.any(extreme):
+            out = np.where(extreme, np.log(x) - np.log(y), out)
+    return out
+
+
+def _power_of_ratio(x, y, alpha: float):
+    """``(x / y)^alpha`` for positive ``x``, ``y``: the power of the rounded ratio (relative
+    error about ``alpha`` half-ulps, the conditioning of the power), through logarithms where
+    the ratio under- or overflows."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        d = x / y
+        out = d**alpha
+        extreme = ~((d >= np.finfo(float).tiny) & (d < math.inf))
+        if np.any(extreme):
+            out = np.where(extreme, np.exp(alpha * (np.log(x) - np.log(y))), out)
+    return out
+
+
 def _exp_neg_product(z: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``exp(-z x)``, 0 where ``x`` is the overflow stand-in of an infinite quantile."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -1116,8 +1145,12 @@ class BoundedPareto(Distribution):
         self.high = _checks.positive("high", high)
         if not self.high > self.low:
             raise ValueError(f"high must be > low, got low={low!r}, high={high!r}")
-        self._log_ratio = math.log(self.low) - math.log(self.high)  # log(low / high) < 0
-        self._mass = -math.expm1(self.alpha * self._log_ratio)
+        self._log_ratio = float(_log_ratio(self.low, self.high))  # log(low / high) < 0
+        self._mass = -math.expm1(self.alpha * self._log_ratio)  # 1 - (low / high)^alpha
+        # (high / low)^alpha - 1 = mass / (low / high)^alpha, inf when it overflows
+        e = -self.alpha * self._log_ratio
+        self._odds = math.expm1(e) if e < 709.0 else math.inf
+        self._r = float(_power_of_ratio(self.low, self.high, self.alpha))  # (low / high)^alpha
 
     def __repr__(self):
         return _repr(self, alpha=self.alpha, low=self.low, high=self.high)
@@ -1125,19 +1158,43 @@ class BoundedPareto(Distribution):
     def _support(self):
         return self.low, self.high
 
+    # Each formula is a product of factors without cancellation, each accurate to a few ulps
+    # relative (logarithms of ratios by ``_log_ratio``, ``expm1`` near 0), so that the tail near
+    # ``high``, the head near ``low`` and tiny ``alpha`` keep their relative accuracy.
     def _cdf(self, x):
-        return -np.expm1(self.alpha * (math.log(self.low) - np.log(x))) / self._mass
+        # (1 - (low / x)^alpha) / mass
+        return -np.expm1(self.alpha * _log_ratio(self.low, x)) / self._mass
 
     def _sf(self, x):
-        # P(x < X <= high) / mass = ((low / x)^alpha - (low / high)^alpha) / mass
-        upper = np.exp(self.alpha * (math.log(self.low) - np.log(x)))
-        return (upper - math.exp(self.alpha * self._log_ratio)) / self._mass
+        # ((low / x)^alpha - (low / high)^alpha) / mass = (low/x)^alpha (1 - (x/high)^alpha) / mass
+        return (_power_of_ratio(self.low, x, self.alpha)
+                * -np.expm1(self.alpha * _log_ratio(x, self.high)) / self._mass)
 
     def _pdf(self, x):
-        return self.alpha / x * np.exp(self.alpha * (math.log(self.low) - np.log(x))) / self._mass
+        return self.alpha / x * _power_of_ratio(self.low, x, self.alpha) / self._mass
 
     def _ppf(self, q):
-        return self.low * (1.0 - q * self._mass) ** (-1.0 / self.alpha)
+        # low (1 - q mass)^(-1/alpha) = low exp(-log1p(-q mass) / alpha) below the median
+        # (relative error a few ulps times the condition number q mass / (alpha (1 - q mass)));
+        # above it, isf(1 - q) (1 - q exact there)
+        q = np.asarray(q, dtype=float)
+        head = q <= 0.5
+        return np.where(head, self.low * np.exp(-np.log1p(-np.where(head, q, 0.0) * self._mass)
+                                                / self.alpha),
+                        self._isf(np.where(head, 0.5, 1.0 - q)))
+
+    def _isf(self, p):
+        # (low / x)^alpha = p + r (1 - p), r = (low / high)^alpha. Near high (p odds <= 1):
+        # x = high (1 + p odds)^(-1/alpha) with odds = (1 - r) / r, by log1p; elsewhere
+        # x = low (p + r (1 - p))^(-1/alpha), the base a sum of positive terms
+        p = np.asarray(p, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = p * self._odds
+            tail = z <= 1.0
+            near_high = self.high * np.exp(-np.log1p(np.where(tail, z, 0.0)) / self.alpha)
+            base = p + self._r * (1.0 - p)
+            near_low = self.low * np.where(tail, 1.0, base) ** (-1.0 / self.alpha)
+        return np.where(tail, near_high, near_low)
 
     def _moment(self, k):
         # E[X^k] = alpha / (k - alpha) (low^alpha high^(k - alpha) - low^k) / mass

@@ -1016,6 +1016,64 @@ def test_bounded_pareto_at_the_extremes_of_double_precision():
     assert H.cdf(1e304) == pytest.approx(1 - 1e-6, rel=1e-13)
 
 
+def _bounded_pareto_grid(low, high):
+    """Points of (low, high): a log-spaced grid, the last floats below high, the first above low
+    and points at relative distances 1e-15 ... 1e-1 below high."""
+    xs = np.concatenate([low * (high / low) ** np.linspace(0, 1, 25)[1:-1],
+                         np.nextafter(high, 0) - np.arange(4) * 7 * np.spacing(high),
+                         low + np.arange(1, 4) * 3 * np.spacing(low),
+                         high * (1 - np.logspace(-15, -1, 8))])
+    return np.unique(xs[(xs > low) & (xs < high)])
+
+
+@pytest.mark.parametrize("alpha, low, high", [
+    (0.01, 1e-3, 1e3), (0.1, 1.0, 2.0), (1.5, 1.0, 100.0), (2.0, 1e-300, 1e300),
+    (0.5, 1.0, 1.0 + 1e-9), (40.0, 1.0, 10.0)])
+def test_bounded_pareto_relative_accuracy_against_mpmath(alpha, low, high):
+    """cdf, sf (also where the tail near high is tiny) and the quantiles ppf, isf against the
+    closed forms at 50 digits: F(x) = (1 - (low/x)^a) / m, m = 1 - (low/high)^a,
+    x_q = low (1 - q m)^(-1/a), isf(p) = low (p + (low/high)^a (1 - p))^(-1/a). sf and cdf to
+    a few ulps times (1 + a) (the conditioning of the power of the rounded ratio low / x), the
+    quantiles to a few ulps times (1 + their condition number q / (x f(x)))."""
+    B = qt.BoundedPareto(alpha, low, high)
+    eps = np.finfo(float).eps
+    with mpmath.workdps(50):
+        a, lo, hi = mpmath.mpf(alpha), mpmath.mpf(low), mpmath.mpf(high)
+        r = (lo / hi) ** a
+        m = 1 - r
+        xs = _bounded_pareto_grid(low, high)
+        got_sf, got_cdf = B.sf(xs), B.cdf(xs)
+        for x, s, c in zip(xs, got_sf, got_cdf):
+            ref_sf = ((lo / x) ** a - r) / m
+            ref_cdf = (1 - (lo / x) ** a) / m
+            if ref_sf > 1e-300:  # below, the tail underflows
+                assert abs(s / ref_sf - 1) <= 4 * eps * (1 + alpha), x
+            assert abs(c / ref_cdf - 1) <= 4 * eps * (1 + alpha), x
+        levels = np.concatenate([np.logspace(-300, -1, 16), np.linspace(0.05, 0.95, 19),
+                                 1 - np.logspace(-16, -1, 8)])
+        got_ppf, got_isf = B.ppf(levels), B._isf_all(levels)
+        for q, xq, xp in zip(levels, got_ppf, got_isf):
+            for level, got, base in ((q, xq, 1 - mpmath.mpf(q) * m),
+                                     (q, xp, q + r * (1 - mpmath.mpf(q)))):
+                ref = lo * base ** (-1 / a)
+                density = a / ref * (lo / ref) ** a / m
+                cond = level / (ref * density)
+                assert abs(got / ref - 1) <= 4 * eps * (1 + cond), (q, got, ref)
+
+
+def test_bounded_pareto_small_tail_pinned():
+    """The cases where sf subtracted two close numbers (5e-13 and 2e-14 relative error).
+    mpmath at 50 digits: ((lo/x)^a - (lo/hi)^a) / (1 - (lo/hi)^a) with
+    (a, lo, hi, x) = (0.01, 1e-3, 1e3, 999) -> 0.000067531615393273665205,
+    (0.01, 1e-3, 1e3, 1)   -> 0.482737475567623773,
+    (0.1, 1, 2, 1.999)     -> 0.00069682795070768680812."""
+    B = qt.BoundedPareto(0.01, 1e-3, 1e3)
+    assert B.sf(999.0) == pytest.approx(0.000067531615393273665205, rel=1e-15)
+    assert B.sf(1.0) == pytest.approx(0.482737475567623773, rel=1e-15)
+    assert qt.BoundedPareto(0.1, 1.0, 2.0).sf(1.999) == pytest.approx(
+        0.00069682795070768680812, rel=1e-15)
+
+
 @pytest.mark.parametrize("s", [-1.0, -1e-300 + 5j, math.nan, complex(1.0, math.nan),
                                np.array([1.0, -2.0])])
 def test_lst_rejects_negative_real_part_and_nan(s):
