@@ -436,14 +436,31 @@ class Distribution:
         return (self._cdf_all(x + h) - self._cdf_all(lo)) / (x + h - lo)
 
     def _isf(self, p):
-        """Bisection on the survival function (keeps its relative accuracy for tiny ``p``)."""
+        """Bisection on the survival function (keeps its relative accuracy for tiny ``p``);
+        the exact atom for a law with :attr:`atoms`."""
         p = np.asarray(p, dtype=float)
+        law = self._atom_law()
+        if law is not None:
+            return law._isf(p)
         return self._bisect(lambda x: self._sf_all(x) <= p, p.shape)
 
     def _ppf(self, q):
-        """Bisection on the CDF (vectorised); families override with closed forms."""
+        """Bisection on the CDF (vectorised); families override with closed forms. For a law
+        with :attr:`atoms`, the atom itself (bisection would stop a few ulps above it)."""
         q = np.asarray(q, dtype=float)
+        law = self._atom_law()
+        if law is not None:
+            return law._ppf(q)
         return self._bisect(lambda x: self._cdf_all(x) >= q, q.shape)
+
+    def _atom_law(self) -> Discrete | None:
+        """The :class:`Discrete` law of :attr:`atoms` (canonical order, probabilities summing to
+        1 by ``fsum``), or None for a law with a continuous part; built once per law."""
+        law = self.__dict__.get("_atom_law_cache", False)
+        if law is False:
+            atoms = self.atoms
+            law = self.__dict__["_atom_law_cache"] = None if atoms is None else Discrete(*atoms)
+        return law
 
     def _bisect(self, reached, shape: tuple) -> np.ndarray:
         """Smallest ``x > 0`` (to 4e-16 relative) where the monotone test ``reached(x)`` holds,
@@ -693,6 +710,8 @@ class Discrete(Distribution):
         self.probs = merged[keep] / math.fsum(merged[keep])
         self._cum = np.cumsum(self.probs)
         self._cum[-1] = 1.0
+        # P(X > values[j]) as sums of the masses above (relative accuracy in the far tail)
+        self._tail = np.append(np.cumsum(self.probs[:0:-1])[::-1], 0.0)
 
     @property
     def atoms(self) -> tuple[np.ndarray, np.ndarray]:
@@ -767,10 +786,17 @@ class Discrete(Distribution):
         return self._cum[np.searchsorted(self.values, x, side="right") - 1]
 
     def _sf(self, x):
-        return 1.0 - self._cum[np.searchsorted(self.values, x, side="right") - 1]
+        return self._tail[np.searchsorted(self.values, x, side="right") - 1]
 
     def _ppf(self, q):
         return self.values[np.searchsorted(self._cum, q - 1e-15, side="left")]
+
+    def _isf(self, p):
+        # the first atom whose tail (as in _sf) is <= p, to the round-off of the sums (as _ppf)
+        return self.values[np.searchsorted(-self._tail, -p * (1.0 + 1e-15), side="left")]
+
+    def _atom_law(self) -> Discrete:
+        return self
 
     def _moment(self, k):
         return math.fsum(self.probs * self.values**k)

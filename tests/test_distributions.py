@@ -1016,6 +1016,27 @@ def test_bounded_pareto_at_the_extremes_of_double_precision():
     assert H.cdf(1e304) == pytest.approx(1 - 1e-6, rel=1e-13)
 
 
+def test_quantiles_of_a_mixture_of_atoms_are_the_atoms():
+    """Mixture of point masses: ppf(q) is exactly the atom x_j for q in (c_(j-1), c_j] with
+    c_j the cumulative masses (bisection on the mixture's cdf stopped a few ulps above an atom:
+    ppf(0.7) was 0.30000000000000004 below). Atoms and masses by hand: 0.1 w.p. 0.7 * 0.5, 0.3
+    w.p. 0.7 * 0.5, 0.7 w.p. 0.3, so c = (0.35, 0.7, 1)."""
+    N = qt.Mixture([qt.Deterministic(0.7), qt.Discrete([0.1, 0.3], [0.5, 0.5])], [0.3, 0.7])
+    levels = [0.0, 1e-300, np.nextafter(0.35, 0), 0.35, 0.35 + 1e-9, np.nextafter(0.7, 0), 0.7,
+              0.7 + 1e-9, 0.999, 1.0]
+    assert N.ppf(levels).tolist() == [0.1, 0.1, 0.1, 0.1, 0.3, 0.3, 0.3, 0.7, 0.7, 0.7]
+    # the tail levels p = 1 - q: isf(p) is the first atom with P(X > x_j) <= p
+    tails = [0.65, 0.3, 0.3 + 1e-9, 0.3 - 1e-9, 1e-300]
+    assert N._isf_all(np.array(tails)).tolist() == [0.1, 0.3, 0.3, 0.7, 0.7]
+    M = qt.Mixture([qt.Deterministic(1.0), qt.Deterministic(2.0), qt.Deterministic(3.0)],
+                   [0.1, 0.2, 0.7])
+    assert M.ppf([0.1, 0.1 + 0.2, 0.3, 0.5]).tolist() == [1.0, 2.0, 2.0, 3.0]
+    assert (3.0 * N).ppf(0.7) == 3.0 * 0.3
+    # a far tail: P(X > 1) = 1e-20 / (1 + 1e-20) = 1e-20 to double precision (1 - cum gave 0)
+    D = qt.Discrete([1.0, 2.0], [1.0, 1e-20])
+    assert D.sf(1.0) == 1e-20 and D._isf_all(np.array([1e-20, 1e-21])).tolist() == [1.0, 2.0]
+
+
 def _bounded_pareto_grid(low, high):
     """Points of (low, high): a log-spaced grid, the last floats below high, the first above low
     and points at relative distances 1e-15 ... 1e-1 below high."""
