@@ -235,6 +235,10 @@ class Distribution:
     #: True for distributions with a probability mass function instead of a density.
     discrete: bool = False
 
+    #: True for a law with a point mass (a discrete law, or a mixture with a discrete part),
+    #: which has no density: :meth:`pdf` raises.
+    _has_atoms: bool = False
+
     #: ``(values, probs)`` when ``_nodes`` are exact atoms rather than a quadrature rule.
     _atoms = None
 
@@ -299,9 +303,13 @@ class Distribution:
         return self._evaluate(x, self._sf_all)
 
     def pdf(self, x):
-        """Probability density function (continuous distributions only)."""
+        """Probability density function (continuous distributions only: ``ValueError`` for a
+        law with atoms, discrete or mixed, as :mod:`scipy.stats` has no density for them)."""
         if self.discrete:
             raise ValueError(f"{type(self).__name__} is discrete: use pmf, not pdf")
+        if self._has_atoms:
+            raise ValueError(f"{type(self).__name__} has atoms (a discrete part) and no "
+                             f"density: use cdf, sf or atoms, not pdf")
         return self._evaluate(x, self._pdf_all)
 
     def ppf(self, q):
@@ -688,6 +696,7 @@ class Discrete(Distribution):
     """
 
     discrete = True
+    _has_atoms = True
     _closed_lst = True
     _atom_low = True
 
@@ -1273,6 +1282,8 @@ class Mixture(Distribution):
         if len(self.components) != self.weights.size:
             raise ValueError("components and weights must have the same length")
         self.discrete = all(c.discrete for c in self.components)
+        self._has_atoms = any(c._has_atoms for c, w in zip(self.components, self.weights)
+                              if w > 0)
         self._closed_lst = all(c._closed_lst for c in self.components)
         self._smooth = all(c._smooth for c in self.components)
         self._atom_low = any(c._atom_low for c in self.components)
@@ -1389,6 +1400,7 @@ class _Product(Distribution):
         self._m_atoms = M.atoms
         self._x_atoms = None if self._m_atoms is not None else X.atoms
         self.discrete = X.discrete and M.discrete
+        self._has_atoms = X._has_atoms and M._has_atoms
         self._atom_low = X._atom_low or M._atom_low
 
     def __repr__(self):
@@ -1588,6 +1600,7 @@ class _Minimum(Distribution):
     def __init__(self, base: Distribution, i: int):
         self.base, self.i = base, i
         self.discrete = base.discrete
+        self._has_atoms = base._has_atoms
         self._smooth = base._smooth
         self._atom_low = base._atom_low
         self._closed_lst = isinstance(base, Uniform)
@@ -1636,6 +1649,7 @@ class _Scaled(Distribution):
     def __init__(self, base: Distribution, c: float):
         self.base, self.c = base, c
         self.discrete = base.discrete
+        self._has_atoms = base._has_atoms
         self._closed_lst = base._closed_lst
         self._smooth = base._smooth
         self._atom_low = base._atom_low
@@ -1689,6 +1703,7 @@ class _SciPy(Distribution):
     def __init__(self, frozen):
         self.frozen = frozen
         self.discrete = hasattr(frozen.dist, "pmf") and not hasattr(frozen.dist, "pdf")
+        self._has_atoms = self.discrete
         low, high = frozen.support()
         if not low >= 0:
             raise ValueError(f"the distribution must be supported on [0, inf), its support "

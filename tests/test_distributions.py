@@ -1037,6 +1037,22 @@ def test_quantiles_of_a_mixture_of_atoms_are_the_atoms():
     assert D.sf(1.0) == 1e-20 and D._isf_all(np.array([1e-20, 1e-21])).tolist() == [1.0, 2.0]
 
 
+def test_pdf_of_a_law_with_atoms_raises():
+    """A mixture with a discrete part has no density (scipy has none either): pdf raised no
+    error; with the component Discrete([1, 2], [.5, .5]) it returned a finite-difference spike
+    of 6.25e4 at x = 2 (0.25 / 4e-6) and ignored the atom at a Deterministic(2)."""
+    spiky = qt.Mixture([qt.Exponential(1.0), qt.Discrete([1.0, 2.0], [0.5, 0.5])], [0.5, 0.5])
+    mix = qt.Mixture([qt.Exponential(1.0), qt.Deterministic(2.0)], [0.5, 0.5])
+    for law in (spiky, mix, 3.0 * mix, mix.minimum(2)):
+        with pytest.raises(ValueError, match="has atoms"):
+            law.pdf(2.0)
+    with pytest.raises(ValueError, match="is discrete"):
+        qt.Discrete([1.0, 2.0], [0.5, 0.5]).pdf(1.0)
+    # a mixture of continuous laws keeps its density: 0.5 e^-x + 0.5 * 2 e^-2x at x = 1
+    smooth = qt.Mixture([qt.Exponential(1.0), qt.Exponential(2.0)], [0.5, 0.5])
+    assert smooth.pdf(1.0) == pytest.approx(0.5 * math.exp(-1) + math.exp(-2), rel=1e-15)
+
+
 def _bounded_pareto_grid(low, high):
     """Points of (low, high): a log-spaced grid, the last floats below high, the first above low
     and points at relative distances 1e-15 ... 1e-1 below high."""
