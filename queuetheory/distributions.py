@@ -1235,14 +1235,19 @@ class BoundedPareto(Distribution):
         # E[X^k] = alpha / (k - alpha) (low^alpha high^(k - alpha) - low^k) / mass
         #        = alpha / (k - alpha) low^k expm1((k - alpha) log(high / low)) / mass,
         # in logarithms so that extreme low and high neither under- nor overflow
+        # (low^k as a power where it is a normal float: exp(k log(low)) loses |k log(low)| ulps;
+        # only k = alpha exactly needs the limit, k - alpha being exact when they are close)
         a, log_low, log_span = self.alpha, math.log(self.low), -self._log_ratio
-        if math.isclose(k, a):
-            return a * math.exp(k * log_low) * log_span / self._mass
         e = (k - a) * log_span
         try:
+            low_k = float(_power_of_ratio(self.low, 1.0, k))
+            if not np.finfo(float).tiny <= low_k < math.inf:
+                low_k = math.exp(k * log_low)
+            if k == a:
+                return a * low_k * log_span / self._mass
             if e > 700.0:  # expm1(e) = exp(e) to double precision
                 return a / (k - a) * math.exp(k * log_low + e) / self._mass
-            return a / (k - a) * math.exp(k * log_low) * math.expm1(e) / self._mass
+            return a / (k - a) * low_k * math.expm1(e) / self._mass
         except OverflowError:
             return math.inf
 

@@ -1053,6 +1053,18 @@ def test_pdf_of_a_law_with_atoms_raises():
     assert smooth.pdf(1.0) == pytest.approx(0.5 * math.exp(-1) + math.exp(-2), rel=1e-15)
 
 
+@pytest.mark.parametrize("alpha, low, high, k, ref", [
+    # mpmath at 50 digits: a lo^a (hi^(k-a) - lo^(k-a)) / ((k - a) (1 - (lo/hi)^a))
+    (2.0 + 1e-10, 1.0, 1e3, 2, 13.81552436940770086),  # was the k = a limit: 3.5e-10 off
+    (1.5, 3e-7, 5e4, 3, 0.0018371173070873834489),
+    (0.01, 1e-3, 1e3, 2, 33918.344873133363201),
+    (1.5, 3e-7, 5e4, 2, 1.1022676842524300856e-7),
+    # k = a: a lo^a log(hi / lo) / (1 - (lo/hi)^a) = 2 log(1000) / (1 - 1e-6)
+    (2.0, 1.0, 1e3, 2, 13.815524373488647593)])
+def test_bounded_pareto_moments_against_mpmath(alpha, low, high, k, ref):
+    assert qt.BoundedPareto(alpha, low, high).moment(k) == pytest.approx(ref, rel=1e-15)
+
+
 def _bounded_pareto_grid(low, high):
     """Points of (low, high): a log-spaced grid, the last floats below high, the first above low
     and points at relative distances 1e-15 ... 1e-1 below high."""
