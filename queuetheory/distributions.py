@@ -80,6 +80,35 @@ def _power_tail_lst(s, a: float, beta: float):
     return np.exp(-s * a) * rot * kernel
 
 
+def _log_ratio(x, y):
+    """``log(x / y)`` for positive ``x`` and ``y`` (arrays or floats), to a few ulps relative:
+    ``log1p((x - y) / y)`` for ``y / 2 < x < 2 y`` (``x - y`` exact there), ``log(x / y)``
+    where the ratio is a normal float, ``log(x) - log(y)`` where it under- or overflows."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        d = x / y
+        near = (d > 0.5) & (d < 2.0)
+        out = np.where(near, np.log1p((x - y) / y), np.log(d))
+        extreme = ~((d >= np.finfo(float).tiny) & (d < math.inf))
+        if np.any(extreme):
+            out = np.where(extreme, np.log(x) - np.log(y), out)
+    return out
+
+
+def _power_of_ratio(x, y, alpha: float):
+    """``(x / y)^alpha`` for positive ``x``, ``y``: the power of the rounded ratio (relative
+    error about ``alpha`` half-ulps, the conditioning of the power), through logarithms where
+    the ratio under- or overflows."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        d = x / y
+        out = d**alpha
+        extreme = ~((d >= np.finfo(float).tiny) & (d < math.inf))
+        if np.any(extreme):
+            out = np.where(extreme, np.exp(alpha * (np.log(x) - np.log(y))), out)
+    return out
+
+
 def _exp_neg_product(z: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``exp(-z x)``, 0 where ``x`` is the overflow stand-in of an infinite quantile."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -206,6 +235,10 @@ class Distribution:
     #: True for distributions with a probability mass function instead of a density.
     discrete: bool = False
 
+    #: True for a law with a point mass (a discrete law, or a mixture with a discrete part),
+    #: which has no density: :meth:`pdf` raises.
+    _has_atoms: bool = False
+
     #: ``(values, probs)`` when ``_nodes`` are exact atoms rather than a quadrature rule.
     _atoms = None
 
@@ -270,9 +303,13 @@ class Distribution:
         return self._evaluate(x, self._sf_all)
 
     def pdf(self, x):
-        """Probability density function (continuous distributions only)."""
+        """Probability density function (continuous distributions only: ``ValueError`` for a
+        law with atoms, discrete or mixed, as :mod:`scipy.stats` has no density for them)."""
         if self.discrete:
             raise ValueError(f"{type(self).__name__} is discrete: use pmf, not pdf")
+        if self._has_atoms:
+            raise ValueError(f"{type(self).__name__} has atoms (a discrete part) and no "
+                             f"density: use cdf, sf or atoms, not pdf")
         return self._evaluate(x, self._pdf_all)
 
     def ppf(self, q):
@@ -407,14 +444,31 @@ class Distribution:
         return (self._cdf_all(x + h) - self._cdf_all(lo)) / (x + h - lo)
 
     def _isf(self, p):
-        """Bisection on the survival function (keeps its relative accuracy for tiny ``p``)."""
+        """Bisection on the survival function (keeps its relative accuracy for tiny ``p``);
+        the exact atom for a law with :attr:`atoms`."""
         p = np.asarray(p, dtype=float)
+        law = self._atom_law()
+        if law is not None:
+            return law._isf(p)
         return self._bisect(lambda x: self._sf_all(x) <= p, p.shape)
 
     def _ppf(self, q):
-        """Bisection on the CDF (vectorised); families override with closed forms."""
+        """Bisection on the CDF (vectorised); families override with closed forms. For a law
+        with :attr:`atoms`, the atom itself (bisection would stop a few ulps above it)."""
         q = np.asarray(q, dtype=float)
+        law = self._atom_law()
+        if law is not None:
+            return law._ppf(q)
         return self._bisect(lambda x: self._cdf_all(x) >= q, q.shape)
+
+    def _atom_law(self) -> Discrete | None:
+        """The :class:`Discrete` law of :attr:`atoms` (canonical order, probabilities summing to
+        1 by ``fsum``), or None for a law with a continuous part; built once per law."""
+        law = self.__dict__.get("_atom_law_cache", False)
+        if law is False:
+            atoms = self.atoms
+            law = self.__dict__["_atom_law_cache"] = None if atoms is None else Discrete(*atoms)
+        return law
 
     def _bisect(self, reached, shape: tuple) -> np.ndarray:
         """Smallest ``x > 0`` (to 4e-16 relative) where the monotone test ``reached(x)`` holds,
@@ -642,6 +696,7 @@ class Discrete(Distribution):
     """
 
     discrete = True
+    _has_atoms = True
     _closed_lst = True
     _atom_low = True
 
@@ -664,6 +719,8 @@ class Discrete(Distribution):
         self.probs = merged[keep] / math.fsum(merged[keep])
         self._cum = np.cumsum(self.probs)
         self._cum[-1] = 1.0
+        # P(X > values[j]) as sums of the masses above (relative accuracy in the far tail)
+        self._tail = np.append(np.cumsum(self.probs[:0:-1])[::-1], 0.0)
 
     @property
     def atoms(self) -> tuple[np.ndarray, np.ndarray]:
@@ -738,10 +795,17 @@ class Discrete(Distribution):
         return self._cum[np.searchsorted(self.values, x, side="right") - 1]
 
     def _sf(self, x):
-        return 1.0 - self._cum[np.searchsorted(self.values, x, side="right") - 1]
+        return self._tail[np.searchsorted(self.values, x, side="right") - 1]
 
     def _ppf(self, q):
         return self.values[np.searchsorted(self._cum, q - 1e-15, side="left")]
+
+    def _isf(self, p):
+        # the first atom whose tail (as in _sf) is <= p, to the round-off of the sums (as _ppf)
+        return self.values[np.searchsorted(-self._tail, -p * (1.0 + 1e-15), side="left")]
+
+    def _atom_law(self) -> Discrete:
+        return self
 
     def _moment(self, k):
         return math.fsum(self.probs * self.values**k)
@@ -1116,8 +1180,12 @@ class BoundedPareto(Distribution):
         self.high = _checks.positive("high", high)
         if not self.high > self.low:
             raise ValueError(f"high must be > low, got low={low!r}, high={high!r}")
-        self._log_ratio = math.log(self.low) - math.log(self.high)  # log(low / high) < 0
-        self._mass = -math.expm1(self.alpha * self._log_ratio)
+        self._log_ratio = float(_log_ratio(self.low, self.high))  # log(low / high) < 0
+        self._mass = -math.expm1(self.alpha * self._log_ratio)  # 1 - (low / high)^alpha
+        # (high / low)^alpha - 1 = mass / (low / high)^alpha, inf when it overflows
+        e = -self.alpha * self._log_ratio
+        self._odds = math.expm1(e) if e < 709.0 else math.inf
+        self._r = float(_power_of_ratio(self.low, self.high, self.alpha))  # (low / high)^alpha
 
     def __repr__(self):
         return _repr(self, alpha=self.alpha, low=self.low, high=self.high)
@@ -1125,32 +1193,61 @@ class BoundedPareto(Distribution):
     def _support(self):
         return self.low, self.high
 
+    # Each formula is a product of factors without cancellation, each accurate to a few ulps
+    # relative (logarithms of ratios by ``_log_ratio``, ``expm1`` near 0), so that the tail near
+    # ``high``, the head near ``low`` and tiny ``alpha`` keep their relative accuracy.
     def _cdf(self, x):
-        return -np.expm1(self.alpha * (math.log(self.low) - np.log(x))) / self._mass
+        # (1 - (low / x)^alpha) / mass
+        return -np.expm1(self.alpha * _log_ratio(self.low, x)) / self._mass
 
     def _sf(self, x):
-        # P(x < X <= high) / mass = ((low / x)^alpha - (low / high)^alpha) / mass
-        upper = np.exp(self.alpha * (math.log(self.low) - np.log(x)))
-        return (upper - math.exp(self.alpha * self._log_ratio)) / self._mass
+        # ((low / x)^alpha - (low / high)^alpha) / mass = (low/x)^alpha (1 - (x/high)^alpha) / mass
+        return (_power_of_ratio(self.low, x, self.alpha)
+                * -np.expm1(self.alpha * _log_ratio(x, self.high)) / self._mass)
 
     def _pdf(self, x):
-        return self.alpha / x * np.exp(self.alpha * (math.log(self.low) - np.log(x))) / self._mass
+        return self.alpha / x * _power_of_ratio(self.low, x, self.alpha) / self._mass
 
     def _ppf(self, q):
-        return self.low * (1.0 - q * self._mass) ** (-1.0 / self.alpha)
+        # low (1 - q mass)^(-1/alpha) = low exp(-log1p(-q mass) / alpha) below the median
+        # (relative error a few ulps times the condition number q mass / (alpha (1 - q mass)));
+        # above it, isf(1 - q) (1 - q exact there)
+        q = np.asarray(q, dtype=float)
+        head = q <= 0.5
+        return np.where(head, self.low * np.exp(-np.log1p(-np.where(head, q, 0.0) * self._mass)
+                                                / self.alpha),
+                        self._isf(np.where(head, 0.5, 1.0 - q)))
+
+    def _isf(self, p):
+        # (low / x)^alpha = p + r (1 - p), r = (low / high)^alpha. Near high (p odds <= 1):
+        # x = high (1 + p odds)^(-1/alpha) with odds = (1 - r) / r, by log1p; elsewhere
+        # x = low (p + r (1 - p))^(-1/alpha), the base a sum of positive terms
+        p = np.asarray(p, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = p * self._odds
+            tail = z <= 1.0
+            near_high = self.high * np.exp(-np.log1p(np.where(tail, z, 0.0)) / self.alpha)
+            base = p + self._r * (1.0 - p)
+            near_low = self.low * np.where(tail, 1.0, base) ** (-1.0 / self.alpha)
+        return np.where(tail, near_high, near_low)
 
     def _moment(self, k):
         # E[X^k] = alpha / (k - alpha) (low^alpha high^(k - alpha) - low^k) / mass
         #        = alpha / (k - alpha) low^k expm1((k - alpha) log(high / low)) / mass,
         # in logarithms so that extreme low and high neither under- nor overflow
+        # (low^k as a power where it is a normal float: exp(k log(low)) loses |k log(low)| ulps;
+        # only k = alpha exactly needs the limit, k - alpha being exact when they are close)
         a, log_low, log_span = self.alpha, math.log(self.low), -self._log_ratio
-        if math.isclose(k, a):
-            return a * math.exp(k * log_low) * log_span / self._mass
         e = (k - a) * log_span
         try:
+            low_k = float(_power_of_ratio(self.low, 1.0, k))
+            if not np.finfo(float).tiny <= low_k < math.inf:
+                low_k = math.exp(k * log_low)
+            if k == a:
+                return a * low_k * log_span / self._mass
             if e > 700.0:  # expm1(e) = exp(e) to double precision
                 return a / (k - a) * math.exp(k * log_low + e) / self._mass
-            return a / (k - a) * math.exp(k * log_low) * math.expm1(e) / self._mass
+            return a / (k - a) * low_k * math.expm1(e) / self._mass
         except OverflowError:
             return math.inf
 
@@ -1190,6 +1287,8 @@ class Mixture(Distribution):
         if len(self.components) != self.weights.size:
             raise ValueError("components and weights must have the same length")
         self.discrete = all(c.discrete for c in self.components)
+        self._has_atoms = any(c._has_atoms for c, w in zip(self.components, self.weights)
+                              if w > 0)
         self._closed_lst = all(c._closed_lst for c in self.components)
         self._smooth = all(c._smooth for c in self.components)
         self._atom_low = any(c._atom_low for c in self.components)
@@ -1306,6 +1405,7 @@ class _Product(Distribution):
         self._m_atoms = M.atoms
         self._x_atoms = None if self._m_atoms is not None else X.atoms
         self.discrete = X.discrete and M.discrete
+        self._has_atoms = X._has_atoms and M._has_atoms
         self._atom_low = X._atom_low or M._atom_low
 
     def __repr__(self):
@@ -1505,6 +1605,7 @@ class _Minimum(Distribution):
     def __init__(self, base: Distribution, i: int):
         self.base, self.i = base, i
         self.discrete = base.discrete
+        self._has_atoms = base._has_atoms
         self._smooth = base._smooth
         self._atom_low = base._atom_low
         self._closed_lst = isinstance(base, Uniform)
@@ -1553,6 +1654,7 @@ class _Scaled(Distribution):
     def __init__(self, base: Distribution, c: float):
         self.base, self.c = base, c
         self.discrete = base.discrete
+        self._has_atoms = base._has_atoms
         self._closed_lst = base._closed_lst
         self._smooth = base._smooth
         self._atom_low = base._atom_low
@@ -1606,6 +1708,7 @@ class _SciPy(Distribution):
     def __init__(self, frozen):
         self.frozen = frozen
         self.discrete = hasattr(frozen.dist, "pmf") and not hasattr(frozen.dist, "pdf")
+        self._has_atoms = self.discrete
         low, high = frozen.support()
         if not low >= 0:
             raise ValueError(f"the distribution must be supported on [0, inf), its support "

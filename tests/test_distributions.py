@@ -1016,6 +1016,113 @@ def test_bounded_pareto_at_the_extremes_of_double_precision():
     assert H.cdf(1e304) == pytest.approx(1 - 1e-6, rel=1e-13)
 
 
+def test_quantiles_of_a_mixture_of_atoms_are_the_atoms():
+    """Mixture of point masses: ppf(q) is exactly the atom x_j for q in (c_(j-1), c_j] with
+    c_j the cumulative masses (bisection on the mixture's cdf stopped a few ulps above an atom:
+    ppf(0.7) was 0.30000000000000004 below). Atoms and masses by hand: 0.1 w.p. 0.7 * 0.5, 0.3
+    w.p. 0.7 * 0.5, 0.7 w.p. 0.3, so c = (0.35, 0.7, 1)."""
+    N = qt.Mixture([qt.Deterministic(0.7), qt.Discrete([0.1, 0.3], [0.5, 0.5])], [0.3, 0.7])
+    levels = [0.0, 1e-300, np.nextafter(0.35, 0), 0.35, 0.35 + 1e-9, np.nextafter(0.7, 0), 0.7,
+              0.7 + 1e-9, 0.999, 1.0]
+    assert N.ppf(levels).tolist() == [0.1, 0.1, 0.1, 0.1, 0.3, 0.3, 0.3, 0.7, 0.7, 0.7]
+    # the tail levels p = 1 - q: isf(p) is the first atom with P(X > x_j) <= p
+    tails = [0.65, 0.3, 0.3 + 1e-9, 0.3 - 1e-9, 1e-300]
+    assert N._isf_all(np.array(tails)).tolist() == [0.1, 0.3, 0.3, 0.7, 0.7]
+    M = qt.Mixture([qt.Deterministic(1.0), qt.Deterministic(2.0), qt.Deterministic(3.0)],
+                   [0.1, 0.2, 0.7])
+    assert M.ppf([0.1, 0.1 + 0.2, 0.3, 0.5]).tolist() == [1.0, 2.0, 2.0, 3.0]
+    assert (3.0 * N).ppf(0.7) == 3.0 * 0.3
+    # a far tail: P(X > 1) = 1e-20 / (1 + 1e-20) = 1e-20 to double precision (1 - cum gave 0)
+    D = qt.Discrete([1.0, 2.0], [1.0, 1e-20])
+    assert D.sf(1.0) == 1e-20 and D._isf_all(np.array([1e-20, 1e-21])).tolist() == [1.0, 2.0]
+
+
+def test_pdf_of_a_law_with_atoms_raises():
+    """A mixture with a discrete part has no density (scipy has none either): pdf raised no
+    error; with the component Discrete([1, 2], [.5, .5]) it returned a finite-difference spike
+    of 6.25e4 at x = 2 (0.25 / 4e-6) and ignored the atom at a Deterministic(2)."""
+    spiky = qt.Mixture([qt.Exponential(1.0), qt.Discrete([1.0, 2.0], [0.5, 0.5])], [0.5, 0.5])
+    mix = qt.Mixture([qt.Exponential(1.0), qt.Deterministic(2.0)], [0.5, 0.5])
+    for law in (spiky, mix, 3.0 * mix, mix.minimum(2)):
+        with pytest.raises(ValueError, match="has atoms"):
+            law.pdf(2.0)
+    with pytest.raises(ValueError, match="is discrete"):
+        qt.Discrete([1.0, 2.0], [0.5, 0.5]).pdf(1.0)
+    # a mixture of continuous laws keeps its density: 0.5 e^-x + 0.5 * 2 e^-2x at x = 1
+    smooth = qt.Mixture([qt.Exponential(1.0), qt.Exponential(2.0)], [0.5, 0.5])
+    assert smooth.pdf(1.0) == pytest.approx(0.5 * math.exp(-1) + math.exp(-2), rel=1e-15)
+
+
+@pytest.mark.parametrize("alpha, low, high, k, ref", [
+    # mpmath at 50 digits: a lo^a (hi^(k-a) - lo^(k-a)) / ((k - a) (1 - (lo/hi)^a))
+    (2.0 + 1e-10, 1.0, 1e3, 2, 13.81552436940770086),  # was the k = a limit: 3.5e-10 off
+    (1.5, 3e-7, 5e4, 3, 0.0018371173070873834489),
+    (0.01, 1e-3, 1e3, 2, 33918.344873133363201),
+    (1.5, 3e-7, 5e4, 2, 1.1022676842524300856e-7),
+    # k = a: a lo^a log(hi / lo) / (1 - (lo/hi)^a) = 2 log(1000) / (1 - 1e-6)
+    (2.0, 1.0, 1e3, 2, 13.815524373488647593)])
+def test_bounded_pareto_moments_against_mpmath(alpha, low, high, k, ref):
+    assert qt.BoundedPareto(alpha, low, high).moment(k) == pytest.approx(ref, rel=1e-15)
+
+
+def _bounded_pareto_grid(low, high):
+    """Points of (low, high): a log-spaced grid, the last floats below high, the first above low
+    and points at relative distances 1e-15 ... 1e-1 below high."""
+    xs = np.concatenate([low * (high / low) ** np.linspace(0, 1, 25)[1:-1],
+                         np.nextafter(high, 0) - np.arange(4) * 7 * np.spacing(high),
+                         low + np.arange(1, 4) * 3 * np.spacing(low),
+                         high * (1 - np.logspace(-15, -1, 8))])
+    return np.unique(xs[(xs > low) & (xs < high)])
+
+
+@pytest.mark.parametrize("alpha, low, high", [
+    (0.01, 1e-3, 1e3), (0.1, 1.0, 2.0), (1.5, 1.0, 100.0), (2.0, 1e-300, 1e300),
+    (0.5, 1.0, 1.0 + 1e-9), (40.0, 1.0, 10.0)])
+def test_bounded_pareto_relative_accuracy_against_mpmath(alpha, low, high):
+    """cdf, sf (also where the tail near high is tiny) and the quantiles ppf, isf against the
+    closed forms at 50 digits: F(x) = (1 - (low/x)^a) / m, m = 1 - (low/high)^a,
+    x_q = low (1 - q m)^(-1/a), isf(p) = low (p + (low/high)^a (1 - p))^(-1/a). sf and cdf to
+    a few ulps times (1 + a) (the conditioning of the power of the rounded ratio low / x), the
+    quantiles to a few ulps times (1 + their condition number q / (x f(x)))."""
+    B = qt.BoundedPareto(alpha, low, high)
+    eps = np.finfo(float).eps
+    with mpmath.workdps(50):
+        a, lo, hi = mpmath.mpf(alpha), mpmath.mpf(low), mpmath.mpf(high)
+        r = (lo / hi) ** a
+        m = 1 - r
+        xs = _bounded_pareto_grid(low, high)
+        got_sf, got_cdf = B.sf(xs), B.cdf(xs)
+        for x, s, c in zip(xs, got_sf, got_cdf):
+            ref_sf = ((lo / x) ** a - r) / m
+            ref_cdf = (1 - (lo / x) ** a) / m
+            if ref_sf > 1e-300:  # below, the tail underflows
+                assert abs(s / ref_sf - 1) <= 4 * eps * (1 + alpha), x
+            assert abs(c / ref_cdf - 1) <= 4 * eps * (1 + alpha), x
+        levels = np.concatenate([np.logspace(-300, -1, 16), np.linspace(0.05, 0.95, 19),
+                                 1 - np.logspace(-16, -1, 8)])
+        got_ppf, got_isf = B.ppf(levels), B._isf_all(levels)
+        for q, xq, xp in zip(levels, got_ppf, got_isf):
+            for level, got, base in ((q, xq, 1 - mpmath.mpf(q) * m),
+                                     (q, xp, q + r * (1 - mpmath.mpf(q)))):
+                ref = lo * base ** (-1 / a)
+                density = a / ref * (lo / ref) ** a / m
+                cond = level / (ref * density)
+                assert abs(got / ref - 1) <= 4 * eps * (1 + cond), (q, got, ref)
+
+
+def test_bounded_pareto_small_tail_pinned():
+    """The cases where sf subtracted two close numbers (5e-13 and 2e-14 relative error).
+    mpmath at 50 digits: ((lo/x)^a - (lo/hi)^a) / (1 - (lo/hi)^a) with
+    (a, lo, hi, x) = (0.01, 1e-3, 1e3, 999) -> 0.000067531615393273665205,
+    (0.01, 1e-3, 1e3, 1)   -> 0.482737475567623773,
+    (0.1, 1, 2, 1.999)     -> 0.00069682795070768680812."""
+    B = qt.BoundedPareto(0.01, 1e-3, 1e3)
+    assert B.sf(999.0) == pytest.approx(0.000067531615393273665205, rel=1e-15)
+    assert B.sf(1.0) == pytest.approx(0.482737475567623773, rel=1e-15)
+    assert qt.BoundedPareto(0.1, 1.0, 2.0).sf(1.999) == pytest.approx(
+        0.00069682795070768680812, rel=1e-15)
+
+
 @pytest.mark.parametrize("s", [-1.0, -1e-300 + 5j, math.nan, complex(1.0, math.nan),
                                np.array([1.0, -2.0])])
 def test_lst_rejects_negative_real_part_and_nan(s):

@@ -341,3 +341,17 @@ def test_far_apart_slowdowns_d2_estimates_cover_a_converged_solve(S, rate, lam, 
     # fraction 0.4009258759 vs 0.4009259012 +- 9.7e-9, stated 1.8e-7)
     assert abs(r.mean - ref.mean) + ref.mean_error <= r.mean_error
     assert abs(r.busy_fraction - ref.busy_fraction) + ref.busy_error <= r.busy_error
+
+
+def test_support_ends_are_the_stated_ends():
+    """The ends where a density jumps are the laws' exact bounds (the quantiles at level 1e-17
+    gave 0.00100000000000002 for Uniform(1e-3, 2) and 2.9999999999999964 for the upper end of
+    BoundedPareto(1.5, 0.1, 3)); laws whose density vanishes at 0 have none."""
+    ends = meanfield._support_ends
+    assert ends(qt.Uniform(1e-3, 2.0)).tolist() == [1e-3, 2.0]
+    assert ends(qt.BoundedPareto(1.5, 0.1, 3.0)).tolist() == [0.1, 3.0]
+    assert ends(qt.BoundedPareto(0.01, 1e-3, 1e3)).tolist() == [1e-3, 1e3]
+    assert ends(qt.ShiftedExponential(0.1, 3.0)).tolist() == [0.1]
+    assert ends(qt.Erlang(2, 1.0)).size == 0
+    assert meanfield._smallest(qt.Uniform(1e-3, 2.0)) == 1e-3
+    assert meanfield._smallest(qt.Exponential(1.0)) == 0.0

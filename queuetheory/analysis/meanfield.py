@@ -656,21 +656,30 @@ def _trapezoid(right: np.ndarray, left: np.ndarray, h: float) -> float:
     return float(0.5 * h * (right[:-1].sum() + left[1:].sum()))
 
 
+def _jump_ends(law: Distribution) -> tuple[float | None, float | None]:
+    """The lower and upper ends of a continuous law's support that are positive and finite
+    and where its density may jump (``None`` for an end that is not): an end is one where the
+    quantiles do not move between the levels 1e-17 and 1e-30, its value the exact end
+    ``law._support()`` states (the quantile found where the law states no finite end)."""
+    a, b = law._support()
+    tiny = np.array([1e-17, 1e-30])
+    low, lower = law._ppf_all(tiny)
+    lo = None
+    if low > 0 and abs(low - lower) <= 1e-12 * low:
+        lo = float(a) if a > 0 else float(low)
+    high, higher = law._isf_all(tiny)
+    hi = None
+    if np.isfinite(higher) and abs(high - higher) <= 1e-12 * high:
+        hi = float(b) if math.isfinite(b) else float(high)
+    return lo, hi
+
+
 def _support_ends(law: Distribution) -> np.ndarray:
     """The atoms of a discrete law; for a continuous law the ends of its support that are
-    positive and finite (where a density may jump), found as quantiles that do not move
-    between the levels 1e-17 and 1e-30."""
+    positive and finite, where a density may jump (:func:`_jump_ends`)."""
     if isinstance(law, Discrete):
         return law.values
-    tiny = np.array([1e-17, 1e-30])
-    ends = []
-    low, lower = law._ppf_all(tiny)
-    if low > 0 and abs(low - lower) <= 1e-12 * low:
-        ends.append(float(low))
-    high, higher = law._isf_all(tiny)
-    if np.isfinite(higher) and abs(high - higher) <= 1e-12 * high:
-        ends.append(float(high))
-    return np.array(ends)
+    return np.array([e for e in _jump_ends(law) if e is not None])
 
 
 def _common_measure(values: np.ndarray) -> float | None:
@@ -1200,9 +1209,8 @@ def _smallest(law: Distribution) -> float:
     """The lower end of the support (0 unless it is positive; see :func:`_support_ends`)."""
     if isinstance(law, Discrete):
         return float(law.values[0])
-    ends = _support_ends(law)
-    low = float(law._ppf_all(np.array([1e-17]))[0])
-    return low if ends.size and ends[0] == low else 0.0
+    low = _jump_ends(law)[0]
+    return 0.0 if low is None else low
 
 
 def arrival_rate_at_busy_fraction(model: RuntimeModel, d: int, busy: float, *,
