@@ -239,6 +239,7 @@ class OrderStatistic(Distribution):
         self.components = comps
         self.identical = identical
         self.discrete = all(c.discrete for c in comps)
+        self._has_atoms = any(c._has_atoms for c in comps)
         self._atom_low = any(c._atom_low for c in comps)
         # X_(r) lies between the r-th smallest lower and the r-th smallest upper end
         ends = np.array([c._support() for c in comps])

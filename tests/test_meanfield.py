@@ -355,3 +355,13 @@ def test_support_ends_are_the_stated_ends():
     assert ends(qt.Erlang(2, 1.0)).size == 0
     assert meanfield._smallest(qt.Uniform(1e-3, 2.0)) == 1e-3
     assert meanfield._smallest(qt.Exponential(1.0)) == 0.0
+
+
+def test_job_size_mixing_atoms_and_a_density_is_refused_not_guessed():
+    # the mean-field integrates against the density of X: a mixture of an atom and a density
+    # has none, and is refused (it used to be integrated against a finite-difference spike)
+    X = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5])
+    system = qt.System(qt.RedundancyD(2), qt.SX(X, qt.Discrete([1, 2], [0.5, 0.5])),
+                       arrival_rate=0.3)
+    with pytest.raises(NotImplementedError, match="mixes atoms with a continuous part"):
+        qt.analyze(system)

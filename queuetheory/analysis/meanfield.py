@@ -136,6 +136,11 @@ class GridTooLarge(MeanFieldError, NotImplementedError):
 def _laws(model: RuntimeModel) -> tuple[Distribution, Distribution]:
     """The shared factor ``X`` and the per-replica factor ``S`` (IR: ``X = 1``, ``S = R``)."""
     if isinstance(model, SX):
+        if model.X.atoms is None and model.X._has_atoms:
+            raise NotImplementedError(
+                f"X = {model.X!r} mixes atoms with a continuous part: the mean-field analysis "
+                "integrates against the density of X (a law with a density or on finitely many "
+                "points); use qt.simulate")
         return _as_discrete(model.X), _as_discrete(model.S)
     if isinstance(model, IR):
         return Discrete([1.0], [1.0]), _as_discrete(model.R)
