@@ -176,10 +176,13 @@ def _upper_time(obj, kind: str, tail: float) -> float:
     level = 1 - tail if kind == "sf" else 0.995
     if _is_simulation(obj):
         return obj.quantile(float(_simulation_levels(obj, kind, tail).max()))
-    if _is_prediction(obj):
-        return obj.quantile(level)
-    if hasattr(obj, "ppf"):
-        return float(obj.ppf(level))
+    try:
+        if _is_prediction(obj):
+            return obj.quantile(level)
+        if hasattr(obj, "ppf"):
+            return float(obj.ppf(level))
+    except ValueError as error:   # a law tabulated only down to some tail level
+        raise ValueError(f"tail must be within what every curve resolves: {error}") from None
     values = _samples(obj)
     return float(values[min(int(level * values.size), values.size - 1)])
 

@@ -268,3 +268,12 @@ def test_plot_comparison_draws_analysis_and_simulation_in_one_colour():
     assert "RIQ, load 0.3" in by_d.series and by_d.ax.get_legend() is None
     with pytest.raises(ValueError, match="quantiles"):
         plot.plot_comparison(table, 0.5)
+
+
+def test_tail_beyond_a_tabulated_law_names_tail():
+    # the Redundancy-d mean-field tail is tabulated down to 1e-7: a deeper ``tail`` is refused
+    # by the name the user typed
+    p = qt.analyze(qt.System(qt.RedundancyD(2), qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.3))
+    with pytest.raises(ValueError, match="^tail must be within what every curve resolves"):
+        plot.plot_response_time(p, kind="sf", tail=1e-9)
+    assert plot.plot_response_time(p, kind="sf", tail=1e-6).get_yscale() == "log"
