@@ -780,3 +780,12 @@ def test_sx_far_apart_slowdowns_against_simulation():
     low, high = sim.mean_ci
     allowance = _FINITE_K * p.mean
     assert low - allowance <= p.mean <= high + allowance, (p.mean, sim.mean_ci)
+
+
+def test_within_1e_12_of_the_frontier_the_busy_fraction_is_a_probability():
+    # the extrapolated idle fraction F(0) falls below 0 by its error next to the frontier
+    # (busy 1.0000000122 for {1, 10} before the clip): a result stays a probability, a number
+    policy, R = qt.Replication(2, 2), qt.Discrete([1, 10], [0.9, 0.1])
+    frontier = qt.stability_frontier(qt.IR(R), policy)
+    p = qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=frontier * (1 - 1e-12)))
+    assert 0.0 <= p.busy_fraction <= 1.0 and not math.isnan(p.mean) and p.mean > 0

@@ -1560,7 +1560,9 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
     mean_error = max(mean_error, _TAIL * sols[-1].h * (sols[-1].F.size - 1))
     sols = sols[-3:]
-    busy = 1.0 - idle
+    # a probability: the extrapolated idle fraction may fall below 0 by its error near the
+    # frontier, and clipping only moves the value towards the truth
+    busy = min(max(1.0 - idle, 0.0), 1.0)
     if not kernel.remove or kernel.r == (0 if kernel.mds else 1):
         # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
