@@ -1259,6 +1259,13 @@ class BoundedPareto(Distribution):
                  - math.exp(a * self._log_ratio) * _power_tail_lst(s, self.high, beta))
         return a * tails / self._mass
 
+    def _minimum_density(self, i: int, z):
+        """The density ``i f(z) P(X > z)^(i - 1)`` of the minimum of ``i`` copies, continued
+        analytically to complex ``z`` with ``Re(z) > 0`` (powers on the principal branch)."""
+        a, r = self.alpha, math.exp(self.alpha * self._log_ratio)
+        ratio = (self.low / z) ** a
+        return i * a * ratio / z * ((ratio - r) / self._mass) ** (i - 1) / self._mass
+
     def _lst_mp(self, s):
         # alpha lo^alpha s^alpha (Gamma(-alpha, s lo) - Gamma(-alpha, s hi)) / mass
         if s == 0:
@@ -1367,6 +1374,53 @@ def _ratio(x, m):
         return np.where(m > 0, x / np.where(m > 0, m, 1.0), np.inf)
 
 
+def _window(x: np.ndarray, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(x / b, x / a)``: where ``x / m`` lies in the support ``[a, b]`` of a factor."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return x / b, (np.full(x.shape, math.inf) if a == 0 else x / a)
+
+
+def _expect_between(law: Distribution, integrand, x: np.ndarray, lo: np.ndarray,
+                    hi: np.ndarray) -> np.ndarray:
+    """``E[integrand(x, M); lo < M <= hi]`` for the law ``M``, one window per entry of ``x``.
+
+    The nested tanh-sinh rule of :meth:`Distribution._expect` in probability space, mapped to
+    ``[P(M <= lo), P(M <= hi)]`` (levels below 1/2 through ``ppf``, above through ``isf`` of
+    the tail, so neither end loses digits), refined until two levels agree to ``_TS_TOL``
+    times the window's probability. ``integrand`` must be smooth inside the window.
+    """
+    flat, lo, hi = x.ravel(), lo.ravel(), hi.ravel()
+    c_lo, c_hi = law._cdf_all(lo), law._cdf_all(hi)
+    s_lo, s_hi = law._sf_all(lo), law._sf_all(hi)
+    width = np.maximum(np.where(c_lo <= 0.5, c_hi - c_lo, s_lo - s_hi), 0.0)
+    total, estimate = np.zeros(flat.size), np.zeros(flat.size)
+    change = np.full(flat.size, np.nan)
+    active = np.flatnonzero(width > 0)
+    for level in range(_TS_MAX_LEVEL + 1):
+        if active.size == 0:
+            break
+        u, one_minus_u, weights, norm = _tanh_sinh_level(level)
+        w = width[active, None]
+        below = c_lo[active, None] + u * w
+        above = s_hi[active, None] + one_minus_u * w
+        low_half = below <= 0.5
+        m = np.where(low_half, law._ppf_all(np.where(low_half, below, 0.5)),
+                     law._isf_all(np.where(low_half, 0.5, above)))
+        m = np.clip(m, lo[active, None], hi[active, None])
+        new = _weighted(integrand(flat[active, None], m), weights)
+        total[active] = (0.5 if level else 1.0) * total[active] + new
+        previous, before = estimate[active], change[active]
+        estimate[active] = width[active] * total[active] / norm
+        if level == 0:
+            continue
+        now = np.abs(estimate[active] - previous)
+        change[active] = now
+        tol = _TS_TOL * np.maximum(width[active], np.finfo(float).tiny)
+        done = (now <= tol) | ((now < before) & (now * now <= tol * before))
+        active = active[~done]
+    return estimate.reshape(x.shape)
+
+
 def _lst_at(D: Distribution, z: np.ndarray) -> np.ndarray:
     """``D._lst(z)`` for ``Re(z) >= 0``, where ``|z| = inf`` (an overflowed product) gives the
     limit ``P(D = 0)`` instead of NaN; evaluated in chunks (a transform computed by quadrature
@@ -1431,12 +1485,24 @@ class _Product(Distribution):
         if self._x_atoms is not None:
             M_hook = getattr(self.M, hook)
             return _over_atoms(lambda y, v: M_hook(_ratio(y, v)), x, *self._x_atoms)
-        # over the quantiles of the factor whose partner's CDF is smooth (a kink of the
-        # integrand, such as a bound of a uniform law, slows the quadrature down to ~1e-9)
-        inner, outer = ((self.X, self.M) if self.X._smooth or not self.M._smooth
-                        else (self.M, self.X))
+        inner, outer = self._inner_outer()
         inner_hook = getattr(inner, hook)
-        return outer._expect(lambda y, m: inner_hook(_ratio(y, m)), x).real
+        a, b = inner._support()
+        if a == 0 and b == math.inf:
+            return outer._expect(lambda y, m: inner_hook(_ratio(y, m)), x).real
+        # the integrand F(x / m) is constant outside x / b < m < x / a, where the bounds of
+        # the inner law's support put kinks that would slow the quadrature down to ~1e-7:
+        # P(M <= x / b) (CDF) or P(M > x / a) (SF) plus the smooth part in between
+        lo, hi = _window(x, a, b)
+        edge = outer._cdf_all(lo) if hook == "_cdf_all" else outer._sf_all(hi)
+        return edge + _expect_between(outer, lambda y, m: inner_hook(y / m), x, lo, hi)
+
+    def _inner_outer(self) -> tuple[Distribution, Distribution]:
+        """The factor integrated in closed form (inner) and the one integrated over (outer):
+        quadrature over the factor whose partner's CDF is smooth."""
+        if self.X._smooth or not self.M._smooth:
+            return self.X, self.M
+        return self.M, self.X
 
     def _cdf(self, x):
         return self._given("_cdf_all", x)
@@ -1447,7 +1513,12 @@ class _Product(Distribution):
     def _pdf(self, x):
         if self._m_atoms is not None:  # f(x) = sum_j p_j f_X(x / m_j) / m_j
             return _over_atoms(lambda y, v: self.X._pdf_all(y / v) / v, x, *self._m_atoms)
-        return super()._pdf(x)
+        if self._x_atoms is not None:
+            return super()._pdf(x)
+        # f(x) = E[f_I(x / O) / O] over the window where the inner density is positive
+        inner, outer = self._inner_outer()
+        lo, hi = _window(x, *inner._support())
+        return _expect_between(outer, lambda y, m: inner._pdf_all(y / m) / m, x, lo, hi)
 
     def _lst(self, s):
         if self._m_atoms is not None:
@@ -1493,6 +1564,36 @@ uniform laws against mpmath), without the nodes below 1e-18."""
 
 _RAY_CHUNK = 2048
 """Values of ``s`` per block of :func:`_uniform_product_lst` (bounded memory)."""
+
+
+def _ray_lst(density, s, low: float, high: float, quadrature):
+    """``int_low^high exp(-s x) f(x) dx`` for a density ``f`` analytic in ``Re(x) > 0`` (given
+    at complex points by ``density``) and growing at most polynomially.
+
+    By Cauchy's theorem the segment is replaced by the two rays ``x = c + r exp(-i arg s)``
+    (``c = low, high``, ``r >= 0``), along which ``exp(-s x)`` decays without oscillating:
+    ``exp(-s c) / |s| int_0^inf exp(-u) f(c + u exp(-i arg s) / |s|) exp(-i arg s) du`` by the
+    exp-sinh rule, the ray from ``high`` subtracted. Near the real axis (``|s| (high - low)
+    <= 8``, where the two rays would cancel) and for real ``s``, ``quadrature(s)`` is used.
+    """
+    if not np.iscomplexobj(s):
+        return quadrature(s)
+    flat = np.asarray(s).ravel()
+    out = np.empty(flat.size, dtype=complex)
+    far = np.abs(flat) * (high - low) > 8.0
+    if (~far).any():
+        out[~far] = quadrature(flat[~far])
+    idx = np.flatnonzero(far)
+    for start in range(0, idx.size, _RAY_CHUNK):
+        z = flat[idx[start:start + _RAY_CHUNK], None]
+        rot, size = np.exp(-1j * np.angle(z)), np.abs(z)
+        step = _ES_T * rot / size
+        weights = np.exp(-_ES_T) * _ES_W
+        with np.errstate(under="ignore"):
+            rays = (np.exp(-z[:, 0] * low) * _weighted(density(low + step), weights)
+                    - np.exp(-z[:, 0] * high) * _weighted(density(high + step), weights))
+        out[idx[start:start + _RAY_CHUNK]] = rays * rot[:, 0] / size[:, 0]
+    return out.reshape(np.shape(s))
 
 
 def _uniform_minimum_power(U: Distribution, inner: Distribution) -> int:
@@ -1608,7 +1709,7 @@ class _Minimum(Distribution):
         self._has_atoms = base._has_atoms
         self._smooth = base._smooth
         self._atom_low = base._atom_low
-        self._closed_lst = isinstance(base, Uniform)
+        self._closed_lst = isinstance(base, (Uniform, BoundedPareto))
 
     def __repr__(self):
         return f"{self.base!r}.minimum({self.i})"
@@ -1634,7 +1735,11 @@ class _Minimum(Distribution):
         return self.base._isf_all(p ** (1.0 / self.i))
 
     def _lst(self, s):
-        if not self._closed_lst:
+        if isinstance(self.base, BoundedPareto):
+            base, i = self.base, self.i
+            return _ray_lst(lambda z: base._minimum_density(i, z), s, base.low, base.high,
+                            super()._lst)
+        if not isinstance(self.base, Uniform):
             return super()._lst(s)
         # the minimum of uniform laws: along rays, as the product with the unit atom
         return _uniform_product_lst(Deterministic(1.0), self, self.i, s, super()._lst)

@@ -370,10 +370,13 @@ class ResponseTime(ResponseLaw):
     through :func:`mpmath.invertlaplace` (de Hoog), recomputed at rising working precisions
     until two values agree to the digits asked.
 
-    Laws with atoms (deterministic or discrete runtimes) are handled by splitting: with
-    ``atoms=(w, A, rest, rest_mean)`` the response time is ``A`` (a discrete law, known exactly)
-    with probability ``w`` and otherwise has the transform ``rest``, so only the part without
-    jumps is inverted and quantiles that fall in a jump are its exact location.
+    A part known in the time domain is split off: with ``split=(w, A, rest, rest_mean)`` the
+    response time is ``A`` (a :class:`~queuetheory.Distribution` whose CDF is computed directly,
+    such as the fastest of ``i`` replicas) with probability ``w`` and otherwise has the
+    transform ``rest``. Only ``rest`` is inverted, and only to the accuracy its weight
+    ``1 - w`` needs, so the jumps and kinks of ``A`` cost nothing and quantiles that fall in a
+    jump of a discrete ``A`` are its exact location. (The high-precision path splits off a
+    discrete ``A`` only; otherwise it inverts ``lst``.)
 
     Parameters
     ----------
@@ -385,9 +388,10 @@ class ResponseTime(ResponseLaw):
         ``E[T^2]`` if known in closed form; otherwise computed from the tail when asked.
     stable : bool
         ``False`` for an unstable system: every response time is infinite.
-    atoms : tuple, optional
-        ``(w, A, rest, rest_mean)``: ``T`` is the discrete law ``A`` with probability ``w`` in
-        ``[0, 1]``, and otherwise the law with LST ``rest`` and mean ``rest_mean``.
+    split : tuple, optional
+        ``(w, A, rest, rest_mean)``: ``T`` is the law ``A`` (a Distribution) with probability
+        ``w`` in ``[0, 1]``, and otherwise the law with LST ``rest`` and mean ``rest_mean``;
+        ``lst`` is then ``w A.lst + (1 - w) rest``.
     lower : float, optional
         A hard lower bound of ``T`` (the smallest possible runtime); default 0.
     scale : float, optional
@@ -406,7 +410,7 @@ class ResponseTime(ResponseLaw):
     """
 
     def __init__(self, lst: Callable, mean: float, *, second_moment: float | None = None,
-                 stable: bool = True, atoms: tuple | None = None, lower: float = 0.0,
+                 stable: bool = True, split: tuple | None = None, lower: float = 0.0,
                  scale: float | None = None):
         self._transform = lst
         self._mean = float(mean)
@@ -415,11 +419,11 @@ class ResponseTime(ResponseLaw):
         self.stable = bool(stable)
         self._lower = _checks.nonnegative("lower", lower)
         self._split = None
-        if atoms is not None:
-            weight, law, rest, rest_mean = atoms
-            if not (0.0 <= weight <= 1.0 and law.discrete):
-                raise ValueError("atoms must be (w, A, rest, rest_mean) with w in [0, 1] and A "
-                                 "a discrete law")
+        if split is not None:
+            weight, law, rest, rest_mean = split
+            if not (0.0 <= weight <= 1.0 and isinstance(law, Distribution)):
+                raise ValueError("split must be (w, A, rest, rest_mean) with w in [0, 1] and A "
+                                 "a Distribution")
             self._split = (float(weight), law, rest, float(rest_mean))
 
     @classmethod
@@ -447,28 +451,37 @@ class ResponseTime(ResponseLaw):
         return self._mean if math.isfinite(self._mean) and self._mean > 0 else None
 
     def _inversion(self) -> transforms._Inversion:
-        """The fast inversion of the part without atoms (or of the whole transform)."""
+        """The fast inversion of the part not split off (or of the whole transform)."""
         if self._split is None:
-            lst, mean = self._transform, self._hint
-        else:
-            lst, mean = self._split[2], self._split[3]
-        return transforms._Inversion(lst, transforms._DAMPING, transforms._N_TERMS,
-                                     transforms._N_EULER, mean, self._scale)
+            return transforms._Inversion(self._transform, transforms._DAMPING,
+                                         transforms._N_TERMS, transforms._N_EULER, self._hint,
+                                         self._scale)
+        weight, law, rest, rest_mean = self._split
+        return transforms._Inversion(rest, transforms._DAMPING, transforms._N_TERMS,
+                                     transforms._N_EULER, rest_mean, self._scale,
+                                     known=(weight, law))
 
     def _evaluator(self) -> Callable:
         """``(t, density, refine) -> (cdf, sf, pdf, err_cdf, err_sf)`` at times ``t >= lower``,
         ``t > 0`` (as :class:`queuetheory.transforms._Inversion`)."""
-        inversion = self._inversion()
         if self._split is None:
-            return inversion
+            return self._inversion()
         weight, law, _, _ = self._split
+        rest = 1.0 - weight
+        inversion = self._inversion() if rest > 0 else None
 
         def evaluate(t, density=False, refine=True):
-            cdf, sf, pdf, err_cdf, err_sf = inversion(t, density, refine)
-            rest = 1.0 - weight
-            cdf = weight * law.cdf(t) + rest * cdf
-            sf = weight * law.sf(t) + rest * sf
-            return cdf, sf, (None if pdf is None else rest * pdf), rest * err_cdf, rest * err_sf
+            cdf, sf = weight * law.cdf(t), weight * law.sf(t)
+            # the density of the known part (between its atoms, if any, where it has none)
+            pdf = (weight * law.pdf(t) if density and not law._has_atoms else
+                   np.zeros(t.shape) if density else None)
+            if inversion is None:
+                return cdf, sf, pdf, np.zeros(t.shape), np.zeros(t.shape)
+            part_cdf, part_sf, part_pdf, err_cdf, err_sf = inversion(t, density, refine)
+            if density:
+                pdf = pdf + rest * part_pdf
+            return (cdf + rest * part_cdf, sf + rest * part_sf, pdf, rest * err_cdf,
+                    rest * err_sf)
 
         return evaluate
 
@@ -590,7 +603,7 @@ class ResponseTime(ResponseLaw):
         if x == 0:
             atom = mpmath.mpf(self._atom_at_zero())
             return 1 - atom if upper else atom
-        if self._split is None:
+        if self._split is None or not self._split[1].discrete:
             return _clip(transforms._invert_mp_one(self._transform, x, upper, "dehoog"))
         weight, law, rest, _ = self._split
         w = mpmath.mpf(weight)
@@ -621,7 +634,8 @@ class ResponseTime(ResponseLaw):
             value = self._distribution_mp_one(t, upper)
             return (target - value) if upper else (value - target)
 
-        if error[0] == 0 and self._split is not None:  # on an atom: is the level in its jump?
+        if error[0] == 0 and self._split is not None and self._split[1].discrete:
+            # on an atom: is the level in its jump?
             if objective(t0 * (1 - mpmath.mpf(10) ** (-12))) < 0 <= objective(t0):
                 return t0
         step = max(float(error[0]), 1e-9 * float(t0))

@@ -210,7 +210,9 @@ class _Inversion:
     ``max(2 round-off, 1e-9 min(CDF, SF))``, as near kinks of distributions with atoms, those
     times are inverted again with the longer rules of ``_REFINEMENTS``; the error estimate then
     also bounds the change from the previous rule (the error decays only like ``1 / n`` at a
-    kink).
+    kink). With ``known=(w, A)`` the transform is the part ``rest`` of a law
+    ``w A + (1 - w) rest`` whose part ``A`` is known in the time domain: the goal ``1e-9``
+    is relative to that whole law's CDF and SF.
 
     With ``mean`` (``E[T]``, finite), a time whose transform values at small ``s`` contradict it
     (``(1 - lst(s)) / s`` must lie in ``[0, E[T]]`` for real ``s > 0``; cancellation in the
@@ -219,8 +221,10 @@ class _Inversion:
     """
 
     def __init__(self, lst: LST, damping: float, n_terms: int, n_euler: int,
-                 mean: float | None = None, scale: float | None = None):
+                 mean: float | None = None, scale: float | None = None,
+                 known: tuple | None = None):
         self.lst = lst
+        self.known = known
         self.damping, self.n_terms, self.n_euler = _tuning(damping, n_terms, n_euler)
         self.mean = mean if mean is not None and math.isfinite(mean) and mean > 0 else None
         ok = scale is not None and math.isfinite(scale) and scale > 0
@@ -261,7 +265,10 @@ class _Inversion:
             for array, values in zip(out, (cdf, sf, part[2], change, roundoff)):
                 if values is not None:
                     array[todo] = values
-            target = np.maximum(2.0 * roundoff, 1e-9 * np.minimum(cdf, sf))
+            if level == 0:
+                floor_cdf, floor_sf = self._known_floor(t)
+            target = np.maximum(2.0 * roundoff, 1e-9 * np.minimum(cdf + floor_cdf[todo],
+                                                                  sf + floor_sf[todo]))
             todo = todo[change > target]
             if not todo.size:
                 break
@@ -277,6 +284,19 @@ class _Inversion:
                 if density:
                     pdf[bad] = 0.0
         return cdf, sf, (pdf if density else None), err_cdf, err_sf
+
+    def _known_floor(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``w / (1 - w)`` times the CDF and SF of the law ``A`` split off with probability
+        ``w`` (``known=(w, A)``; zeros without it): the inverted part's share of the relative
+        accuracy goal is measured against the whole law's CDF and SF, ``w A + (1 - w) rest``,
+        so a part of small weight is not refined further than the whole law needs."""
+        if self.known is None:
+            return np.zeros(t.size), np.zeros(t.size)
+        weight, law = self.known
+        ratio = weight / (1.0 - weight)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return tuple(np.where(part > 0, ratio * part, 0.0)
+                         for part in (law.cdf(t), law.sf(t)))
 
     def _evaluate(self, t, rule, density):
         nodes, coef, coarse, roundoff, cancellation = rule

@@ -496,3 +496,28 @@ def test_atoms_error_estimates_hold_near_every_kink(atom_case):
     exact = np.array([float(_atom_case_sf(x, case)) for x in t])
     assert np.all(np.abs(value - exact) <= error)
     assert np.all(np.abs(value - exact) <= 5e-5 * exact)
+
+
+def test_riq_uniform_runtimes_split_off_the_immediate_part():
+    # RIQ(2), IR Uniform(1, 3), lam = 0.4: the fastest-of-i part (kinks at 1 and 3) is known in
+    # the time domain and split off; only the queueing part is inverted. The CDF errors near
+    # the kink at 3 fall from ~3e-7 (the whole law inverted) to below 1e-10, and each error
+    # estimate covers the true error. Reference: w F_A(x) exactly (mpmath) plus (1 - w) times
+    # the queueing part inverted by de Hoog at 60 and at 90 digits (they agree to 7e-11):
+    #   T = qt.analyze(system).response_time; w, A, rest, _ = T._split
+    #   with mpmath.workdps(90):
+    #       R = qt.transforms._invert_mp_one(rest, mpmath.mpf(x), False, "dehoog")
+    #       F_A = A.weights[0] * F_U(x) + A.weights[1] * (1 - (1 - F_U(x))**2)
+    #       reference = w * F_A + (1 - w) * R
+    system = qt.System(qt.RIQ(2), qt.IR(qt.Uniform(1, 3)), arrival_rate=0.4)
+    T = qt.analyze(system).response_time
+    x = np.array([1.5, 2.0, 2.9, 3.1])
+    reference = np.array([0.09693929888898451, 0.2073182462010925, 0.4454385923167866,
+                          0.4896594567995146])
+    value, error = T.cdf(x, full_output=True)
+    assert np.all(np.abs(value - reference) <= error + 7e-11)
+    assert np.all(np.abs(value - reference) <= 1e-10)
+    # the median: the reference CDF (90 digits) at the fast root t0 = 3.16952536827 is
+    # 1/2 - 2.8e-12, so the median is t0 + 1.9e-11 (the whole law inverted gave 3.16952562)
+    median, err = T.median(full_output=True)
+    assert abs(median - 3.16952536829) <= err + 1e-10

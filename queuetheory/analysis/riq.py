@@ -133,10 +133,10 @@ def analyze_riq(system: System) -> Prediction:
 def _response_time(model, d: int, b: float, lam_b: float, mean: float,
                    busy_mean: float) -> ResponseTime:
     """The response-time law: with probability ``1 - b^d`` the job finds ``i >= 1`` idle servers
-    and runs the fastest of ``i`` replicas (a law known exactly, discrete for discrete
-    runtimes), otherwise it queues behind a busy server (the efs busy transform, mean
-    ``busy_mean``). For Random (``d = 1``) this is the Pollaczek-Khinchine law split at the
-    empty queue: ``T = B`` with probability ``1 - rho``."""
+    and runs the fastest of ``i`` replicas (a law known in the time domain, split off so that
+    only the rest is inverted), otherwise it queues behind a busy server (the efs busy
+    transform, mean ``busy_mean``). For Random (``d = 1``) this is the Pollaczek-Khinchine law
+    split at the empty queue: ``T = B`` with probability ``1 - rho``."""
     idle_weights = _binomial_weights(d, 1.0 - b)
     all_busy = idle_weights[0]
     first = model.fastest_mixture(_binomial_weights(d - 1, 1.0 - b))
@@ -147,8 +147,8 @@ def _response_time(model, d: int, b: float, lam_b: float, mean: float,
         return ResponseTime(busy, mean, lower=lower, scale=scale)
     immediate = model.fastest_mixture(idle_weights[1:])
     transform = _TwoParts(1.0 - all_busy, immediate.lst, busy)
-    atoms = (1.0 - all_busy, immediate, busy, busy_mean) if immediate.discrete else None
-    return ResponseTime(transform, mean, atoms=atoms, lower=lower, scale=scale)
+    split = (1.0 - all_busy, immediate, busy, busy_mean)
+    return ResponseTime(transform, mean, split=split, lower=lower, scale=scale)
 
 
 class _TwoParts:
