@@ -72,12 +72,17 @@ def _power_tail_lst(s, a: float, beta: float):
     accurate to about 1e-14 for every ``s`` where quadrature in probability space is not
     (large ``|Im s| / Re s``, as met in Laplace inversion).
     """
-    rot = np.exp(-1j * np.angle(s))
-    z = np.abs(s) * a
-    exponent = -z[..., None] * _ES_T - beta * np.log1p(_ES_T * rot[..., None])
-    exponent.real[exponent.real < -700.0] = -np.inf  # exact zeros, not slow subnormals
-    kernel = _weighted(np.exp(exponent), _ES_W)
-    return np.exp(-s * a) * rot * kernel
+    flat = np.asarray(s).ravel()
+    out = np.empty(flat.size, dtype=complex)
+    for start in range(0, flat.size, _RAY_CHUNK):  # bounded memory: blocks of s x nodes
+        block = flat[start:start + _RAY_CHUNK]
+        rot = np.exp(-1j * np.angle(block))
+        z = np.abs(block) * a
+        exponent = -z[:, None] * _ES_T - beta * np.log1p(_ES_T * rot[:, None])
+        exponent.real[exponent.real < -700.0] = -np.inf  # exact zeros, not slow subnormals
+        out[start:start + _RAY_CHUNK] = np.exp(-block * a) * rot * _weighted(np.exp(exponent),
+                                                                            _ES_W)
+    return out.reshape(np.shape(s))
 
 
 def _log_ratio(x, y):

@@ -5,6 +5,11 @@ atoms and far-apart slowdowns, continuous slowdowns, heavy tails, loads within 1
 d, units of time from 1e-9 to 1e9): no NaN, no negative time, probabilities in [0, 1], monotone
 CDFs and quantiles, moments consistent with the law, and no exception other than the documented
 ``ValueError`` / ``NotImplementedError``; on bad input, a ``ValueError`` naming the parameter.
+
+``derandomize=True`` fixes the random stream, not the examples: Hypothesis also draws numeric
+constants from the source of local (not installed) modules, so a source checkout (the README's
+command) and CI (the installed package) test different examples. Both must stay fast: a slow
+region of the parameter space is fixed or excluded here with its reason, never left to chance.
 """
 
 from __future__ import annotations
@@ -210,6 +215,11 @@ def test_analyze_random_and_riq_equivariant_in_the_unit_of_time(model, rho, d):
        policy=st.sampled_from([qt.RedundancyD(2), qt.Threshold(d=2, n=0), qt.Threshold(2, 1),
                                qt.MDS(2, 1, remove=False), qt.Replication(2, 1, remove=False)]))
 def test_analyze_other_policies_documented_exceptions_only(model, rho, policy):
+    # batches without removal under IR bounded-Pareto runtimes are correct but slow (minutes:
+    # the batch mean integrates a tail in which every point inverts the P-K transform, and
+    # each transform value is a 385-node ray integral); README, "Accuracy and known limits"
+    assume(not (isinstance(policy, (qt.MDS, qt.Replication)) and isinstance(model, qt.IR)
+                and isinstance(model.R, qt.BoundedPareto)))
     system = qt.System(policy, model, arrival_rate=rho / model.mean_runtime())
     try:
         p = qt.analyze(system)

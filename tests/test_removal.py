@@ -784,8 +784,27 @@ def test_sx_far_apart_slowdowns_against_simulation():
 
 def test_within_1e_12_of_the_frontier_the_busy_fraction_is_a_probability():
     # the extrapolated idle fraction F(0) falls below 0 by its error next to the frontier
-    # (busy 1.0000000122 for {1, 10} before the clip): a result stays a probability, a number
+    # (busy 1.0000000122 for {1, 10} at 1 - 1e-12 before the clip): a result stays a
+    # probability, a number; within the frontier's own error the verdict is refused
     policy, R = qt.Replication(2, 2), qt.Discrete([1, 10], [0.9, 0.1])
-    frontier = qt.stability_frontier(qt.IR(R), policy)
-    p = qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=frontier * (1 - 1e-12)))
+    frontier, error = qt.stability_frontier(qt.IR(R), policy, full_output=True)
+    with pytest.raises(NotImplementedError, match="undecided"):
+        qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=frontier * (1 - 1e-12)))
+    p = qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=frontier - 1.5 * error))
     assert 0.0 <= p.busy_fraction <= 1.0 and not math.isnan(p.mean) and p.mean > 0
+
+
+def test_arrival_rate_within_the_frontier_error_is_undecided():
+    # MDS(4, 2), Deterministic(1), beyond the no-removal limit: at the frontier times 1 + 1e-12
+    # the grid found a law (mean 29.06, stable) for what may be an unstable system. Within the
+    # frontier's stated error the verdict is refused; beyond it the frontier decides.
+    policy, runtime = qt.MDS(4, 2, remove=True), qt.IR(qt.Deterministic(1.0))
+    lam_star, error = qt.stability_frontier(runtime, policy, full_output=True)
+    assert 0 < error < 1e-5 * lam_star
+    for lam in (lam_star * (1 + 1e-12), lam_star * (1 - 1e-12)):
+        with pytest.raises(NotImplementedError, match="within the error .* use qt.simulate"):
+            qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+    above = qt.analyze(qt.System(policy, runtime, arrival_rate=lam_star + 3 * error))
+    assert not above.stable and above.mean == math.inf
+    below = qt.analyze(qt.System(policy, runtime, arrival_rate=lam_star - 3 * error))
+    assert below.stable and math.isfinite(below.mean)

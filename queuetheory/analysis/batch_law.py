@@ -23,10 +23,12 @@ from scipy import interpolate, optimize, special
 from .. import mg1, transforms
 from ..distributions import Distribution, Exponential, Pareto
 from ..orderstats import OrderStatistic
-from ..policies import MDS
+from ..policies import MDS, Random
 from ..quadrature import gauss_legendre, moment_from_sf
-from ..response import ResponseLaw, ResponseTime
+from ..response import ResponseLaw
 from ..runtime import IR, SX
+from ..system import System
+from .riq import analyze_riq
 
 __all__ = ["BatchCompletionTime"]
 
@@ -436,7 +438,9 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
     if isinstance(R, Exponential):
         sojourn = Exponential(R.rate - lam_task)
     else:
-        sojourn = ResponseTime(mg1.pk_lst(lam_task, R), mg1.pk_mean(lam_task, R))
+        # the M/G/1 (Random) response time: R itself, split off with probability 1 - rho, and
+        # the queueing part inverted (kinks of R cost nothing)
+        sojourn = analyze_riq(System(Random(), runtime, arrival_rate=lam_task)).response_time
     if isinstance(policy, MDS):
         return OrderStatistic(sojourn, policy.n, policy.n + policy.m)
     return OrderStatistic(sojourn.minimum(policy.d), policy.n, policy.n)

@@ -1312,10 +1312,43 @@ def analyze_removal(system: System) -> Prediction:
                           references=_REFERENCES)
     if isinstance(R, Exponential):
         return _exponential(system, kernel, name, assumptions)
+    return _grid_or_frontier(system, name, assumptions, kernel)
+
+
+def _grid_or_frontier(system: System, name: str, assumptions: tuple,
+                      kernel: _Kernel) -> Prediction:
+    """The grid solution, where the stability frontier leaves no doubt that there is one.
+
+    Beyond the no-removal limit (``lam_t E[R] >= 1``) only removal keeps the system stable,
+    and within the frontier's own error the grid may find a law for an unstable system (MDS(4,
+    2), Deterministic(1), at the frontier times 1 + 1e-12 gave a mean of 29.06). There the
+    frontier decides, with its error estimate: unstable at or above ``lam* + error``, refused
+    (``NotImplementedError``, pointing to simulate) within ``error`` of ``lam*``.
+    """
+    policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
     try:
-        return grid_prediction(system, name, assumptions)
+        prediction = grid_prediction(system, name, assumptions)
     except RemovalError as error:
         return _unstable_or_refuse(system, runtime, name, assumptions, kernel, error)
+    if kernel.lam_t * runtime.mean_runtime() < 1:
+        return prediction
+    try:
+        lam_star, error = frontier(policy, runtime if isinstance(runtime, SX) else runtime.R,
+                                   full_output=True)
+    except RemovalError:
+        return prediction
+    if lam >= lam_star + error:
+        method = (f"{name}: unstable, arrival_rate >= the stability frontier {lam_star:.10g} "
+                  f"(error {error:.2g}; travelling-front equation, see qt.stability_frontier)")
+        return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                          busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                          references=_REFERENCES)
+    if lam > lam_star - error:
+        raise NotImplementedError(
+            f"{policy.label()} with removal: arrival_rate = {lam!r} is within the error "
+            f"{error:.2g} of the stability frontier {lam_star:.10g}, so whether the system is "
+            f"stable is undecided; use qt.simulate, or an arrival_rate further from the frontier")
+    return prediction
 
 
 def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Prediction:
@@ -1620,10 +1653,7 @@ def _analyze_sx(system: System) -> Prediction:
             return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
                               busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
                               references=_REFERENCES)
-    try:
-        return grid_prediction(system, name, assumptions)
-    except RemovalError as error:
-        return _unstable_or_refuse(system, runtime, name, assumptions, kernel, error)
+    return _grid_or_frontier(system, name, assumptions, kernel)
 
 
 def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Prediction:
