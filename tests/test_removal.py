@@ -782,6 +782,7 @@ def test_sx_far_apart_slowdowns_against_simulation():
     assert low - allowance <= p.mean <= high + allowance, (p.mean, sim.mean_ci)
 
 
+@pytest.mark.slow  # two frontiers with error estimates: 15-25 s without numba
 def test_within_1e_12_of_the_frontier_the_busy_fraction_is_a_probability():
     # the extrapolated idle fraction F(0) falls below 0 by its error next to the frontier
     # (busy 1.0000000122 for {1, 10} at 1 - 1e-12 before the clip): a result stays a
@@ -794,6 +795,7 @@ def test_within_1e_12_of_the_frontier_the_busy_fraction_is_a_probability():
     assert 0.0 <= p.busy_fraction <= 1.0 and not math.isnan(p.mean) and p.mean > 0
 
 
+@pytest.mark.slow  # two frontiers with error estimates: 15-25 s without numba
 def test_arrival_rate_within_the_frontier_error_is_undecided():
     # MDS(4, 2), Deterministic(1), beyond the no-removal limit: at the frontier times 1 + 1e-12
     # the grid found a law (mean 29.06, stable) for what may be an unstable system. Within the
