@@ -1589,11 +1589,11 @@ def _ray_lst(density, s, low: float, high: float, quadrature):
     if (~far).any():
         out[~far] = quadrature(flat[~far])
     idx = np.flatnonzero(far)
+    weights = np.exp(-_ES_T) * _ES_W
     for start in range(0, idx.size, _RAY_CHUNK):
         z = flat[idx[start:start + _RAY_CHUNK], None]
         rot, size = np.exp(-1j * np.angle(z)), np.abs(z)
         step = _ES_T * rot / size
-        weights = np.exp(-_ES_T) * _ES_W
         with np.errstate(under="ignore"):
             rays = (np.exp(-z[:, 0] * low) * _weighted(density(low + step), weights)
                     - np.exp(-z[:, 0] * high) * _weighted(density(high + step), weights))

@@ -420,10 +420,13 @@ class ResponseTime(ResponseLaw):
         self._lower = _checks.nonnegative("lower", lower)
         self._split = None
         if split is not None:
+            if not (isinstance(split, tuple) and len(split) == 4):
+                raise ValueError(f"split must be a tuple (w, A, rest, rest_mean), got {split!r}")
             weight, law, rest, rest_mean = split
-            if not (0.0 <= weight <= 1.0 and isinstance(law, Distribution)):
-                raise ValueError("split must be (w, A, rest, rest_mean) with w in [0, 1] and A "
-                                 "a Distribution")
+            if not (0.0 <= weight <= 1.0 and isinstance(law, Distribution) and callable(rest)
+                    and float(rest_mean) >= 0.0):
+                raise ValueError("split must be (w, A, rest, rest_mean) with w in [0, 1], A a "
+                                 "Distribution, rest a transform and rest_mean >= 0")
             self._split = (float(weight), law, rest, float(rest_mean))
 
     @classmethod

@@ -403,3 +403,14 @@ def test_atom_laws_keep_the_promises(values, load, d, scale):
     sf = T.sf(t)
     assert np.all((sf >= 0) & (sf <= 1)) and np.all(np.diff(sf) <= 0)
     assert np.all(t * sf <= p.mean * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("split", [
+    (0.5, qt.Exponential(1.0), qt.Exponential(2.0).lst),           # three entries
+    (1.5, qt.Exponential(1.0), qt.Exponential(2.0).lst, 0.5),      # w outside [0, 1]
+    (0.5, "exp", qt.Exponential(2.0).lst, 0.5),                    # A not a Distribution
+    (0.5, qt.Exponential(1.0), qt.Exponential(2.0).lst, math.nan),  # rest_mean NaN
+])
+def test_bad_split_is_a_value_error_naming_it(split):
+    with pytest.raises(ValueError, match="split must be"):
+        qt.ResponseTime(qt.Exponential(1.0).lst, mean=1.0, split=split)
