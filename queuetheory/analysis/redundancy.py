@@ -535,6 +535,13 @@ def _mean_field(system: System) -> Prediction:
                  "the kinks of the interpolated workload), errors the estimated error of the "
                  "first extrapolation" + ("" if result.resolved else " times 15 (the memory "
                                           "bound keeps the step above E[X] min S / 2)"))
+    elif result.log_term:
+        third = (" (tail, quantiles), mean and busy fraction expanded in h^2 log h and h^2 "
+                 "through N/4, N/2 and N points, errors twice the change from N/8, N/4 and "
+                 "N/2 points and at least the distance to the Richardson value")
+    elif result.smooth_pair and result.previous is not None:
+        third = (", errors of the mean and busy fraction four times the change from the "
+                 "extrapolation of N/4 and N/2 points, of the quantiles at least twice it")
     elif result.previous is not None:
         third = (", errors at least twice the change from the extrapolation of N/4 and N/2 "
                  "points (a third grid)")
@@ -546,9 +553,8 @@ def _mean_field(system: System) -> Prediction:
                           "common measure, so the jumps fall between nodes)")
     method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) approximation, "
               f"{where}, grid of N = {n} points, step h = {h:.4g} on [0, {fine.grid[-1]:.4g}] "
-              f"(trapezoidal rule, linear interpolation of the workload tail, runtime atoms "
-              f"on grid nodes with left and right limits, Gauss-Legendre over X between the "
-              f"breakpoints), Newton's method; mean, busy fraction and tail P(T > t) "
+              f"({meanfield.scheme(model, result)}), Newton's method; mean, busy fraction "
+              f"and tail P(T > t) "
               f"{extrapolation}; estimated errors: mean {result.mean_error:.2g}, busy "
               f"fraction {result.busy_error:.2g}, quantiles {q_text}; quantiles by "
               f"bisection on the tail (cubic interpolation between nodes), resolved for "
