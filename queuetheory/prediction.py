@@ -90,6 +90,16 @@ class Prediction:
         self.finite_k_gap = None
         self._response_factory = response_time
 
+    def _relabelled(self, prefix: str, system: System | None = None) -> Prediction:
+        """The same numbers for ``system`` (default: this one's), ``prefix`` before the
+        method: for a policy that coincides with another one (Redundancy-1 is Random)."""
+        return Prediction(system or self.system, method=prefix + self.method, exact=self.exact,
+                          stable=self.stable, mean=self.mean,
+                          response_time=self._response_factory,
+                          busy_fraction=self.busy_fraction, cost=self.cost,
+                          assumptions=self.assumptions, references=self.references,
+                          limit=self.limit, errors=self.errors)
+
     @cached_property
     def response_time(self) -> ResponseLaw:
         """The response-time distribution (``cdf``, ``sf``, ``ppf``, ``lst``, ``moment``), a

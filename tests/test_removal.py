@@ -16,6 +16,7 @@ Independent references:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 from math import comb
@@ -286,8 +287,28 @@ def test_heavy_tail_is_refused():
         qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Pareto(1.5, 0.4)), arrival_rate=0.3))
     # E[R^2] finite but nothing removed (m = 0): the M/G/1 workload keeps the tail index
     # alpha - 1 of the runtime, far beyond what a uniform grid resolving R can reach
-    with pytest.raises(NotImplementedError, match="cannot resolve"):
+    with pytest.raises(NotImplementedError, match="cannot resolve.*remove=False"):
         qt.analyze(qt.System(qt.MDS(1, 0), qt.IR(qt.Pareto(2.5, 0.6)), arrival_rate=0.3))
+
+
+@pytest.mark.parametrize("policy", [qt.MDS(3, 0), qt.Replication(2, 1), qt.MDS(1, 0)])
+def test_nothing_redundant_with_an_infinite_second_moment_is_the_system_without_removal(policy):
+    # with m = 0 (or d = 1) every task is needed, so removal changes nothing; with E[R^2] = inf
+    # each server's M/G/1 wait has an infinite mean (Pollaczek-Khinchine: lam E[R^2] /
+    # (2 (1 - rho))), and the batch time is at least one task's sojourn: E[T] = inf at a
+    # stable load (was refused). The law is that of the same system without removal
+    runtime, lam = qt.IR(qt.Pareto(1.8, 1.0)), 0.3 / 2.25
+    p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+    plain = qt.analyze(qt.System(dataclasses.replace(policy, remove=False), runtime,
+                                 arrival_rate=lam))
+    assert p.stable and p.mean == math.inf and p.exact
+    assert p.system.policy.remove and "removal changes nothing" in p.method
+    t = np.array([1.5, 10.0, 1e3])
+    np.testing.assert_array_equal(p.response_time.sf(t), plain.response_time.sf(t))
+    # with redundancy the removal analysis still refuses (its mean may be finite)
+    bigger = dataclasses.replace(policy, **({"m": 1} if isinstance(policy, qt.MDS) else {"d": 2}))
+    with pytest.raises(NotImplementedError, match="E\\[R\\^2\\] = inf"):
+        qt.analyze(qt.System(bigger, runtime, arrival_rate=lam))
 
 
 # ----------------------------------------------------------------------------- frontier

@@ -62,6 +62,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from .. import _checks
@@ -140,6 +141,13 @@ def analyze_batch(system: System) -> Prediction:
     True
     """
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    if (policy.remove and _tasks(policy) == policy.n and isinstance(runtime, IR)
+            and math.isinf(runtime.R.moment(2))):
+        # nothing to remove (m = 0, d = 1): the system without removal, whose mean is then
+        # infinite (the wait's tail index alpha - 1 <= 1), where the grid cannot hold the tail
+        plain = analyze_batch(system.replace(policy=dataclasses.replace(policy, remove=False)))
+        return plain._relabelled(f"{policy.label()}: every task is needed (nothing is "
+                                 f"redundant), so removal changes nothing: ", system)
     if policy.remove:
         from .removal import analyze_removal
 

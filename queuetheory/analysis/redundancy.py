@@ -464,15 +464,6 @@ def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: in
     return hi
 
 
-def _relabel(prediction: Prediction, prefix: str) -> Prediction:
-    return Prediction(prediction.system, method=prefix + prediction.method,
-                      exact=prediction.exact, stable=prediction.stable, mean=prediction.mean,
-                      response_time=prediction._response_factory,
-                      busy_fraction=prediction.busy_fraction, cost=prediction.cost,
-                      assumptions=prediction.assumptions, references=prediction.references,
-                      limit=prediction.limit)
-
-
 def _mean_field(system: System) -> Prediction:
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.d
@@ -599,7 +590,7 @@ def _resolved(quantile):
 def analyze_redundancy(system: System) -> Prediction:
     """Redundancy-d: closed forms under IR exponential runtimes, the mean-field otherwise."""
     if system.policy.d == 1:
-        return _relabel(analyze_riq(system), "Redundancy-d with d = 1 is Random: ")
+        return analyze_riq(system)._relabelled("Redundancy-d with d = 1 is Random: ")
     if _is_ir_exponential(system.runtime):
         return _ir_exponential(system)
     return _mean_field(system)
@@ -609,7 +600,7 @@ def analyze_redundancy(system: System) -> Prediction:
 def analyze_threshold(system: System) -> Prediction:
     """THRESHOLD-0 is RIQ (exact in the k -> infinity limit); no analysis for n >= 1."""
     if system.policy.n == 0:
-        return _relabel(analyze_riq(system), "THRESHOLD-0 coincides with RIQ: ")
+        return analyze_riq(system)._relabelled("THRESHOLD-0 coincides with RIQ: ")
     raise NotImplementedError(
         f"no analysis of {system.policy.label()} (THRESHOLD-n with n >= 1) yet; use "
         f"qt.simulate(system) for its response time")

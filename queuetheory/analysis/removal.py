@@ -1673,4 +1673,9 @@ def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Pr
                               references=_REFERENCES)
         if lam_star is not None:
             error = f"{error} (stability frontier {lam_star:.6g})"
-    raise NotImplementedError(f"{policy.label()} with removal: {error}; use qt.simulate")
+    hint = ""
+    if (policy.m == 0) if isinstance(policy, MDS) else (policy.d == 1):
+        hint = (" (or qt.analyze with remove=False: nothing is redundant here, so that is the "
+                "same system; its batch mean integrates the runtime's tail, slowly for power "
+                "tails)")
+    raise NotImplementedError(f"{policy.label()} with removal: {error}; use qt.simulate{hint}")
