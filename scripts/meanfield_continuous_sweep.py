@@ -22,6 +22,10 @@ from queuetheory.analysis import meanfield
 LEVELS = np.array([0.5, 0.95, 0.99])
 
 
+def _format(values) -> str:
+    return " ".join(f"{v:.1e}" for v in values)
+
+
 def main(quick: bool = False) -> float:
     xs = [qt.Exponential(1.0), qt.Erlang(2, 2.0), qt.Erlang(3, 3.0),
           qt.HyperExponential([0.9, 0.1], [2.0, 0.2]), qt.Uniform(1.0, 3.0), qt.Uniform(0.0, 2.0)]
@@ -49,8 +53,8 @@ def main(quick: bool = False) -> float:
                 print(f"{X!r:34.34s} {S!r:30.30s} load {load}: mean "
                       f"{abs(r.mean / pk - 1):.1e} ({r.mean_error / pk:.1e}), busy "
                       f"{abs(r.busy_fraction / load - 1):.1e} ({r.busy_error / load:.1e}), "
-                      f"p50/p95/p99 {np.array2string(np.abs(q / exact - 1), precision=1)} "
-                      f"({np.array2string(q_error / exact, precision=1)}), "
+                      f"p50/p95/p99 {_format(np.abs(q / exact - 1))} "
+                      f"({_format(q_error / exact)}), "
                       f"ratio {max(ratios):.2f}", flush=True)
     print(f"largest true / stated error: {worst:.2f}")
     return worst

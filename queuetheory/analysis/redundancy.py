@@ -531,8 +531,8 @@ def _mean_field(system: System) -> Prediction:
                  "through N/4, N/2 and N points, errors twice the change from N/8, N/4 and "
                  "N/2 points and at least the distance to the Richardson value")
     elif result.smooth_pair and result.previous is not None:
-        third = (", errors of the mean and busy fraction four times the change from the "
-                 "extrapolation of N/4 and N/2 points, of the quantiles at least twice it")
+        third = (", errors four times the change from the extrapolation of N/4 and N/2 "
+                 "points (of a quantile: of the tail near it, over the density)")
     elif result.previous is not None:
         third = (", errors at least twice the change from the extrapolation of N/4 and N/2 "
                  "points (a third grid)")
