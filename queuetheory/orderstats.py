@@ -43,7 +43,8 @@ from . import _checks
 from .distributions import Distribution, Exponential, ShiftedExponential, as_distribution
 from .quadrature import moment_from_sf
 
-__all__ = ["OrderStatistic", "harmonic", "exponential_mean", "iid_cdf", "iid_sf"]
+__all__ = ["OrderStatistic", "harmonic", "exponential_mean", "iid_cdf", "iid_sf",
+           "smallest_sum_mean"]
 
 _PIECE_LEVELS = (1e-9, 1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999, 1 - 1e-6, 1 - 1e-10,
                  1 - 1e-13, 1 - 1e-16)
@@ -434,6 +435,34 @@ class OrderStatistic(Distribution):
                 idx = np.searchsorted(-self._sf_all(grid), -(1.0 - levels))
                 cuts = grid[np.minimum(idx, grid.size - 1)]
         return np.unique(cuts[np.isfinite(cuts) & (cuts > 0)])
+
+
+def smallest_sum_mean(law: Distribution, count: int, of: int) -> float:
+    """``E[X_(1) + ... + X_(count)]``, the sum of the ``count`` smallest of ``of`` i.i.d.
+    copies of ``law``: one integral, ``int_0^inf sum_(j < count) P(Bin(of, F(t)) <= j) dt``
+    (``(count - B)^+ = sum_(j < count) 1{B <= j}`` with ``B`` the number finished by ``t``;
+    ``P(B <= j) = I_(P(X > t))(of - j, j + 1)``), instead of ``count`` order-statistic means;
+    laws with atoms and (shifted) exponential laws: the exact sums of :class:`OrderStatistic`.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> from queuetheory.orderstats import smallest_sum_mean
+    >>> round(smallest_sum_mean(qt.Exponential(1.0), 2, 3), 12)   # 1/3 + (1/3 + 1/2)
+    1.166666666667
+    """
+    if (law.atoms is not None or law._has_atoms or count == 1
+            or isinstance(law, (Exponential, ShiftedExponential))):    # exact sums
+        return math.fsum(OrderStatistic(law, r, of).mean() for r in range(1, count + 1))
+    j = np.arange(count)
+
+    def sf(t):
+        tail = law._sf_all(t)
+        return special.betainc(of - j, j + 1, tail[..., None]).sum(axis=-1) / count
+
+    cuts = np.unique(np.concatenate([OrderStatistic(law, 1, of)._cuts(),
+                                     OrderStatistic(law, count, of)._cuts()]))
+    return count * moment_from_sf(sf, 1, cuts, rule="quad")
 
 
 def _shifted_hypoexponential_moment(shift: float, rates: np.ndarray, k: int) -> float:

@@ -18,7 +18,14 @@ import numpy as np
 import pytest
 
 import queuetheory as qt
-from queuetheory.orderstats import OrderStatistic, exponential_mean, harmonic, iid_cdf, iid_sf
+from queuetheory.orderstats import (
+    OrderStatistic,
+    exponential_mean,
+    harmonic,
+    iid_cdf,
+    iid_sf,
+    smallest_sum_mean,
+)
 
 
 # ----------------------------------------------------------------------------- identical, closed
@@ -234,3 +241,25 @@ def test_bad_input():
         OrderStatistic([qt.Exponential(1.0)] * 2, 1, 3)
     with pytest.raises(ValueError, match="r"):
         OrderStatistic(qt.Exponential(1.0), 0, 3)
+
+
+@pytest.mark.parametrize("law, count, of, exact", [
+    # E[U_(r:N)] = r / (N + 1) for uniform laws: sum over r <= n of a + (b - a) r / (N + 1)
+    (qt.Uniform(1.0, 3.0), 3, 5, 3 + 2 * 6 / 6),
+    (qt.Uniform(0.0, 2.0), 20, 30, 2 * 210 / 31),
+    # Pareto(alpha, c): E[X_(r:N)] = c G(N + 1) G(N - r + 1 - 1/alpha) / (G(N - r + 1)
+    # G(N + 1 - 1/alpha)), summed in mpmath at 30 digits (below)
+    (qt.Pareto(2.5, 1.0), 4, 6, None),
+    (qt.Pareto(1.5, 2.0), 10, 10, None),
+])
+def test_smallest_sum_mean_against_closed_forms(law, count, of, exact):
+    # one integral of sum_j P(Bin(N, F(t)) <= j) instead of `count` order-statistic means
+    # (the removal analysis's necessary rate); references in closed form
+    if exact is None:
+        with mpmath.workdps(30):
+            a, c = mpmath.mpf(law.alpha), mpmath.mpf(law.scale)
+            exact = float(mpmath.fsum(
+                c * mpmath.gamma(of + 1) * mpmath.gamma(of - r + 1 - 1 / a)
+                / (mpmath.gamma(of - r + 1) * mpmath.gamma(of + 1 - 1 / a))
+                for r in range(1, count + 1)))
+    assert smallest_sum_mean(law, count, of) == pytest.approx(exact, rel=1e-12)

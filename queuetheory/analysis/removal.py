@@ -72,7 +72,7 @@ import numpy as np
 from scipy import integrate, optimize, special
 
 from ..distributions import Discrete, Distribution, Exponential
-from ..orderstats import OrderStatistic
+from ..orderstats import smallest_sum_mean
 from ..policies import MDS, Replication
 from ..prediction import Prediction
 from ..response import ResponseLaw
@@ -1261,7 +1261,7 @@ def necessary_rate(policy, R: Distribution) -> float:
     1.0
     """
     if isinstance(policy, MDS):
-        work = sum(OrderStatistic(R, r, policy.n + policy.m).mean() for r in range(1, policy.n + 1))
+        work = smallest_sum_mean(R, policy.n, policy.n + policy.m)
         return policy.n / work
     return 1.0 / R.minimum(policy.d).mean()
 
