@@ -974,8 +974,10 @@ class Erlang(Distribution):
         return special.gammainccinv(self.k, p) / self.rate
 
     def _stop_loss(self, y):
-        j = np.arange(1, self.k + 1)
-        return special.gammaincc(j, self.rate * y[..., None]).sum(axis=-1) / self.rate
+        # E[X 1{X > y}] - y P(X > y) = ((k - z) Q(k, z) + z^k e^-z / (k - 1)!) / rate, z = rate y
+        z = self.rate * y
+        power = np.exp(special.xlogy(self.k, z) - z - special.gammaln(self.k))
+        return ((self.k - z) * special.gammaincc(self.k, z) + power) / self.rate
 
     def _moment(self, n):
         return math.exp(special.gammaln(self.k + n) - special.gammaln(self.k)) / self.rate**n
