@@ -25,7 +25,7 @@ that piecewise-linear ``H``: for a discrete ``S`` by interpolation at the points
 ``w_i - x s``; for a continuous ``S`` the hat functions are integrated against the law of
 ``x S`` exactly, by second differences of its stop-loss transform ``E[(x S - y)^+]`` (each
 law's ``_stop_loss``; a lower-triangular Toeplitz matrix), and the response tail is evaluated
-the same way between the nodes (:meth:`_Discretisation.refined_sf`). The expectation
+the same way between the nodes (:func:`_refined_sf`). The expectation
 over ``X`` uses its atoms when ``X`` is discrete; for a continuous ``X`` and a discrete ``S`` the
 integrand jumps where ``x s = w``, so ``x`` is integrated piece by piece between the
 breakpoints ``w_i / s``; when the grid fits the bounds below, ``x`` is integrated between
@@ -213,40 +213,8 @@ class _Discretisation:
     left: _Discretisation | None = None   # left limits w_i- where a jumps (discrete X)
     lattice_steps: int = 0                # steps per cell of the lattice of jumps (0: none)
     shifts: tuple | None = None   # (Q, m) steps and fractions x_q s_j / h, and p (aligned)
-    laws: tuple | None = None     # (x nodes, S) of the exact continuous-S map (refined_sf)
+    laws: tuple | None = None     # (x nodes, weights, S) of the continuous-S map (_refined_sf)
 
-    def refined_sf(self, H: np.ndarray, d: int, K: int) -> np.ndarray:
-        """``P(T > t)`` at ``t = j h / K``, ``j = 0..n K`` (continuous ``S``): exactly for the
-        piecewise-linear ``H``, as at the nodes, so the tail keeps its accuracy between
-        nodes (where the law varies within a cell, near 0). For the shift ``theta = k / K``
-        the points ``(i + theta) h`` see the hats of ``H`` through
-        ``psi(c) = E[(c - R)^+]`` (0 for ``c <= 0``) at ``c = (l + theta) h``: one causal
-        convolution per ``x`` node and shift."""
-        xs, S = self.laws
-        h, n = self.h, self.n
-        out = np.empty(n * K + 1)
-        mean_s = S.mean()
-        for k in range(K):
-            theta = k / K
-            c = (np.arange(-1, n + 2) + theta) * h                     # (l + theta) h
-            cx = c[None, :] / xs[:, None]
-            psi = np.where(c > 0, xs[:, None] * (cx - mean_s + S._stop_loss_all(cx)), 0.0)
-            # lag l = i - m from -1 to n: column l + 1 of psi is c = (l + theta) h
-            g = (psi[:, 2:] - 2.0 * psi[:, 1:-1] + psi[:, :-2]) / h      # (Q, n + 1): l = 0..n
-            above = psi[:, 1] / h                           # l = -1: node i + 1, psi(theta h)
-            t = (np.arange(n + 1) + theta) * h
-            tx = t[None, :] / xs[:, None]
-            first = (h * S._cdf_all(tx) - xs[:, None] * np.where(
-                t > 0, tx - mean_s + S._stop_loss_all(tx), 0.0)
-                + np.concatenate([np.zeros((xs.size, 1)), psi[:, 1:-2]], axis=1)) / h
-            a = S._sf_all(tx) + _causal_convolve(g, H) + (first - g) * H[0]
-            a[:, :-1] += above[:, None] * H[None, 1:]
-            value = (self.omega * np.clip(a, 0.0, 1.0) ** d).sum(axis=0)
-            if k == 0:
-                out[::K] = value
-            else:
-                out[k::K] = value[:-1]
-        return out
 
     @property
     def grid(self) -> np.ndarray:
@@ -325,6 +293,40 @@ class _Discretisation:
             flat[lag * size::size + 1] = lags[lag:, lag]
         out[:, 0] = (coef * first).sum(axis=0)
         return out
+
+
+def _refined_sf(laws: tuple, h: float, n: int, H: np.ndarray, d: int, K: int) -> np.ndarray:
+    """``P(T > t)`` at ``t = j h / K``, ``j = 0..n K`` (continuous ``S``): exactly for the
+    piecewise-linear ``H``, as at the nodes, so the tail keeps its accuracy between
+    nodes (where the law varies within a cell, near 0); ``laws`` is ``(x nodes, their
+    weights, S)``. For the shift ``theta = k / K``
+    the points ``(i + theta) h`` see the hats of ``H`` through
+    ``psi(c) = E[(c - R)^+]`` (0 for ``c <= 0``) at ``c = (l + theta) h``: one causal
+    convolution per ``x`` node and shift."""
+    xs, weights, S = laws
+    out = np.empty(n * K + 1)
+    mean_s = S.mean()
+    for k in range(K):
+        theta = k / K
+        c = (np.arange(-1, n + 2) + theta) * h                     # (l + theta) h
+        cx = c[None, :] / xs[:, None]
+        psi = np.where(c > 0, xs[:, None] * (cx - mean_s + S._stop_loss_all(cx)), 0.0)
+        # lag l = i - m from -1 to n: column l + 1 of psi is c = (l + theta) h
+        g = (psi[:, 2:] - 2.0 * psi[:, 1:-1] + psi[:, :-2]) / h      # (Q, n + 1): l = 0..n
+        above = psi[:, 1] / h                           # l = -1: node i + 1, psi(theta h)
+        t = (np.arange(n + 1) + theta) * h
+        tx = t[None, :] / xs[:, None]
+        first = (h * S._cdf_all(tx) - xs[:, None] * np.where(
+            t > 0, tx - mean_s + S._stop_loss_all(tx), 0.0)
+            + np.concatenate([np.zeros((xs.size, 1)), psi[:, 1:-2]], axis=1)) / h
+        a = S._sf_all(tx) + _causal_convolve(g, H) + (first - g) * H[0]
+        a[:, :-1] += above[:, None] * H[None, 1:]
+        value = weights @ np.clip(a, 0.0, 1.0) ** d
+        if k == 0:
+            out[::K] = value
+        else:
+            out[k::K] = value[:-1]
+    return out
 
 
 @lru_cache(maxsize=8)
@@ -533,7 +535,7 @@ def _discretise_continuous_s(X, S, w, h, n, level: int = 0) -> _Discretisation:
     first[:, 1:] = (P[:, 1:-2] - P[:, 2:-1]) / h - consts[:, 1:]
     omega = np.repeat(np.asarray(ws, dtype=float)[:, None], n + 1, axis=1)
     return _Discretisation(h, n, omega, consts, np.zeros(n + 1), toeplitz=(g, first),
-                           laws=(xs, S))
+                           laws=(xs, np.asarray(ws, dtype=float), S))
 
 
 @dataclass
@@ -573,7 +575,7 @@ class MeanFieldSolution:
     response_sf_left: np.ndarray
     lattice_steps: int
     aligned: bool = False          # x integrated between the kinks (see _x_segments)
-    disc: _Discretisation | None = field(default=None, repr=False)   # continuous S: refined
+    laws: tuple | None = field(default=None, repr=False)  # continuous S: (_refined_sf)
     _tables: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -583,14 +585,15 @@ class MeanFieldSolution:
     @property
     def refinable(self) -> bool:
         """Whether :meth:`table` can evaluate the tail between nodes (continuous ``S``)."""
-        return self.disc is not None and self.disc.laws is not None
+        return self.laws is not None
 
     def table(self, sub: float) -> np.ndarray:
         """``P(T > j sub)`` for ``j = 0 .. W / sub`` (``sub`` dividing the step), exactly
-        for this grid's ``H`` (:meth:`_Discretisation.refined_sf`), cached."""
+        for this grid's ``H`` (:func:`_refined_sf`), cached."""
         K = int(round(float(self.grid[1]) / sub))
         if K not in self._tables:
-            self._tables[K] = self.disc.refined_sf(self.workload_sf, self.d, K)
+            h, n = float(self.grid[1]), self.grid.size - 1
+            self._tables[K] = _refined_sf(self.laws, h, n, self.workload_sf, self.d, K)
         return self._tables[K]
 
 
@@ -950,7 +953,7 @@ def _solution(disc, H, lam, d, iters) -> MeanFieldSolution:
     right, left = _response_sf(disc, H, d)
     return MeanFieldSolution(lam, d, disc.grid, H, right, _trapezoid(right, left, disc.h),
                              iters, left, disc.lattice_steps, disc.shifts is not None,
-                             disc if disc.laws is not None else None)
+                             disc.laws)
 
 
 def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400,
@@ -1385,7 +1388,7 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
         solved[n, 0] = coarse
     second = not both_discrete or _lattice(model) is not None
     smallest = _smallest(X) * _smallest(S)
-    # continuous S: tails between the nodes at a quarter of the finest step (refined_sf)
+    # continuous S: tails between the nodes at a quarter of the finest step (_refined_sf)
     sub = 0.25 * length / (2 * n) if not isinstance(S, Discrete) else 0.0
     level, rule_check = 0, None
     if _x_rule_applies(X, S):
