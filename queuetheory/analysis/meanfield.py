@@ -295,31 +295,38 @@ class _Discretisation:
         return out
 
 
-def _refined_sf(laws: tuple, h: float, n: int, H: np.ndarray, d: int, K: int) -> np.ndarray:
+def _tail_lattice(laws: tuple, sub: float, count: int) -> tuple:
+    """``psi(c) = E[(c - R)^+]`` (0 at ``c = 0``), ``P(R <= c)`` and ``P(R > c)`` for
+    ``R = x S`` at ``c = m sub``, ``m = 0..count``, one row per ``x`` node of ``laws``: every
+    table of :func:`_refined_sf` at this ``sub`` reads its points from it."""
+    xs, _, S = laws
+    cx = (sub * np.arange(count + 1))[None, :] / xs[:, None]
+    psi = xs[:, None] * (cx - S.mean() + S._stop_loss_all(cx))
+    psi[:, 0] = 0.0
+    return psi, S._cdf_all(cx), S._sf_all(cx)
+
+
+def _refined_sf(laws: tuple, h: float, n: int, H: np.ndarray, d: int, K: int,
+                lattice: tuple | None = None) -> np.ndarray:
     """``P(T > t)`` at ``t = j h / K``, ``j = 0..n K`` (continuous ``S``): exactly for the
-    piecewise-linear ``H``, as at the nodes, so the tail keeps its accuracy between
-    nodes (where the law varies within a cell, near 0); ``laws`` is ``(x nodes, their
-    weights, S)``. For the shift ``theta = k / K``
-    the points ``(i + theta) h`` see the hats of ``H`` through
-    ``psi(c) = E[(c - R)^+]`` (0 for ``c <= 0``) at ``c = (l + theta) h``: one causal
-    convolution per ``x`` node and shift."""
-    xs, weights, S = laws
+    piecewise-linear ``H``, as at the nodes, so the tail keeps its accuracy between nodes
+    (where the law varies within a cell, near 0); ``laws`` is ``(x nodes, their weights,
+    S)``, ``lattice`` its :func:`_tail_lattice` at ``h / K`` (computed if not given). For the
+    shift ``theta = k / K`` the points ``(i + theta) h`` see the hats of ``H`` through
+    ``psi`` at ``c = (l + theta) h``: one causal convolution per ``x`` node and shift."""
+    _, weights, _ = laws
+    psi_all, cdf_all, sf_all = (lattice if lattice is not None
+                                else _tail_lattice(laws, h / K, (n + 2) * K))
     out = np.empty(n * K + 1)
-    mean_s = S.mean()
     for k in range(K):
-        theta = k / K
-        c = (np.arange(-1, n + 2) + theta) * h                     # (l + theta) h
-        cx = c[None, :] / xs[:, None]
-        psi = np.where(c > 0, xs[:, None] * (cx - mean_s + S._stop_loss_all(cx)), 0.0)
+        m = np.arange(-1, n + 2) * K + k                  # c = (l + theta) h, l = -1..n + 1
+        psi = np.where(m >= 0, psi_all[:, np.maximum(m, 0)], 0.0)
         # lag l = i - m from -1 to n: column l + 1 of psi is c = (l + theta) h
         g = (psi[:, 2:] - 2.0 * psi[:, 1:-1] + psi[:, :-2]) / h      # (Q, n + 1): l = 0..n
         above = psi[:, 1] / h                           # l = -1: node i + 1, psi(theta h)
-        t = (np.arange(n + 1) + theta) * h
-        tx = t[None, :] / xs[:, None]
-        first = (h * S._cdf_all(tx) - xs[:, None] * np.where(
-            t > 0, tx - mean_s + S._stop_loss_all(tx), 0.0)
-            + np.concatenate([np.zeros((xs.size, 1)), psi[:, 1:-2]], axis=1)) / h
-        a = S._sf_all(tx) + _causal_convolve(g, H) + (first - g) * H[0]
+        at = np.arange(n + 1) * K + k                     # t = (i + theta) h
+        first = (h * cdf_all[:, at] - psi[:, 1:-1] + psi[:, :-2]) / h   # half hat at t
+        a = sf_all[:, at] + _causal_convolve(g, H) + (first - g) * H[0]
         a[:, :-1] += above[:, None] * H[None, 1:]
         value = weights @ np.clip(a, 0.0, 1.0) ** d
         if k == 0:
@@ -327,6 +334,24 @@ def _refined_sf(laws: tuple, h: float, n: int, H: np.ndarray, d: int, K: int) ->
         else:
             out[k::K] = value[:-1]
     return out
+
+
+def _fill_tables(solutions, sub: float):
+    """:meth:`MeanFieldSolution.table` at ``sub`` for every solution with a continuous
+    ``S``, those with the same ``x`` nodes reading one :func:`_tail_lattice` (released
+    afterwards; the laws' transforms are evaluated once instead of once per grid)."""
+    groups: dict = {}
+    for sol in solutions:
+        if sol.laws is not None:
+            groups.setdefault(sol.laws[0].tobytes(), []).append(sol)
+    for group in groups.values():
+        steps = [int(round(float(sol.grid[1]) / sub)) for sol in group]
+        count = max((sol.grid.size + 1) * K for sol, K in zip(group, steps))
+        lattice = _tail_lattice(group[0].laws, sub, count)
+        for sol, K in zip(group, steps):
+            if K not in sol._tables:
+                sol._tables[K] = _refined_sf(sol.laws, float(sol.grid[1]), sol.grid.size - 1,
+                                             sol.workload_sf, sol.d, K, lattice)
 
 
 @lru_cache(maxsize=8)
@@ -1403,6 +1428,8 @@ def solve_extrapolated(model: RuntimeModel, d: int, arrival_rate: float, *, poin
         previous = ExtrapolatedSolution(coarse, grid(n // 2, level), second, _lattice(model),
                                         smallest, previous, sub_step=sub)
     resolved = aligned and length / n <= X.mean() * S.values[0] / 2.0 * (1 + 1e-9)
+    if sub:
+        _fill_tables(solved.values(), sub)
     return ExtrapolatedSolution(fine, coarse, second, _lattice(model), smallest, previous,
                                 model, resolved, log_term, rule_check,
                                 rule_check is not None and _support_ends(S).size == 0,
