@@ -1122,7 +1122,8 @@ class ExtrapolatedSolution:
     (``rule_check``); the
     tail and quantiles read the tables at ``sub_step`` (four points per cell of the finest
     grid). Where the runtime density is logarithmic at 0 (``log_term``) the mean and busy
-    fraction are extrapolated in ``h^2 log h`` and ``h^2`` (:func:`_log_extrapolation`).
+    fraction are extrapolated in ``h^2 log h`` and ``h^2`` (:func:`_log_extrapolation`), their
+    errors four times the change from the three grids one step coarser.
     Measured over 83 systems at d = 1 (``scripts/meanfield_continuous_sweep.py``): every
     error at most 0.36 of the stated one (mean, busy fraction, p50, p95, p99).
 
@@ -1182,10 +1183,9 @@ class ExtrapolatedSolution:
             values = [getattr(g, name) for g in grids]
             steps = [float(g.grid[1]) for g in grids]
             value = _log_extrapolation(values[-3:], steps[-3:])
-            # twice the change from the three coarser grids, and at least the distance to
-            # the extrapolation in powers of h (on grids too coarse for either expansion)
-            error = max(2.0 * abs(value - _log_extrapolation(values[-4:-1], steps[-4:-1])),
-                        abs(value - (4.0 * values[-1] - values[-2]) / 3.0))
+            # four times the change from the three coarser grids (measured over 34 systems
+            # at d = 1 with the rule's error added: at most 0.21 of the stated error)
+            error = 4.0 * abs(value - _log_extrapolation(values[-4:-1], steps[-4:-1]))
             return value, float(error + 1e-14 * abs(value))
         value, error = self._extrapolate(getattr(self.fine, name), getattr(self.coarse, name))
         if self.fourth_order:

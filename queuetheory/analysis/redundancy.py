@@ -528,8 +528,8 @@ def _mean_field(system: System) -> Prediction:
                                           "bound keeps the step above E[X] min S / 2)"))
     elif result.log_term:
         third = (" (tail, quantiles), mean and busy fraction expanded in h^2 log h and h^2 "
-                 "through N/4, N/2 and N points, errors twice the change from N/8, N/4 and "
-                 "N/2 points and at least the distance to the Richardson value")
+                 "through N/4, N/2 and N points, errors four times the change from N/8, N/4 "
+                 "and N/2 points")
     elif result.smooth_pair and result.previous is not None:
         third = (", errors four times the change from the extrapolation of N/4 and N/2 "
                  "points (of a quantile: of the tail near it, over the density)")
