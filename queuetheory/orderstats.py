@@ -451,6 +451,10 @@ def smallest_sum_mean(law: Distribution, count: int, of: int) -> float:
     >>> round(smallest_sum_mean(qt.Exponential(1.0), 2, 3), 12)   # 1/3 + (1/3 + 1/2)
     1.166666666667
     """
+    law = as_distribution(law)
+    count, of = _checks.positive_int("count", count), _checks.positive_int("of", of)
+    if count > of:
+        raise ValueError(f"count must be an integer in [1, of] = [1, {of}], got {count}")
     if (law.atoms is not None or law._has_atoms or count == 1
             or isinstance(law, (Exponential, ShiftedExponential))):    # exact sums
         return math.fsum(OrderStatistic(law, r, of).mean() for r in range(1, count + 1))

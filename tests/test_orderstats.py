@@ -263,3 +263,10 @@ def test_smallest_sum_mean_against_closed_forms(law, count, of, exact):
                 / (mpmath.gamma(of - r + 1) * mpmath.gamma(of + 1 - 1 / a))
                 for r in range(1, count + 1)))
     assert smallest_sum_mean(law, count, of) == pytest.approx(exact, rel=1e-12)
+
+
+@pytest.mark.parametrize("count, of, message", [(0, 3, "count"), (4, 3, "count"),
+                                                (2.5, 3, "count"), (1, 0, "of")])
+def test_smallest_sum_mean_bad_input(count, of, message):
+    with pytest.raises(ValueError, match=message):
+        smallest_sum_mean(qt.Uniform(1.0, 3.0), count, of)

@@ -305,6 +305,13 @@ def test_nothing_redundant_with_an_infinite_second_moment_is_the_system_without_
     assert p.system.policy.remove and "removal changes nothing" in p.method
     t = np.array([1.5, 10.0, 1e3])
     np.testing.assert_array_equal(p.response_time.sf(t), plain.response_time.sf(t))
+    # the batch time is the largest of its jobs' M/G/1 sojourns (n of them; no copies), whose
+    # tail comes from the Random analysis (inversion of the Pollaczek-Khinchine transform,
+    # stated absolute errors below 2e-12, so n of them below 1e-11):
+    #   qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=lam)).response_time.sf(t)
+    sojourn = np.array([0.6226894077472143, 0.06499134825840322, 0.0009574404838752493])
+    np.testing.assert_allclose(p.response_time.sf(t), 1.0 - (1.0 - sojourn) ** policy.n,
+                               rtol=0, atol=1e-11)
     # with redundancy the removal analysis still refuses (its mean may be finite)
     bigger = dataclasses.replace(policy, **({"m": 1} if isinstance(policy, qt.MDS) else {"d": 2}))
     with pytest.raises(NotImplementedError, match="E\\[R\\^2\\] = inf"):
