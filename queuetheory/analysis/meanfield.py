@@ -296,14 +296,38 @@ class _Discretisation:
 
 
 def _tail_lattice(laws: tuple, sub: float, count: int) -> tuple:
-    """``psi(c) = E[(c - R)^+]`` (0 at ``c = 0``), ``P(R <= c)`` and ``P(R > c)`` for
-    ``R = x S`` at ``c = m sub``, ``m = 0..count``, one row per ``x`` node of ``laws``: every
-    table of :func:`_refined_sf` at this ``sub`` reads its points from it."""
+    """The stop-loss transform ``pi(c) = E[(R - c)^+]``, ``P(R <= c)`` and ``P(R > c)`` of
+    ``R = x S`` at ``c = m sub``, ``m = 0..count``, one row per ``x`` node of ``laws``: the
+    node map (:func:`_discretise_continuous_s`) and every table of :func:`_refined_sf` at this
+    ``sub`` read their points from it."""
     xs, _, S = laws
     cx = (sub * np.arange(count + 1))[None, :] / xs[:, None]
-    psi = xs[:, None] * (cx - S.mean() + S._stop_loss_all(cx))
-    psi[:, 0] = 0.0
-    return psi, S._cdf_all(cx), S._sf_all(cx)
+    return xs[:, None] * S._stop_loss_all(cx), S._cdf_all(cx), S._sf_all(cx)
+
+
+def _hat_weights(laws: tuple, lattice: tuple, h: float, n: int, K: int, k: int) -> tuple:
+    """The hats of the grid of step ``h`` integrated against the law of ``R = x S``, seen
+    from the points ``t_i = (i + k / K) h`` (``lattice``: :func:`_tail_lattice` at
+    ``h / K``), exactly: with ``psi(c) = E[(c - R)^+] = c - E[R] + pi(c)`` (0 for
+    ``c <= 0``), the full hat centred at ``t_i - l h`` gets ``(psi(c + h) - 2 psi(c) +
+    psi(c - h)) / h`` at ``c = (l + k / K) h`` (second differences of ``pi`` where every point
+    is positive: no cancellation), the half hat at 0 ``(h P(R <= t) - psi(t) + psi(t - h)) /
+    h``. Returns, per ``x`` node, the weights of the lags ``0..n``, of the half hat at 0, of
+    the node ``i + 1`` (lag -1, nonzero only for ``k > 0``) and ``P(R > t_i)``."""
+    xs, _, S = laws
+    pi_all, cdf_all, sf_all = lattice
+    m = np.arange(-1, n + 2) * K + k                    # c = (l + k / K) h, l = -1..n + 1
+    c = m * (h / K)
+    pi = pi_all[:, np.maximum(m, 0)]
+    psi = np.where(m > 0, c - xs[:, None] * S.mean() + pi, 0.0)
+    g = np.empty((xs.size, n + 1))
+    g[:, 0] = (psi[:, 2] - 2.0 * psi[:, 1] + psi[:, 0]) / h
+    g[:, 1:] = (pi[:, 1:-2] - 2.0 * pi[:, 2:-1] + pi[:, 3:]) / h
+    at = np.arange(n + 1) * K + k                       # t_i = (i + k / K) h: column i + 1
+    positive = m[:-2] > 0                                # t_i - h > 0
+    first = np.where(positive, (pi[:, :-2] - pi[:, 1:-1]) / h - sf_all[:, at],
+                     (h * cdf_all[:, at] - psi[:, 1:-1] + psi[:, :-2]) / h)
+    return g, first, psi[:, 1] / h, sf_all[:, at]
 
 
 def _refined_sf(laws: tuple, h: float, n: int, H: np.ndarray, d: int, K: int,
@@ -311,22 +335,14 @@ def _refined_sf(laws: tuple, h: float, n: int, H: np.ndarray, d: int, K: int,
     """``P(T > t)`` at ``t = j h / K``, ``j = 0..n K`` (continuous ``S``): exactly for the
     piecewise-linear ``H``, as at the nodes, so the tail keeps its accuracy between nodes
     (where the law varies within a cell, near 0); ``laws`` is ``(x nodes, their weights,
-    S)``, ``lattice`` its :func:`_tail_lattice` at ``h / K`` (computed if not given). For the
-    shift ``theta = k / K`` the points ``(i + theta) h`` see the hats of ``H`` through
-    ``psi`` at ``c = (l + theta) h``: one causal convolution per ``x`` node and shift."""
-    _, weights, _ = laws
-    psi_all, cdf_all, sf_all = (lattice if lattice is not None
-                                else _tail_lattice(laws, h / K, (n + 2) * K))
+    S)``, ``lattice`` its :func:`_tail_lattice` at ``h / K`` (computed if not given). For each
+    shift ``k / K`` one causal convolution per ``x`` node (:func:`_hat_weights`)."""
+    weights = laws[1]
+    lattice = lattice if lattice is not None else _tail_lattice(laws, h / K, (n + 2) * K)
     out = np.empty(n * K + 1)
     for k in range(K):
-        m = np.arange(-1, n + 2) * K + k                  # c = (l + theta) h, l = -1..n + 1
-        psi = np.where(m >= 0, psi_all[:, np.maximum(m, 0)], 0.0)
-        # lag l = i - m from -1 to n: column l + 1 of psi is c = (l + theta) h
-        g = (psi[:, 2:] - 2.0 * psi[:, 1:-1] + psi[:, :-2]) / h      # (Q, n + 1): l = 0..n
-        above = psi[:, 1] / h                           # l = -1: node i + 1, psi(theta h)
-        at = np.arange(n + 1) * K + k                     # t = (i + theta) h
-        first = (h * cdf_all[:, at] - psi[:, 1:-1] + psi[:, :-2]) / h   # half hat at t
-        a = sf_all[:, at] + _causal_convolve(g, H) + (first - g) * H[0]
+        g, first, above, sf = _hat_weights(laws, lattice, h, n, K, k)
+        a = sf + _causal_convolve(g, H) + (first - g) * H[0]
         a[:, :-1] += above[:, None] * H[None, 1:]
         value = weights @ np.clip(a, 0.0, 1.0) ** d
         if k == 0:
@@ -547,20 +563,12 @@ def _discretise_continuous_s(X, S, w, h, n, level: int = 0) -> _Discretisation:
         xs = np.where(u <= 0.5, X.ppf(np.minimum(u, 0.5)), X._isf_all(np.minimum(one_minus_u, 0.5)))
         keep = (ws > 1e-300) & (xs > 0) & np.isfinite(xs)
         xs, ws = xs[keep], ws[keep] / ws[keep].sum()
-    # the hat functions integrated against the law of R = x S exactly, by second differences
-    # of its stop-loss transform pi(y) = E[(R - y)^+] = x E[(S - y / x)^+] at y = j h
-    xs = np.atleast_1d(np.asarray(xs, dtype=float))
-    j = np.arange(-1, n + 2)
-    P = xs[:, None] * S._stop_loss_all(h * j[None, :] / xs[:, None])      # P[:, j + 1]
-    consts = S._sf_all(w[None, :] / xs[:, None])
-    g = np.empty((xs.size, n + 1))
-    g[:, 0] = 1.0 - (P[:, 1] - P[:, 2]) / h                       # half hat on [0, h]
-    g[:, 1:] = (P[:, 1:-2] - 2.0 * P[:, 2:-1] + P[:, 3:]) / h         # full hats at l h
-    first = np.zeros((xs.size, n + 1))                             # rising half hat at w_i
-    first[:, 1:] = (P[:, 1:-2] - P[:, 2:-1]) / h - consts[:, 1:]
+    # the hat functions integrated against the law of R = x S exactly (_hat_weights)
+    laws = (np.atleast_1d(np.asarray(xs, dtype=float)), np.asarray(ws, dtype=float), S)
+    g, first, _, consts = _hat_weights(laws, _tail_lattice(laws, h, n + 2), h, n, 1, 0)
     omega = np.repeat(np.asarray(ws, dtype=float)[:, None], n + 1, axis=1)
     return _Discretisation(h, n, omega, consts, np.zeros(n + 1), toeplitz=(g, first),
-                           laws=(xs, np.asarray(ws, dtype=float), S))
+                           laws=laws)
 
 
 @dataclass
