@@ -111,6 +111,7 @@ class _Kernel:
         self.remove = remove                          # without: phi = 1 (M/G/1 queues)
         self.tasks = n + r if mds else r
         self.lam_t = lam * (n + r) / n if mds else lam * r
+        self.phi_scalar = self._phi_scalar()
 
     def phi(self, q):
         if not self.remove:
@@ -131,26 +132,32 @@ class _Kernel:
             below = below * rest + math.comb(self.tasks - 1, j) * power
         return np.maximum(1.0 - rest ** self.n * below, 0.0)
 
-    def phi_scalar(self, q: float) -> float:
-        """:meth:`phi` for one float (the march's inner loop): for ``m <= 8``,
-        ``1 - sum_{j < m} C(N-1, j) p^j (1-p)^(N-1-j)`` in Python floats (absolute error
-        ~1e-16, several times faster than a scalar ``betainc``)."""
-        if not self.remove:
-            return 1.0
-        p = 1.0 - q if q < 1.0 else 0.0
+    def _phi_scalar(self):
+        """:meth:`phi` for one float (the march's inner loop), as a function with the
+        kernel's constants bound: for ``m <= 8``, ``1 - sum_{j < m} C(N-1, j) p^j
+        (1-p)^(N-1-j)`` in Python floats (absolute error ~1e-16, several times faster than a
+        scalar ``betainc``)."""
+        if not self.remove or (self.mds and self.r == 0):
+            return lambda q: 1.0
         if not self.mds:
-            return p ** (self.r - 1)
-        if self.r == 0:
-            return 1.0
+            power = self.r - 1
+            return lambda q: (1.0 - q if q < 1.0 else 0.0) ** power
         if self.r > 8:
-            return float(special.betainc(self.r, self.n, p))
-        rest, term = 1.0 - p, 0.0
-        below = rest ** (self.tasks - 1)   # j = 0
-        term = below
-        for j in range(1, self.r):
-            term *= (self.tasks - j) / j * p / rest if rest > 0 else 0.0
-            below += term
-        return max(1.0 - below, 0.0) if rest > 0 else 1.0
+            return lambda q: float(special.betainc(self.r, self.n, 1.0 - q if q < 1.0 else 0.0))
+        first, ratios = self.tasks - 1, [(self.tasks - j) / j for j in range(1, self.r)]
+
+        def phi(q: float) -> float:
+            p = 1.0 - q if q < 1.0 else 0.0
+            rest = 1.0 - p
+            if rest <= 0:
+                return 1.0
+            below = term = rest ** first     # j = 0
+            for ratio in ratios:
+                term *= ratio * p / rest
+                below += term
+            return max(1.0 - below, 0.0)
+
+        return phi
 
     def batch_sf(self, q):
         """``P(C > t)`` from ``q = q(t)``."""
@@ -290,6 +297,7 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     blocks = _History(weights, M, fp, fm, history)
 
     a_in, b_in = blocks.a[:_LEAF].tolist(), blocks.b[:_LEAF].tolist()
+    mul, lam_slope = operator.mul, lam_t * slope
 
     def leaf(lo, hi):
         """March the nodes ``lo..hi - 1`` (not 0) of a block, column by column (the columns are
@@ -303,13 +311,13 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
             a = starts[col]
             for i in range(start, hi):
                 u = i - lo
-                c = (known[i - start] + sum(map(operator.mul, a_in[u:0:-1], fp_c))
-                     + sum(map(operator.mul, b_in[u:0:-1], fm_c)))
+                c = (known[i - start] + sum(map(mul, a_in[u:0:-1], fp_c))
+                     + sum(map(mul, b_in[u:0:-1], fm_c)))
                 A = F_prev + half * y_prev
-                y = y_prev
-                for _ in range(2):
-                    ph = phi(c + beta1 * y)
-                    y = lam_t * (A - c) * ph / (1.0 - lam_t * slope * ph)
+                ph = phi(c + beta1 * y_prev)   # two fixed-point steps from y = f^+_{i-1}
+                y = lam_t * (A - c) * ph / (1.0 - lam_slope * ph)
+                ph = phi(c + beta1 * y)
+                y = lam_t * (A - c) * ph / (1.0 - lam_slope * ph)
                 Fi, qi = A + half * y, c + beta1 * y
                 F_c.append(Fi)
                 fm_c.append(y)
@@ -328,9 +336,9 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     return F, fm, fp, qm, qp
 
 
-_LEAF = 32
-"""Nodes of the numpy march's blocks (:class:`_History`): history sums within a block are dot
-products per node, across blocks products of blocks."""
+_LEAF = 16
+"""Nodes of the numpy march's blocks (:class:`_History`): history sums within a block in Python
+floats per node, across blocks products of blocks (FFT or Toeplitz)."""
 _FFT_MIN = 512
 """Blocks of :class:`_History` from this size on are convolved by FFT, smaller ones by a
 Toeplitz matrix product."""
