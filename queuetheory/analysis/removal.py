@@ -214,6 +214,7 @@ class _Weights:
             self.G_right = self.G_left = R._cdf_all(h * np.arange(M + 1))
         self.alpha_rev = self.alpha[::-1].copy()     # alpha_rev[M - k] = alpha_k
         self.beta_rev = self.beta[::-1].copy()
+        self.spectra = {}                            # of _History, by block size
 
 
 def _split_cell(R: Distribution, a: float, h: float, c: float) -> tuple[float, float]:
@@ -363,7 +364,7 @@ class _History:
         self.a[1:M + 1] = weights.alpha
         self.b = np.zeros(self.size)
         self.b[1:M] = weights.beta[1:]
-        self.spectra = {}
+        self.spectra = weights.spectra   # kernels per block size, shared by the marches
 
     def run(self, leaf):
         """March every node ``1..M`` with ``leaf(lo, hi)`` (the block of nodes ``lo..hi - 1``)."""
