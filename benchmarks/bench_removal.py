@@ -9,7 +9,8 @@ a shared machine). The S&X march is compiled with numba when it is installed
 numba's cache, a one-off cost of about 0.5 s per process that the figures below leave out.
 The last table times the numpy path (numba hidden) and the numba path side by side in one run,
 for IR and S&X runtimes with the Facebook slowdowns and far-apart slowdowns (``S`` in {1, 10}
-w.p. 0.9, 0.1) at n + m = 5, 12, 30.
+w.p. 0.9, 0.1) at n + m = 5, 12, 30; the table before it the same for IR runtimes whose grids
+are refined to ``4 * 4096`` cells (high variance, long tails).
 """
 
 import os
@@ -68,6 +69,35 @@ def paths():
                   f"{row[2]:14.3f} {row[3]:7.3f}", flush=True)
 
 
+def ir_paths():
+    """CPU seconds of a point (mean and p99, best of 3) under IR runtimes whose grids are
+    refined to ``4 * 4096`` cells (high variance, long tails), numpy path and numba path of the
+    IR march side by side (the numpy march's history sums are a blocked FFT convolution)."""
+    compiled = removal.numba
+    cases = (("HyperExp [.95,.05],[1.9,.1]",
+              qt.HyperExponential([0.95, 0.05], [1.9, 0.1]), qt.MDS(4, 2), 0.5),
+             ("HyperExp [.9,.1],[2,.25]",
+              qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), qt.MDS(4, 2), 0.5),
+             ("Pareto(2.5, 0.6)", qt.Pareto(2.5, 0.6), qt.Replication(10, 2), 0.3),
+             ("Erlang(2, 2)", qt.Erlang(2, 2.0), qt.MDS(10, 4), 0.8),
+             ("Deterministic(1)", qt.Deterministic(1.0), qt.MDS(4, 2), 0.5))
+    print("IR march, numpy path vs numba path (CPU s; point best of 3)")
+    for name, R, policy, lam in cases:
+        row = []
+        for path in ("numpy", "numba") if compiled is not None else ("numpy",):
+            removal.numba = compiled if path == "numba" else None
+
+            def point(policy=policy, R=R, lam=lam):
+                p = qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=lam))
+                return p.mean, p.quantile(0.99)
+
+            row.append(_best(point)[1])
+        removal.numba = compiled
+        row += [float("nan")] * (2 - len(row))
+        print(f"  {name:28s} {policy.label():24s} lam={lam:3}  numpy {row[0]:6.3f} s  "
+              f"numba {row[1]:6.3f} s", flush=True)
+
+
 def main():
     laws = {"exponential": qt.IR(qt.Exponential(1.0)), "Erlang(2)": qt.IR(qt.Erlang(2, 2.0)),
             "deterministic": qt.IR(qt.Deterministic(1.0)),
@@ -108,4 +138,5 @@ if __name__ == "__main__":
         main()
     qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete([1, 2], [.7, .3])),
                          arrival_rate=0.3))
+    ir_paths()
     paths()
