@@ -284,6 +284,26 @@ def test_solve_based_stability_decision_agrees_with_frontier():
     assert not unstable.stable and "frontier 0.4943" in unstable.method
 
 
+def test_within_the_frontier_error_the_verdict_is_undecided_as_with_removal():
+    # one rule for every computed frontier (qt.analysis.frontier_verdict, shared with MDS and
+    # Replication with removal): at the frontier times 1 -+ 1e-12 no verdict and no number;
+    # beyond its error the frontier decides. Erlang(2, 2) at d = 2: frontier 0.911944 (error
+    # 1.2e-5). At 3 errors below it the grids find no stationary law (Newton stalls at
+    # residual 1e-6 on 3200 points): refused alike, not a RuntimeError
+    model, d = qt.IR(qt.Erlang(2, 2.0)), 2
+    lam_star, error = qt.stability_frontier(model, d, full_output=True)
+    assert 0 < error < 1e-4
+    for lam in (lam_star * (1 - 1e-12), lam_star * (1 + 1e-12)):
+        with pytest.raises(NotImplementedError, match="within the error .* undecided"):
+            qt.analyze(qt.System(qt.RedundancyD(d), model, lam))
+    above = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star + 3 * error))
+    assert not above.stable and above.mean == math.inf and "plus its error" in above.method
+    with pytest.raises(NotImplementedError, match="too close to the frontier"):
+        qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 3 * error))
+    below = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 100 * error))
+    assert below.stable and math.isfinite(below.mean) and "minus its error" in below.method
+
+
 # ----------------------------------------------------------------------- simulation checks
 def test_mean_field_against_simulation_k250_fast():
     # lam = 0.6, d = 3 at k = 250; finite-k allowance 1% (the measured finite-k bias at

@@ -9,7 +9,7 @@ from ..policies import nearest
 from ..prediction import AccuracyWarning, Prediction
 from ..system import System
 
-__all__ = ["analyze", "register"]
+__all__ = ["analyze", "frontier_verdict", "register"]
 
 _HANDLERS: dict[type, Callable[[System], Prediction]] = {}
 
@@ -40,6 +40,49 @@ def register(*policy_types: type):
     return decorate
 
 
+def frontier_verdict(label: str, arrival_rate: float, frontier: float, error: float) -> bool:
+    """Whether a system is stable, from a computed stability frontier and its error.
+
+    One rule for every policy whose frontier is computed rather than known exactly: stable
+    below ``frontier - error``, unstable at or above ``frontier + error`` (``frontier`` when the
+    error is 0); in between the verdict is undecided and no number is given.
+
+    Parameters
+    ----------
+    label : str
+        The policy and runtime model, for the message.
+    arrival_rate, frontier, error : float
+        The arrival rate per server, the frontier and its estimated absolute error.
+
+    Returns
+    -------
+    bool
+        ``True`` if stable, ``False`` if unstable.
+
+    Raises
+    ------
+    NotImplementedError
+        When ``|arrival_rate - frontier| < error`` (use :func:`simulate`, or an arrival rate
+        further from the frontier).
+
+    Examples
+    --------
+    >>> from queuetheory.analysis import frontier_verdict
+    >>> frontier_verdict("Redundancy-2", 0.5, 0.6, 1e-6)
+    True
+    >>> frontier_verdict("Redundancy-2", 0.7, 0.6, 0.0)
+    False
+    """
+    if arrival_rate >= frontier + error:
+        return False
+    if arrival_rate <= frontier - error:
+        return True
+    raise NotImplementedError(
+        f"{label}: arrival_rate = {arrival_rate!r} is within the error {error:.2g} of the "
+        f"stability frontier {frontier:.10g}, so whether the system is stable is undecided; "
+        f"use qt.simulate, or an arrival_rate further from the frontier")
+
+
 def analyze(system: System) -> Prediction:
     """Predict the response time of ``system`` from the formulas.
 
@@ -63,7 +106,10 @@ def analyze(system: System) -> Prediction:
     Raises
     ------
     NotImplementedError
-        When no analysis exists for the policy and runtime model (use :func:`simulate`).
+        When no analysis exists for the policy and runtime model (use :func:`simulate`), or
+        the arrival rate lies within the estimated error of a computed stability frontier
+        (Redundancy-d mean-field, MDS and Replication with removal): whether the system is
+        stable is then undecided (:func:`frontier_verdict`).
 
     Warns
     -----

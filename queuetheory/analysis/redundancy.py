@@ -32,7 +32,7 @@ from ..quadrature import moment_from_sf
 from ..response import ResponseLaw
 from ..runtime import IR, RuntimeModel
 from ..system import System
-from . import meanfield, register
+from . import frontier_verdict, meanfield, register
 from .riq import analyze_riq
 
 __all__ = [
@@ -335,13 +335,9 @@ def _ir_exponential(system: System) -> Prediction:
 
 
 @lru_cache(maxsize=256)
+@lru_cache(maxsize=256)
 def _frontier_and_error(model: RuntimeModel, d: int, points: int) -> tuple[float, float]:
     return meanfield.frontier_extrapolated(model, d, points=points)
-
-
-@lru_cache(maxsize=256)
-def _frontier_cached(model: RuntimeModel, d: int, points: int) -> float:
-    return _frontier_and_error(model, d, points)[0]
 
 
 def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 400,
@@ -412,10 +408,8 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
         value, error = float(runtime.R.rate), 0.0
     elif d == 1:
         value, error = 1.0 / runtime.mean_runtime(), 0.0
-    elif full_output:
-        value, error = _frontier_and_error(runtime, d, points)
     else:
-        return float(_frontier_cached(runtime, d, points))
+        value, error = _frontier_and_error(runtime, d, points)
     return (float(value), float(error)) if full_output else float(value)
 
 
@@ -486,14 +480,16 @@ def _mean_field(system: System) -> Prediction:
         result = None
     frontier = None
     if result is None or 1.0 - result.fine.busy_fraction < _NEAR_FRONTIER:
-        frontier = stability_frontier(model, d, points=points)
-        frontier_text = _frontier_text(model, d, points, lam, frontier)
-        if too_large is not None and lam < frontier:
+        frontier, error = _frontier_and_error(model, d, points)
+        frontier_text = f"stability frontier {frontier:.6g} (estimated error {error:.2g})"
+        stable = frontier_verdict(f"Redundancy-d (d={d}), {model.name} runtimes", lam,
+                                  frontier, error)
+        if too_large is not None and stable:
             raise too_large
-        if not lam < frontier:
+        if not stable:
             method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
                       f"approximation, {where}: unstable, the arrival rate is at or above the "
-                      f"{frontier_text} (no stationary workload law)")
+                      f"{frontier_text} plus its error (no stationary workload law)")
             return Prediction(system, method=method, exact=False, stable=False,
                               mean=math.inf, busy_fraction=1.0, assumptions=assumptions,
                               references=_REFERENCES)
@@ -507,13 +503,15 @@ def _mean_field(system: System) -> Prediction:
             except meanfield.MeanFieldError:
                 result = None
         if result is None:
-            raise meanfield.MeanFieldError(
-                f"no mean-field solution found at arrival rate {lam} although it is below "
-                f"the stability frontier {frontier:.6g}: too close to the frontier")
+            raise NotImplementedError(
+                f"Redundancy-d (d={d}), {model.name} runtimes: no mean-field solution found at "
+                f"arrival_rate = {lam!r}, below the {frontier_text} minus its error: too close "
+                f"to the frontier for the grid; use qt.simulate, or an arrival_rate further "
+                f"from the frontier")
     fine = result.fine
     n, h = fine.grid.size - 1, float(fine.grid[1])
     busy = result.busy_fraction
-    stability = (f"stable: arrival rate below the {frontier_text}"
+    stability = (f"stable: arrival rate below the {frontier_text} minus its error"
                  if frontier is not None else
                  "stable: a stationary workload law exists at this arrival rate (busy "
                  f"fraction {busy:.4g} < 1; the arrival rate increases with the "
@@ -561,18 +559,6 @@ def _mean_field(system: System) -> Prediction:
                       response_time=response_time, busy_fraction=busy, cost=busy / lam,
                       assumptions=assumptions, references=_REFERENCES,
                       errors={"mean": result.mean_error, "busy_fraction": result.busy_error})
-
-
-def _frontier_text(model, d, points, lam, frontier) -> str:
-    """The frontier with its estimated error, and whether ``lam`` lies within that error."""
-    if _is_ir_exponential(model) or d == 1:
-        return f"stability frontier {frontier:.6g} (exact)"
-    error = _frontier_and_error(model, d, points)[1]
-    text = f"stability frontier {frontier:.6g} (estimated error {error:.2g})"
-    if abs(lam - frontier) <= error:
-        text += (", within whose error the arrival rate lies: the verdict is uncertain, "
-                 "check it by simulation")
-    return text
 
 
 def _resolved(quantile):

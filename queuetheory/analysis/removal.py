@@ -80,6 +80,7 @@ from ..prediction import Prediction
 from ..response import ResponseLaw
 from ..runtime import IR, SX
 from ..system import System
+from . import frontier_verdict
 from .mds import BatchCompletionTime
 
 try:
@@ -1437,18 +1438,19 @@ def _grid_or_frontier(system: System, name: str, assumptions: tuple,
                                    full_output=True)
     except RemovalError:
         return prediction
-    if lam >= lam_star + error:
-        method = (f"{name}: unstable, arrival_rate >= the stability frontier {lam_star:.10g} "
-                  f"(error {error:.2g}; travelling-front equation, see qt.stability_frontier)")
-        return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
-                          busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
-                          references=_REFERENCES)
-    if lam > lam_star - error:
-        raise NotImplementedError(
-            f"{policy.label()} with removal: arrival_rate = {lam!r} is within the error "
-            f"{error:.2g} of the stability frontier {lam_star:.10g}, so whether the system is "
-            f"stable is undecided; use qt.simulate, or an arrival_rate further from the frontier")
-    return prediction
+    if frontier_verdict(f"{policy.label()} with removal", lam, lam_star, error):
+        return prediction
+    return _beyond_frontier(system, name, assumptions, lam_star, error)
+
+
+def _beyond_frontier(system: System, name: str, assumptions: tuple, lam_star: float,
+                     error: float) -> Prediction:
+    """The unstable result at or beyond the frontier plus its error."""
+    method = (f"{name}: unstable, arrival_rate >= the stability frontier {lam_star:.10g} "
+              f"(error {error:.2g}; travelling-front equation, see qt.stability_frontier)")
+    return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                      busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
+                      references=_REFERENCES)
 
 
 def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Prediction:
@@ -1758,20 +1760,17 @@ def _analyze_sx(system: System) -> Prediction:
 
 def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Prediction:
     """No stationary law on the grid: beyond the no-removal limit decide by the frontier
-    (unstable at or above it), else refuse pointing to simulate."""
+    (:func:`~queuetheory.analysis.frontier_verdict`), else refuse pointing to simulate."""
     policy, lam = system.policy, system.arrival_rate
     if kernel.lam_t * runtime.mean_runtime() >= 1:
         try:
-            lam_star = frontier(policy, runtime if isinstance(runtime, SX) else runtime.R)
+            lam_star, spread = frontier(policy, runtime if isinstance(runtime, SX) else runtime.R,
+                                        full_output=True)
         except RemovalError:
             lam_star = None
-        if lam_star is not None and lam >= lam_star:
-            method = (f"{name}: unstable, arrival_rate >= the stability frontier "
-                      f"{lam_star:.6g} (travelling-front equation, see qt.stability_frontier)")
-            return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
-                              busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
-                              references=_REFERENCES)
         if lam_star is not None:
+            if not frontier_verdict(f"{policy.label()} with removal", lam, lam_star, spread):
+                return _beyond_frontier(system, name, assumptions, lam_star, spread)
             error = f"{error} (stability frontier {lam_star:.6g})"
     hint = ""
     if (policy.m == 0) if isinstance(policy, MDS) else (policy.d == 1):
