@@ -200,7 +200,10 @@ class Distribution:
     public method clips probabilities to ``[0, 1]``, densities to ``>= 0`` and quantiles to
     ``[a, b]`` (the round-off of a formula), and rejects NaN. A new family needs ``_cdf`` or
     ``_sf`` (and ``_support`` if it is not ``(0, inf)``); ``_pdf``, ``_ppf``, ``_isf``, moments
-    and the Laplace-Stieltjes transform have numerical fallbacks.
+    and the Laplace-Stieltjes transform have numerical fallbacks. A law with atoms and a
+    continuous part names its atoms with ``_point_masses()`` (mixtures, minima and scaled
+    copies derive theirs from their parts): the fallbacks then sum over the atoms exactly and
+    integrate only between them, where the quantile function has no jump.
 
     Code that composes laws (mixtures, products, order statistics, the analyses) evaluates
     its parts with ``_cdf_all``, ``_sf_all``, ``_pdf_all``, ``_ppf_all`` and ``_isf_all``: the
@@ -299,6 +302,15 @@ class Distribution:
         (array([1., 3.]), array([0.25, 0.75]))
         """
         return self._atoms
+
+    def _point_masses(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(values, probs)`` of every atom, sorted, for a law that may also have a
+        continuous part (empty arrays for a law without atoms); ``None`` when a law with atoms
+        does not know them. :meth:`_expect` sums over them and integrates the continuous part
+        between the levels where the quantile function jumps."""
+        if not self._has_atoms:
+            return np.empty(0), np.empty(0)
+        return self.atoms
 
     def cdf(self, x):
         """Cumulative distribution function ``P(X <= x)``."""
@@ -575,6 +587,40 @@ class Distribution:
                                          posinf=np.finfo(float).max)
         return cache[level]
 
+    @cached_property
+    def _continuous_pieces(self):
+        """The atoms and the probability levels between which the quantile function is
+        continuous: ``(values, probs, low, upper_complement)`` with pieces ``[low[k], 1 -
+        upper_complement[k]]`` (complements from ``sf`` keep tail levels accurate); ``None``
+        when the law has no atoms or does not know them (one piece, ``[0, 1]``)."""
+        masses = self._point_masses()
+        if masses is None or masses[0].size == 0:
+            return None
+        values, probs = masses
+        below = self._sf_all(values)        # P(X > v): the upper end of the next piece up
+        low = np.concatenate([[0.0], 1.0 - below])
+        complement = np.concatenate([below + probs, [0.0]])
+        keep = (1.0 - complement) - low > 1e-15
+        return values, probs, low[keep], complement[keep]
+
+    def _piece_quantiles(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """Quantiles at the level-``level`` nodes of the rule mapped onto each continuous piece
+        of a law with atoms, and their weights (cached per level)."""
+        cache = self.__dict__.setdefault("_piece_cache", {})
+        if level not in cache:
+            _, _, low, complement = self._continuous_pieces
+            u, one_minus_u, weights = _tanh_sinh_level(level)[:3]
+            length = (1.0 - complement) - low
+            level_u = low[:, None] + length[:, None] * u
+            level_c = complement[:, None] + length[:, None] * one_minus_u
+            half = level_u <= 0.5
+            with np.errstate(divide="ignore"):
+                x = np.where(half, self._ppf_all(np.where(half, level_u, 0.5)),
+                             self._isf_all(np.where(half, 0.5, level_c)))
+            x = np.nan_to_num(np.asarray(x, dtype=float), posinf=np.finfo(float).max)
+            cache[level] = x.ravel(), (length[:, None] * weights).ravel()
+        return cache[level]
+
     def _expect(self, integrand, s, decay=None):
         """``E[integrand(s, X)]`` for an array ``s``, by the nested tanh-sinh rule in probability
         space, ``int_0^1 integrand(s, ppf(u)) du``.
@@ -583,8 +629,10 @@ class Distribution:
         successive levels agree to ``_TS_TOL``, at most to level ``_TS_MAX_LEVEL``. Oscillating
         integrands such as ``exp(-s x)`` with ``|Im s| >> Re s``, met on the contours of Laplace
         inversion, need the finer levels; real ``s`` stop at level 1 or 2. Where the cap is
-        reached (non-smooth quantile functions, such as a discrete law's) the finest estimate
-        is returned. ``decay`` (an array like
+        reached (a quantile function with a jump or kink inside a piece) the finest estimate
+        is returned. A law whose atoms are known (:meth:`_point_masses`) is the sum over its
+        atoms plus the rule on each piece between the levels where the quantile function
+        jumps, so the rule never meets a jump. ``decay`` (an array like
         ``s``, optional) bounds the integrand by ``exp(-decay x)``: nodes where that is below
         1e-18 are skipped.
         """
@@ -594,13 +642,22 @@ class Distribution:
         if decay is not None:
             with np.errstate(divide="ignore"):
                 cutoff = 41.5 / np.broadcast_to(decay, s.shape).ravel()
+        pieces = self._continuous_pieces
+        atoms = 0.0
+        if pieces is not None:
+            atoms = _over_atoms(integrand, flat, pieces[0], pieces[1])
+            if pieces[2].size == 0:
+                return atoms.reshape(s.shape)
         total = np.zeros(flat.size, dtype=complex)
         estimate = np.zeros(flat.size, dtype=complex)
         change = np.full(flat.size, np.nan)  # no estimate of the error before level 1
         active = np.arange(flat.size)
         for level in range(_TS_MAX_LEVEL + 1):
-            x = self._level_quantiles(level)
-            weights, norm = _tanh_sinh_level(level)[2:]
+            if pieces is None:
+                x, weights = self._level_quantiles(level), _tanh_sinh_level(level)[2]
+            else:
+                x, weights = self._piece_quantiles(level)
+            norm = _tanh_sinh_level(level)[3]
             new = _sum_by_blocks(integrand, flat[active], x, weights, cutoff[active])
             total[active] = (0.5 if level else 1.0) * total[active] + new
             previous, before = estimate[active], change[active]
@@ -615,7 +672,7 @@ class Distribution:
             active = active[~done]
             if active.size == 0:
                 break
-        return estimate.reshape(s.shape)
+        return (estimate + atoms).reshape(s.shape)
 
     def _lst(self, s):
         def compute():
@@ -1398,6 +1455,14 @@ class Mixture(Distribution):
                           np.concatenate([w * a[1] for a, w in parts]))
         return merged.values, merged.probs
 
+    def _point_masses(self):
+        parts = [(c._point_masses(), w) for c, w in zip(self.components, self.weights) if w > 0]
+        if any(m is None for m, _ in parts):
+            return None
+        values, where = np.unique(np.concatenate([m[0] for m, _ in parts]), return_inverse=True)
+        probs = np.bincount(where, np.concatenate([w * m[1] for m, w in parts]), values.size)
+        return values, probs
+
     def _combine(self, hook, x):
         return sum(w * getattr(c, hook)(x) for c, w in zip(self.components, self.weights))
 
@@ -1806,6 +1871,14 @@ class _Minimum(Distribution):
         base = self.base.atoms
         return None if base is None else Discrete(*base).minimum(self.i).atoms
 
+    def _point_masses(self):
+        masses = self.base._point_masses()
+        if masses is None or masses[0].size == 0:
+            return masses
+        values, probs = masses
+        above = self.base._sf_all(values)          # P(min > v) = P(X > v)^i
+        return values, (above + probs) ** self.i - above**self.i
+
     def _sf(self, x):
         return self.base._sf_all(x) ** self.i
 
@@ -1859,6 +1932,10 @@ class _Scaled(Distribution):
     def atoms(self):
         base = self.base.atoms
         return None if base is None else (self.c * base[0], base[1])
+
+    def _point_masses(self):
+        masses = self.base._point_masses()
+        return None if masses is None else (self.c * masses[0], masses[1])
 
     def _cdf(self, x):
         return self.base._cdf_all(x / self.c)
