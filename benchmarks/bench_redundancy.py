@@ -50,7 +50,6 @@ def main():
     for lam, d in [(0.6, 3), (0.7, 5), (0.5, 10), (0.45, 20), (0.7, 10), (0.66, 10)]:
         best = (float("inf"), float("inf"))
         for _ in range(3):
-            redundancy._frontier_cached.cache_clear()
             redundancy._frontier_and_error.cache_clear()
             t, c = time.perf_counter(), time.process_time()
             p = qt.analyze(qt.System(qt.RedundancyD(d), model, lam))

@@ -237,6 +237,8 @@ class _EFSBusyTransform:
     def __call__(self, s):
         z = _safe(s)
         b = self.B.lst(s)
-        excess = (1 - self.Be.lst(s)) / (z * self.be1)
+        # Random (d = 1): the first service is the service (a costly transform, once)
+        be = b if self.Be is self.B else self.Be.lst(s)
+        excess = (1 - be) / (z * self.be1)
         wait = (1 - self.rho_b) * z / (z - self.lam_b * (1 - b))
         return _one_at_zero(s, excess * wait * b)

@@ -296,12 +296,25 @@ def test_within_the_frontier_error_the_verdict_is_undecided_as_with_removal():
     for lam in (lam_star * (1 - 1e-12), lam_star * (1 + 1e-12)):
         with pytest.raises(NotImplementedError, match="within the error .* undecided"):
             qt.analyze(qt.System(qt.RedundancyD(d), model, lam))
+        with pytest.raises(NotImplementedError, match="undecided"):
+            qt.smallest_unstable_d(model, lam, d_max=d)
+    assert qt.smallest_unstable_d(model, lam_star + 3 * error, d_max=d) == d
     above = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star + 3 * error))
     assert not above.stable and above.mean == math.inf and "plus its error" in above.method
     with pytest.raises(NotImplementedError, match="too close to the frontier"):
         qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 3 * error))
     below = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 100 * error))
     assert below.stable and math.isfinite(below.mean) and "minus its error" in below.method
+
+
+def test_frontier_verdict_rejects_a_negative_or_nan_error():
+    from queuetheory.analysis import frontier_verdict
+
+    for error, frontier in ((-0.1, 0.6), (math.nan, 0.6), (0.0, math.nan)):
+        with pytest.raises(ValueError, match="error must be a number >= 0"):
+            frontier_verdict("Redundancy-2", 0.55, frontier, error)
+    assert frontier_verdict("Redundancy-2", 0.5, 0.75, 0.25) is True       # the lower end
+    assert frontier_verdict("Redundancy-2", 1.0, 0.75, 0.25) is False      # the upper end
 
 
 # ----------------------------------------------------------------------- simulation checks

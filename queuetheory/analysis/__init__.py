@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 
@@ -64,6 +65,8 @@ def frontier_verdict(label: str, arrival_rate: float, frontier: float, error: fl
     NotImplementedError
         When ``|arrival_rate - frontier| < error`` (use :func:`simulate`, or an arrival rate
         further from the frontier).
+    ValueError
+        When ``error`` is negative or NaN, or ``frontier`` is NaN.
 
     Examples
     --------
@@ -73,6 +76,9 @@ def frontier_verdict(label: str, arrival_rate: float, frontier: float, error: fl
     >>> frontier_verdict("Redundancy-2", 0.7, 0.6, 0.0)
     False
     """
+    if not error >= 0 or math.isnan(frontier):
+        raise ValueError(f"error must be a number >= 0 and frontier a number, got error = "
+                         f"{error!r}, frontier = {frontier!r}")
     if arrival_rate >= frontier + error:
         return False
     if arrival_rate <= frontier - error:
@@ -109,7 +115,7 @@ def analyze(system: System) -> Prediction:
         When no analysis exists for the policy and runtime model (use :func:`simulate`), or
         the arrival rate lies within the estimated error of a computed stability frontier
         (Redundancy-d mean-field, MDS and Replication with removal): whether the system is
-        stable is then undecided (:func:`frontier_verdict`).
+        stable is then undecided (``queuetheory.analysis.frontier_verdict``).
 
     Warns
     -----

@@ -335,7 +335,6 @@ def _ir_exponential(system: System) -> Prediction:
 
 
 @lru_cache(maxsize=256)
-@lru_cache(maxsize=256)
 def _frontier_and_error(model: RuntimeModel, d: int, points: int) -> tuple[float, float]:
     return meanfield.frontier_extrapolated(model, d, points=points)
 
@@ -430,7 +429,14 @@ def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: in
     decreases with ``d`` (as it does in every case computed, e.g. the Facebook slowdowns with
     exponential ``X``: 0.910, 0.839, 0.768, 0.663, 0.494 at d = 2, 3, 5, 10, 20). ``None`` if
     the system is stable for every ``d <= d_max`` (IR exponential: for every ``d`` iff
-    ``arrival_rate < mu``).
+    ``arrival_rate < mu``). Each ``d`` is judged by the rule of :func:`analyze` (the frontier
+    with its error, ``queuetheory.analysis.frontier_verdict``).
+
+    Raises
+    ------
+    NotImplementedError
+        When ``arrival_rate`` lies within the estimated error of the frontier at a ``d`` the
+        bisection probes: whether that ``d`` is stable is undecided.
 
     Examples
     --------
@@ -444,7 +450,9 @@ def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: in
         return None if lam < runtime.R.rate else 1
 
     def unstable(d):
-        return lam >= stability_frontier(runtime, d, points=points)
+        frontier, error = stability_frontier(runtime, d, points=points, full_output=True)
+        return not frontier_verdict(f"Redundancy-d (d={d}), {runtime.name} runtimes", lam,
+                                    frontier, error)
 
     if not unstable(d_max):
         return None

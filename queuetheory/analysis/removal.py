@@ -1447,7 +1447,8 @@ def _beyond_frontier(system: System, name: str, assumptions: tuple, lam_star: fl
                      error: float) -> Prediction:
     """The unstable result at or beyond the frontier plus its error."""
     method = (f"{name}: unstable, arrival_rate >= the stability frontier {lam_star:.10g} "
-              f"(error {error:.2g}; travelling-front equation, see qt.stability_frontier)")
+              f"plus its estimated error {error:.2g} (travelling-front equation, see "
+              f"qt.stability_frontier)")
     return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
                       busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
                       references=_REFERENCES)
@@ -1760,7 +1761,7 @@ def _analyze_sx(system: System) -> Prediction:
 
 def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Prediction:
     """No stationary law on the grid: beyond the no-removal limit decide by the frontier
-    (:func:`~queuetheory.analysis.frontier_verdict`), else refuse pointing to simulate."""
+    (``queuetheory.analysis.frontier_verdict``), else refuse pointing to simulate."""
     policy, lam = system.policy, system.arrival_rate
     if kernel.lam_t * runtime.mean_runtime() >= 1:
         try:
