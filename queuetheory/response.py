@@ -475,9 +475,7 @@ class ResponseTime(ResponseLaw):
 
         def evaluate(t, density=False, refine=True):
             cdf, sf = weight * law.cdf(t), weight * law.sf(t)
-            # the density of the known part (between its atoms, if any, where it has none)
-            pdf = (weight * law.pdf(t) if density and not law._has_atoms else
-                   np.zeros(t.shape) if density else None)
+            pdf = weight * _density_between_atoms(law, t) if density else None
             if inversion is None:
                 return cdf, sf, pdf, np.zeros(t.shape), np.zeros(t.shape)
             part_cdf, part_sf, part_pdf, err_cdf, err_sf = inversion(t, density, refine)
@@ -539,13 +537,15 @@ class ResponseTime(ResponseLaw):
         out, err = np.zeros(q.size), np.zeros(q.size)
         todo = q > self._atom_at_zero()
         if todo.any():
-            roots, lo, hi = transforms._solve_levels(evaluate, q[todo], self._hint or 1.0,
-                                                     _RTOL)
+            roots, lo, hi, step = transforms._solve_levels(evaluate, q[todo],
+                                                           self._hint or 1.0, _RTOL)
             roots, snapped = self._snap(roots, lo, hi)
             out[todo] = roots
-            inner = np.flatnonzero(todo)[(roots > 0) & ~snapped]
+            keep = (roots > 0) & ~snapped
+            inner = np.flatnonzero(todo)[keep]
             if inner.size:
-                err[inner] = transforms._quantile_error(evaluate, out[inner], _RTOL)
+                err[inner] = (transforms._quantile_error(evaluate, out[inner], _RTOL)
+                              + step[keep])
         out = np.maximum(transforms._monotone(q, out), self._lower)
         return out, err
 
@@ -683,6 +683,18 @@ def _zero(s):
 
 def _clip(value: mpmath.mpf) -> mpmath.mpf:
     return min(max(value, mpmath.mpf(0)), mpmath.mpf(1))
+
+
+def _density_between_atoms(law: Distribution, t: np.ndarray) -> np.ndarray:
+    """The density of ``law`` at ``t``, of its continuous part for a law with atoms whose
+    atoms are known (a mixture of a deterministic and a continuous law: the slope the quantile
+    search needs, which was taken as 0 and made Newton converge linearly); 0 for a law on
+    finitely many points or whose atoms are unknown."""
+    if not law._has_atoms:
+        return law.pdf(t)
+    if law.atoms is not None or law._point_masses() is None:
+        return np.zeros(t.shape)
+    return law._pdf_all(t)
 
 
 def _atom_values(law: Distribution) -> np.ndarray | None:

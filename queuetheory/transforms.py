@@ -573,18 +573,20 @@ def _objective(upper, log_target, cdf, sf):
 
 
 def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
-                  maxiter: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  maxiter: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised safeguarded Newton (rtsafe) on the log-CDF or log-SF, one root per level.
 
     ``evaluate(t, density, refine)`` returns ``(cdf, sf, pdf, err_cdf, err_sf)`` at a 1-d array
     of times in ``(0, inf)`` (``refine=False``: from the first rule of the inversion only, as
     :class:`_Inversion`); the CDF may jump (Newton steps stay inside the bracket, bisection
-    otherwise, which converges onto a jump). Returns the roots and their final brackets
-    ``lo <= t <= hi``.
+    otherwise, which converges onto a jump). Returns the roots, their final brackets
+    ``lo <= t <= hi`` and the last Newton step of the roots where the refined iteration stopped
+    because that step fell below the root's error estimate (0 elsewhere): a quantile's error
+    estimate adds it.
     """
     upper = q > 0.5
     log_target = np.where(upper, np.log1p(-q), np.log(q))
-    t, lo, hi = _solve(evaluate, upper, log_target, scale, rtol, maxiter)
+    t, lo, hi, step = _solve(evaluate, upper, log_target, scale, rtol, maxiter)
     # The first rule's estimate can be far too small near a kink, so a side judged sure may be
     # wrong: a root the refined inversion does not confirm (the level between the CDF at
     # t -+ its error estimate) is solved again on the refined inversion alone.
@@ -593,9 +595,9 @@ def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
         def refined(x, density=False, refine=True):
             return evaluate(x, density, True)
 
-        t[redo], lo[redo], hi[redo] = _solve(refined, upper[redo], log_target[redo], scale,
-                                             rtol, maxiter)
-    return t, lo, hi
+        t[redo], lo[redo], hi[redo], step[redo] = _solve(refined, upper[redo],
+                                                         log_target[redo], scale, rtol, maxiter)
+    return t, lo, hi, step
 
 
 def _solve(evaluate, upper, log_target, scale, rtol, maxiter):
@@ -604,12 +606,13 @@ def _solve(evaluate, upper, log_target, scale, rtol, maxiter):
         t = lo - hlo * (hi - lo) / (hhi - hlo)
     t = np.where((t > lo) & (t < hi), t, 0.5 * (lo + hi))
     dx_old = hi - lo
+    step = np.zeros(t.size)
     # first on the first rule alone (cheap, close to the root), moving the bracket only where
     # the sign is sure; then on the refined inversion from there
     for refine in (False, True):
-        _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter)
+        _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter, step)
         dx_old = hi - lo
-    return t, lo, hi
+    return t, lo, hi, step
 
 
 def _confirmed(evaluate, t, upper, log_target, rtol):
@@ -639,10 +642,14 @@ def _confirmed(evaluate, t, upper, log_target, rtol):
     return ok
 
 
-def _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter):
+def _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxiter, step):
     """Safeguarded Newton steps of :func:`_solve_levels`, updating ``t``, ``lo``, ``hi`` and
     ``dx_old`` in place until converged (``refine=False``: on the first rule of the
-    inversion, with the bracket moved only where the sign is beyond doubt)."""
+    inversion, with the bracket moved only where the sign is beyond doubt). On the refined
+    inversion a root is also converged when the next step is below its error estimate (the
+    CDF's error over the density: steps within the noise of the inversion, each at the finest
+    rule near a kink, cannot locate the root better); that step is written to ``step``, which
+    the quantile's error estimate adds."""
     active = hi > 0
     for _ in range(maxiter):
         idx = np.flatnonzero(active)
@@ -667,6 +674,13 @@ def _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxite
         dx_old[idx] = t_new - ti
         done = ((h == 0) | (np.abs(t_new - ti) <= rtol * t_new)
                 | (hi[idx] - lo[idx] <= rtol * hi[idx]))
+        if refine:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                noise = np.where(pdf > 0, np.minimum(err_cdf, err_sf) / pdf, np.inf)
+            # (not where the density vanishes: bisection then closes the bracket on a jump)
+            within = ~done & np.isfinite(noise) & (np.abs(t_new - ti) <= noise)
+            step[idx[within]] = np.abs(t_new - ti)[within]
+            done |= within
         # a converged root stays at the time last evaluated (within rtol of the next step),
         # where the refined inversion already holds its density and error estimate
         t[idx] = np.where(done & refine, ti, t_new)
@@ -786,11 +800,12 @@ def invert_quantile(lst: LST, q: ArrayLike, *, mean: float | None = None, rtol: 
     out, err = np.zeros(flat.size), np.zeros(flat.size)
     todo = flat > _atom_at_zero(lst)
     if todo.any():
-        out[todo] = _solve_levels(inversion, flat[todo], scale, rtol)[0]
+        out[todo], _, _, step = _solve_levels(inversion, flat[todo], scale, rtol)
+        err[todo] = step
     out = _monotone(flat, out)
     inner = out > 0
     if full_output and inner.any():
-        err[inner] = _quantile_error(inversion, out[inner], rtol)
+        err[inner] += _quantile_error(inversion, out[inner], rtol)
     value = _shaped(out, arr)
     return (value, _shaped(err, arr)) if full_output else value
 

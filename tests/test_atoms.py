@@ -98,3 +98,22 @@ def test_a_tail_piece_beyond_an_atom_keeps_its_relative_accuracy():
     many = qt.Mixture([qt.Discrete(np.linspace(0.1, 10, n), np.full(n, 1 / n)),
                        qt.Exponential(1.0)], [0.5, 0.5]).minimum(2)
     assert many._point_masses()[0].size == n and many._continuous_pieces is None
+
+
+@pytest.mark.parametrize("level, true", [
+    (0.99, 5.01892011420),
+    pytest.param(0.95, 3.08664115314, marks=pytest.mark.slow),   # 20-80 s: kinks nearby
+])
+def test_riq_runtime_with_an_atom_and_a_density_against_an_mpmath_inversion(level, true):
+    # RIQ(2), IR 0.5 Deterministic(1) + 0.5 Exponential(1), lam = 0.5. The known part (the
+    # fastest of the idle replicas) has an atom and a density: its density was taken as 0, so
+    # the quantile search's slope was short and Newton converged linearly (p95: 82 s). The
+    # reference shares only the model with the library: b from b (1 - lam b E[B]) =
+    # (1 - b) lam d E[B_e](b) by mp.findroot, the transforms in closed form (the fastest of two:
+    # 1 - s int exp(-s x) P(R > x)^2 dx), the queueing part inverted by mp.invertlaplace
+    # (de Hoog) at 60 and 90 digits, which agree to 4e-12; the root by mp.findroot:
+    #   p99 5.0189201142029891 / 5.0189201141986334, p95 3.0866411531393470 / 3.086641153135072
+    R = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5])
+    p = qt.analyze(qt.System(qt.RIQ(2), qt.IR(R), arrival_rate=0.5))
+    value, error = p.response_time.ppf(level, full_output=True)
+    assert abs(value - true) <= error + 1e-11 and error < 1e-6 * true
