@@ -14,6 +14,8 @@ from .quadrature import moment_from_sf
 
 __all__ = ["ResponseLaw", "ResponseTime"]
 
+_JUMPS_CHECKED = 64
+"""Most atoms of a split-off law whose jumps are checked before the quantile search."""
 _RTOL = 1e-10
 """Relative tolerance of the fast quantile solver."""
 
@@ -537,6 +539,9 @@ class ResponseTime(ResponseLaw):
         out, err = np.zeros(q.size), np.zeros(q.size)
         todo = q > self._atom_at_zero()
         if todo.any():
+            found, where = self._in_known_jumps(evaluate, q)
+            out[found], todo = where[found], todo & ~found
+        if todo.any():
             roots, lo, hi, step = transforms._solve_levels(evaluate, q[todo],
                                                            self._hint or 1.0, _RTOL)
             roots, snapped = self._snap(roots, lo, hi)
@@ -548,6 +553,35 @@ class ResponseTime(ResponseLaw):
                               + step[keep])
         out = np.maximum(transforms._monotone(q, out), self._lower)
         return out, err
+
+    def _in_known_jumps(self, evaluate, q):
+        """Levels inside a jump of the CDF at an atom ``v > 0`` of the split-off law, beyond
+        the CDF's error at either end: their quantile is ``v`` exactly (no search). Returns a
+        mask of such levels and the atom of each."""
+        found, where = np.zeros(q.size, dtype=bool), np.zeros(q.size)
+        values = _atom_values(self._split[1]) if self._split is not None else None
+        if values is None or not 0 < values.size <= _JUMPS_CHECKED:
+            return found, where
+        weight, law = self._split[:2]
+        values = values[values > 0]
+        mass = weight * (law.cdf(values) - law.cdf(np.nextafter(values, 0.0)))
+        values = values[mass > 0]
+        if not values.size:
+            return found, where
+        mass = mass[mass > 0]
+        # the first rule first (cheap): only jumps that may hold a level are refined
+        upper, _, _, error = evaluate(values, False, False)[:4]
+        near = ((q[:, None] > upper - mass - 4 * error - 1e-9)
+                & (q[:, None] <= upper + 4 * error + 1e-9)).any(axis=0)
+        if not near.any():
+            return found, where
+        values, mass = values[near], mass[near]
+        upper, _, _, error = evaluate(values, False, True)[:4]
+        lower = upper - mass
+        inside = (q[:, None] > lower + error) & (q[:, None] <= upper - error)
+        found = inside.any(axis=1)
+        where[found] = values[np.argmax(inside[found], axis=1)]
+        return found, where
 
     def _snap(self, roots, lo, hi):
         """Roots whose final bracket holds an atom of the split-off law sit on the atom: the
@@ -698,8 +732,9 @@ def _density_between_atoms(law: Distribution, t: np.ndarray) -> np.ndarray:
 
 
 def _atom_values(law: Distribution) -> np.ndarray | None:
-    """Sorted support of a discrete law, ``None`` for a law with a continuous part."""
-    atoms = law.atoms
+    """Sorted atoms of a law (also of one with a continuous part, where they are known),
+    ``None`` where they are not known."""
+    atoms = law.atoms if law.atoms is not None else law._point_masses()
     return None if atoms is None else atoms[0]
 
 

@@ -117,3 +117,16 @@ def test_riq_runtime_with_an_atom_and_a_density_against_an_mpmath_inversion(leve
     p = qt.analyze(qt.System(qt.RIQ(2), qt.IR(R), arrival_rate=0.5))
     value, error = p.response_time.ppf(level, full_output=True)
     assert abs(value - true) <= error + 1e-11 and error < 1e-6 * true
+
+
+def test_a_level_inside_the_jump_of_a_mixed_runtime_is_its_atom_exactly():
+    # Random (M/G/1), R = 0.5 Deterministic(1) + 0.5 Exponential(1), lam = 0.3: T = R at an
+    # empty queue (probability 1 - rho = 0.7), so P(T < 1) <= 0.7 * 0.5 (1 - e^-1) + 0.3 =
+    # 0.521 and P(T <= 1) >= 0.7 (0.5 + 0.5 (1 - e^-1)) = 0.571: the 0.55-quantile is 1
+    # exactly. The atoms of a law with a density were not checked (1.0 with an estimated error
+    # of 1e-4 after a bisection onto the jump); now the jump is found before any search
+    R = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5])
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(R), arrival_rate=0.3)).response_time
+    value, error = T.ppf(0.55, full_output=True)
+    assert value == 1.0 and error == 0.0
+    assert 0.7 * 0.5 * (1 - np.exp(-1)) < float(T.cdf(np.nextafter(1.0, 0.0))) < 0.521

@@ -332,7 +332,9 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
     where it is negligible.
 
     ``H(t | x) = sum_s p_s P(W > t - x s)`` for discrete ``S`` (``P(W > y) = 1`` for
-    ``y < 0``). ``E_X`` is Gauss-Legendre in probability space on ``[0, F_X(t / s_min)]`` split
+    ``y < 0``); for continuous ``S``, ``P(S > t / x) + int_0^{F_S(t / x)} P(W > t - x
+    F_S^{-1}(u)) du`` (Gauss-Legendre pieces between the levels :data:`_U_LEVELS`). ``E_X``
+    is Gauss-Legendre in probability space on ``[0, F_X(t / s_min)]`` split
     at the probability levels of :data:`_U_LEVELS` and at the jumps ``F_X(t / s)``; beyond,
     every task is unfinished (``H = 1``), which contributes ``P(X > t / s_min)`` exactly.
     """
@@ -346,16 +348,26 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
     def H_chunk(t, x):  # P(W + x S > t) for 1-d arrays t, x of one size
         if atoms:
             return wait_sf(t[:, None] - x[:, None] * s_values) @ s_weights
+        # continuous S: P(x S > t) + E[P(W > t - x S); x S <= t], the expectation by
+        # Gauss-Legendre in probability space on [0, F_S(t / x)] (the integrand jumps from
+        # P(W > 0) = rho to 1 at S = t / x: a rule across it is first order, 0.5 % of a tail)
         with np.errstate(divide="ignore", invalid="ignore"):
-            atom = S._sf_all(np.where(x > 0, t / np.where(x > 0, x, 1.0), np.inf))
-        busy = (wait_sf(t[:, None] - x[:, None] * s_values) / rho) @ s_weights
-        return (1.0 - rho) * atom + rho * np.minimum(busy, 1.0)
+            ratio = np.where(x > 0, t / np.where(x > 0, x, 1.0), np.inf)
+        top = S._cdf_all(ratio)
+        levels = np.minimum(_U_LEVELS, top[:, None])
+        lo, hi = levels[:, :-1, None], levels[:, 1:, None]
+        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X_NODES).reshape(t.size, -1)
+        w = (0.5 * (hi - lo) * _GL_X_WEIGHTS).reshape(t.size, -1)
+        s = np.nan_to_num(S._ppf_all(np.clip(u, 0.0, 1.0)), posinf=np.finfo(float).max)
+        below = (wait_sf(np.maximum(t[:, None] - x[:, None] * s, 0.0)) * w).sum(axis=1)
+        return S._sf_all(ratio) + below
 
     def H(t, x):  # in chunks: large temporaries are much slower (cache, page faults)
         t, x = np.broadcast_arrays(t, x)
         flat_t, flat_x = t.ravel(), x.ravel()
         out = np.empty(flat_t.size)
-        step = max(1, _CHUNK // s_values.size)
+        per_row = s_values.size if atoms else (_U_LEVELS.size - 1) * _GL_X_NODES.size
+        step = max(1, _CHUNK // per_row)
         for a in range(0, flat_t.size, step):
             out[a:a + step] = H_chunk(flat_t[a:a + step], flat_x[a:a + step])
         return out.reshape(t.shape)

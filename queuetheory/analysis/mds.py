@@ -66,7 +66,8 @@ import dataclasses
 import math
 
 from .. import _checks
-from ..policies import MDS, Replication
+from ..distributions import Exponential
+from ..policies import MDS, Random, Replication
 from ..prediction import Prediction
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
@@ -79,8 +80,13 @@ from .batch_law import (
     _sx_batch_sf,
     _tasks,
 )
+from .riq import analyze_riq
 
 __all__ = ["analyze_batch", "BatchCompletionTime", "stability_limit"]
+
+_NEAR_ONE = 1e-2
+"""Batches without removal (other than exponential runtimes under IR) are refused within this
+of task load 1 (at 0.99 the numerical means were within 1.1e-8 of exact values)."""
 
 _REFERENCES = (
     "K. Duffy, S. Shneer, MDS coding is better than replication for job completion times, "
@@ -141,6 +147,13 @@ def analyze_batch(system: System) -> Prediction:
     True
     """
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    if not policy.remove and policy.n == 1 and _tasks(policy) == 1:
+        # one task per batch is the Random system: its exact M/G/1 law (the order statistic
+        # of one sojourn integrated from an inverted tail lost digits near load 1). With
+        # removal the grid answers, checked against Pollaczek-Khinchine this way
+        plain = analyze_riq(System(Random(), runtime, arrival_rate=lam))
+        return plain._relabelled(f"{policy.label()}: one task per batch, the Random system: ",
+                                 system)
     if (policy.remove and _tasks(policy) == policy.n and isinstance(runtime, IR)
             and math.isinf(runtime.R.moment(2))):
         # nothing to remove (m = 0, d = 1): the system without removal, whose mean is then
@@ -185,12 +198,24 @@ def analyze_batch(system: System) -> Prediction:
                           busy_fraction=1.0, cost=cost, assumptions=assumptions,
                           references=_REFERENCES)
     heavy = math.isinf(B.moment(2))
+    closed = isinstance(runtime, IR) and isinstance(runtime.R, Exponential)
+    if not closed and 1.0 - load_task < _NEAR_ONE:
+        raise NotImplementedError(
+            f"{policy.label()} at task load {load_task:.12g}: within "
+            f"{_NEAR_ONE:g} of 1 the task sojourn's tail, inverted numerically, loses digits "
+            f"like eps / (1 - load)^2 (the mean of Replication(2, 1), IR Erlang(1, 1), was off "
+            f"9e-7 at load 0.999, 6e-5 at 0.9999, and without an error estimate); use "
+            f"qt.simulate, or a load further from 1")
     if isinstance(runtime, IR) and runtime.R.atoms is not None:
         # atoms: the P-K transform's inversion converges slowly at the jumps; the workload's
         # level-crossing equation on a grid holding the atoms as nodes does not
-        from .removal import grid_prediction
+        from .removal import RemovalError, grid_prediction
 
-        return grid_prediction(system, method + "; the wait law by", assumptions, exact=True)
+        try:
+            return grid_prediction(system, method + "; the wait law by", assumptions,
+                                   exact=True)
+        except RemovalError as error:
+            raise NotImplementedError(f"{policy.label()}: {error}; use qt.simulate") from None
     if isinstance(runtime, SX):
         if heavy:
             raise NotImplementedError(

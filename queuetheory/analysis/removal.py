@@ -566,9 +566,10 @@ class _SXModel:
         self.has_atoms = self.discrete_x
         if self.discrete_x:
             xs, _ = _atoms(X)
-            self.lattice = _lattice(Discrete(np.unique(np.outer(xs, self.s)),
-                                             np.full(xs.size * self.s.size, 1.0)
-                                             / (xs.size * self.s.size)))
+            # products x s (distinct: two of them may coincide, 0.185 * 6 = 1.11 * 1)
+            products = np.unique(np.outer(xs, self.s))
+            self.lattice = _lattice(Discrete(products, np.full(products.size,
+                                                               1.0 / products.size)))
         else:
             self.lattice = None
         self._tables, self._geometry, self._buffer = {}, {}, {}
@@ -1075,7 +1076,9 @@ class _IRModel:
         # grid's (see _solve_grids; else their cells are split: irregular O(h^3) errors)
         self.kink_lattice = _lattice(Discrete(self.kinks, np.full(len(self.kinks), 1 / len(
             self.kinks)))) if self.kinks else None
-        self.has_atoms = _atoms(R)[0].size > 0
+        # a law with atoms and a density (a mixture with a Deterministic) has its atoms
+        # between nodes: first order, reported as such (its jumps are not on the grid)
+        self.has_atoms = R._has_atoms
 
     def marcher(self, h: float, M: int):
         weights = _Weights(self.R, h, M, self.kinks)
