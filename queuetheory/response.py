@@ -538,9 +538,11 @@ class ResponseTime(ResponseLaw):
         evaluate = self._evaluator()
         out, err = np.zeros(q.size), np.zeros(q.size)
         todo = q > self._atom_at_zero()
+        exact = np.full(q.size, np.inf)   # levels answered by an atom: caps below them
         if todo.any():
             found, where = self._in_known_jumps(evaluate, q)
             out[found], todo = where[found], todo & ~found
+            exact[found] = where[found]
         if todo.any():
             roots, lo, hi, step = transforms._solve_levels(evaluate, q[todo],
                                                            self._hint or 1.0, _RTOL)
@@ -551,8 +553,13 @@ class ResponseTime(ResponseLaw):
             if inner.size:
                 err[inner] = (transforms._quantile_error(evaluate, out[inner], _RTOL)
                               + step[keep])
-        out = np.maximum(transforms._monotone(q, out), self._lower)
-        return out, err
+        out = transforms._monotone(q, out)
+        # a level answered exactly by an atom v bounds every lower level's quantile by v (a
+        # searched value past v below it must not be carried up over the exact answer)
+        order = np.argsort(q, kind="stable")
+        cap = np.minimum.accumulate(exact[order][::-1])[::-1]
+        out[order] = np.minimum(out[order], cap)
+        return np.maximum(out, self._lower), err
 
     def _in_known_jumps(self, evaluate, q):
         """Levels inside a jump of the CDF at an atom ``v > 0`` of the split-off law, beyond

@@ -407,6 +407,17 @@ def test_sx_batch_tail_with_a_continuous_slowdown_against_pollaczek_khinchine():
         T = qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=lam)).response_time
         t = np.array([2.0, 5.0, 12.0, 20.0, 60.0, 150.0])
         np.testing.assert_allclose(sf(t), T.sf(t), rtol=1e-6, atol=1e-12)
+    # a continuous X: the pieces over X end where x S crosses t at the ends of S's support
+    # (kinks of the tail given x; across them 1.4e-4 absolute, now 9e-12); no error estimate,
+    # so not labelled exact
+    runtime = qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 3.0))
+    lam = 0.5 / runtime.mean_runtime()
+    sf, _ = _sx_batch_sf(qt.MDS(1, 0, remove=False), runtime, lam)
+    T = qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=lam)).response_time
+    t = np.geomspace(0.6, 120.0, 25)
+    np.testing.assert_allclose(sf(t), T.sf(t), rtol=0, atol=1e-10)
+    p = qt.analyze(qt.System(qt.MDS(2, 1, remove=False), runtime, lam))
+    assert not p.exact and "without an error estimate" in p.method
 
 
 @pytest.mark.parametrize("policy", [qt.MDS(1, 0, remove=False),

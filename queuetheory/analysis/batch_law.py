@@ -382,7 +382,9 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
 
         jumps = np.outer(x_atoms, s_values).ravel() if atoms else np.array([])
     else:
-        s_jumps = s_values if atoms else np.array([])
+        # the pieces over X end where x s crosses t at an atom of S (a jump of H(t | x)) or
+        # at a finite end of a continuous S's support (a kink: 1e-4 of a tail across it)
+        s_jumps = s_values if atoms else _positive_ends(S)
         s_min = s_values.min() if atoms else 0.0
 
         def sf(t):
@@ -428,6 +430,12 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
         return out
 
     return sf_any, edges
+
+
+def _positive_ends(law: Distribution) -> np.ndarray:
+    """The finite positive ends of the support of ``law`` (where its CDF may have a kink)."""
+    ends = np.array(law._support(), dtype=float)
+    return ends[np.isfinite(ends) & (ends > 0)]
 
 
 def _tail_bound(policy, wait_sf, X, s_values, s_weights, t):
