@@ -587,14 +587,17 @@ class Distribution:
         """Quantiles at the nodes added at ``level`` of the nested rule (cached per level)."""
         cache = self.__dict__.setdefault("_quantile_cache", {})
         if level not in cache:
-            u, one_minus_u = _tanh_sinh_level(level)[:2]
-            half = u <= 0.5
-            with np.errstate(divide="ignore"):
-                x = np.where(half, self._ppf_all(np.where(half, u, 0.5)),
-                             self._isf_all(np.where(half, 0.5, one_minus_u)))
-            cache[level] = np.nan_to_num(np.asarray(x, dtype=float),
-                                         posinf=np.finfo(float).max)
+            cache[level] = self._quantiles_at(*_tanh_sinh_level(level)[:2])
         return cache[level]
+
+    def _quantiles_at(self, u: np.ndarray, one_minus_u: np.ndarray) -> np.ndarray:
+        """Quantiles at the levels ``u`` (``ppf`` up to 1/2, ``isf`` of the complements
+        beyond, which keeps tail levels accurate); the overflow stand-in for ``inf``."""
+        half = u <= 0.5
+        with np.errstate(divide="ignore"):
+            x = np.where(half, self._ppf_all(np.where(half, u, 0.5)),
+                         self._isf_all(np.where(half, 0.5, one_minus_u)))
+        return np.nan_to_num(np.asarray(x, dtype=float), posinf=np.finfo(float).max)
 
     @cached_property
     def _continuous_pieces(self):
@@ -624,13 +627,8 @@ class Distribution:
         if level not in cache:
             _, _, top, complement, length = self._continuous_pieces
             u, one_minus_u, weights = _tanh_sinh_level(level)[:3]
-            level_u = (1.0 - top)[:, None] + length[:, None] * u
-            level_c = complement[:, None] + length[:, None] * one_minus_u
-            half = level_u <= 0.5
-            with np.errstate(divide="ignore"):
-                x = np.where(half, self._ppf_all(np.where(half, level_u, 0.5)),
-                             self._isf_all(np.where(half, 0.5, level_c)))
-            x = np.nan_to_num(np.asarray(x, dtype=float), posinf=np.finfo(float).max)
+            x = self._quantiles_at((1.0 - top)[:, None] + length[:, None] * u,
+                                   complement[:, None] + length[:, None] * one_minus_u)
             cache[level] = x.ravel(), (length[:, None] * weights).ravel()
         return cache[level]
 

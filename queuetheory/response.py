@@ -566,16 +566,13 @@ class ResponseTime(ResponseLaw):
         the CDF's error at either end: their quantile is ``v`` exactly (no search). Returns a
         mask of such levels and the atom of each."""
         found, where = np.zeros(q.size, dtype=bool), np.zeros(q.size)
-        values = _atom_values(self._split[1]) if self._split is not None else None
-        if values is None or not 0 < values.size <= _JUMPS_CHECKED:
+        atoms = _known_atoms(self._split[1]) if self._split is not None else None
+        if atoms is None or not 0 < atoms[0].size <= _JUMPS_CHECKED:
             return found, where
-        weight, law = self._split[:2]
-        values = values[values > 0]
-        mass = weight * (law.cdf(values) - law.cdf(np.nextafter(values, 0.0)))
-        values = values[mass > 0]
+        keep = (atoms[0] > 0) & (atoms[1] > 0)
+        values, mass = atoms[0][keep], self._split[0] * atoms[1][keep]
         if not values.size:
             return found, where
-        mass = mass[mass > 0]
         # the first rule first (cheap): only jumps that may hold a level are refined
         upper, _, _, error = evaluate(values, False, False)[:4]
         near = ((q[:, None] > upper - mass - 4 * error - 1e-9)
@@ -738,10 +735,15 @@ def _density_between_atoms(law: Distribution, t: np.ndarray) -> np.ndarray:
     return law._pdf_all(t)
 
 
+def _known_atoms(law: Distribution) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values, probs)`` of the atoms of a law (also of one with a continuous part, where
+    they are known), ``None`` where they are not known."""
+    return law.atoms if law.atoms is not None else law._point_masses()
+
+
 def _atom_values(law: Distribution) -> np.ndarray | None:
-    """Sorted atoms of a law (also of one with a continuous part, where they are known),
-    ``None`` where they are not known."""
-    atoms = law.atoms if law.atoms is not None else law._point_masses()
+    """Sorted atoms of a law (see :func:`_known_atoms`), ``None`` where they are not known."""
+    atoms = _known_atoms(law)
     return None if atoms is None else atoms[0]
 
 

@@ -680,8 +680,7 @@ def _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxite
         done = ((h == 0) | (np.abs(t_new - ti) <= rtol * t_new)
                 | (hi[idx] - lo[idx] <= rtol * hi[idx]))
         if refine:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                noise = np.where(pdf > 0, np.minimum(err_cdf, err_sf) / pdf, np.inf)
+            noise = _root_noise(pdf, err_cdf, err_sf)
             # (not where the density vanishes: bisection then closes the bracket on a jump)
             within = ~done & np.isfinite(noise) & (np.abs(t_new - ti) <= _NOISE_STEP * noise)
             step[idx[within]] = np.abs(t_new - ti)[within]
@@ -697,11 +696,14 @@ def _quantile_error(evaluate: Callable, t: np.ndarray, rtol: float) -> np.ndarra
 
     ``inf`` where the density vanishes (a jump of the CDF, which the fast path cannot locate).
     """
-    pdf, err_cdf, err_sf = evaluate(t, True)[2:]
-    err = np.minimum(err_cdf, err_sf)
+    return _root_noise(*evaluate(t, True)[2:]) + rtol * t
+
+
+def _root_noise(pdf, err_cdf, err_sf) -> np.ndarray:
+    """How far a root moves within the CDF's error: that error over the density (``inf``
+    where the density vanishes)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        spread = np.where(pdf > 0, err / pdf, np.inf)
-    return spread + rtol * t
+        return np.where(pdf > 0, np.minimum(err_cdf, err_sf) / pdf, np.inf)
 
 
 def _monotone(levels: np.ndarray, roots: np.ndarray) -> np.ndarray:

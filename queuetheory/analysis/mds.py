@@ -85,7 +85,8 @@ from .riq import analyze_riq
 __all__ = ["analyze_batch", "BatchCompletionTime", "stability_limit"]
 
 _NEAR_ONE = 1e-2
-"""Batches without removal (other than exponential runtimes under IR) are refused within this
+"""Batches without removal (other than IR exponential runtimes and IR runtimes on finitely
+many points, whose grid states its errors) are refused within this
 of task load 1 (at 0.99 the numerical means were within 1.1e-8 of exact values)."""
 
 _REFERENCES = (
@@ -198,14 +199,6 @@ def analyze_batch(system: System) -> Prediction:
                           busy_fraction=1.0, cost=cost, assumptions=assumptions,
                           references=_REFERENCES)
     heavy = math.isinf(B.moment(2))
-    closed = isinstance(runtime, IR) and isinstance(runtime.R, Exponential)
-    if not closed and 1.0 - load_task < _NEAR_ONE:
-        raise NotImplementedError(
-            f"{policy.label()} at task load {load_task:.12g}: within "
-            f"{_NEAR_ONE:g} of 1 the task sojourn's tail, inverted numerically, loses digits "
-            f"like eps / (1 - load)^2 (the mean of Replication(2, 1), IR Erlang(1, 1), was off "
-            f"9e-7 at load 0.999, 6e-5 at 0.9999, and without an error estimate); use "
-            f"qt.simulate, or a load further from 1")
     if isinstance(runtime, IR) and runtime.R.atoms is not None:
         # atoms: the P-K transform's inversion converges slowly at the jumps; the workload's
         # level-crossing equation on a grid holding the atoms as nodes does not
@@ -216,6 +209,15 @@ def analyze_batch(system: System) -> Prediction:
                                    exact=True)
         except RemovalError as error:
             raise NotImplementedError(f"{policy.label()}: {error}; use qt.simulate") from None
+    # (runtimes with atoms under IR: the grid above, with its error estimates)
+    closed = isinstance(runtime, IR) and isinstance(runtime.R, Exponential)
+    if not closed and 1.0 - load_task < _NEAR_ONE:
+        raise NotImplementedError(
+            f"{policy.label()} at task load {load_task:.12g}: within "
+            f"{_NEAR_ONE:g} of 1 the task sojourn's tail, inverted numerically, loses digits "
+            f"like eps / (1 - load)^2 (the mean of Replication(2, 1), IR Erlang(1, 1), was off "
+            f"9e-7 at load 0.999, 6e-5 at 0.9999, and without an error estimate); use "
+            f"qt.simulate, or a load further from 1")
     if isinstance(runtime, SX):
         if heavy:
             raise NotImplementedError(
