@@ -90,10 +90,13 @@ class Prediction:
         self.finite_k_gap = None
         self._response_factory = response_time
 
-    def _relabelled(self, prefix: str, system: System | None = None) -> Prediction:
+    def _relabelled(self, prefix: str, system: System | None = None,
+                    suffix: str = "") -> Prediction:
         """The same numbers for ``system`` (default: this one's), ``prefix`` before the
-        method: for a policy that coincides with another one (Redundancy-1 is Random)."""
-        return Prediction(system or self.system, method=prefix + self.method, exact=self.exact,
+        method and ``suffix`` after it: for a policy that coincides with another one
+        (Redundancy-1 is Random)."""
+        return Prediction(system or self.system, method=prefix + self.method + suffix,
+                          exact=self.exact,
                           stable=self.stable, mean=self.mean,
                           response_time=self._response_factory,
                           busy_fraction=self.busy_fraction, cost=self.cost,

@@ -271,9 +271,10 @@ def test_plot_comparison_draws_analysis_and_simulation_in_one_colour():
 
 
 def test_tail_beyond_a_tabulated_law_names_tail():
-    # the Redundancy-d mean-field tail is tabulated down to 1e-7: a deeper ``tail`` is refused
-    # by the name the user typed
-    p = qt.analyze(qt.System(qt.RedundancyD(2), qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.3))
+    # the Redundancy-d cavity grid (S&X with a continuous slowdown) tabulates the tail down to
+    # 1e-7: a deeper ``tail`` is refused by the name the user typed
+    p = qt.analyze(qt.System(qt.RedundancyD(2), qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 2.0)),
+                             arrival_rate=0.3))
     with pytest.raises(ValueError, match="^tail must be within what every curve resolves"):
         plot.plot_response_time(p, kind="sf", tail=1e-9)
     assert plot.plot_response_time(p, kind="sf", tail=1e-6).get_yscale() == "log"

@@ -11,7 +11,10 @@
   by memorylessness a busy server completes its replica at rate ``mu`` whenever it started, so
   each job consumes ``1 / mu`` of server time on average, for every ``d`` and ``k``; the busy
   fraction is ``rho``.
-* Every other runtime model: the mean-field (cavity) equation of :mod:`.meanfield`.
+* Every other runtime model: the mean-field (cavity) equation of :mod:`.meanfield`, solved
+  for IR runtimes and S&X with discrete slowdowns as the workload equation of Replication(1, d)
+  with removal (the same system, the same equation: :mod:`.removal`, errors about 1e-7), else
+  (continuous slowdowns; where that grid finds no law) on the cavity grid of :mod:`.meanfield`.
 * THRESHOLD-0 is RIQ (:mod:`.riq`); THRESHOLD-n with ``n >= 1`` has no analysis here.
 """
 
@@ -30,7 +33,7 @@ from ..policies import MDS, Policy, RedundancyD, Replication, Threshold
 from ..prediction import Prediction
 from ..quadrature import moment_from_sf
 from ..response import ResponseLaw
-from ..runtime import IR, RuntimeModel
+from ..runtime import IR, SX, RuntimeModel
 from ..system import System
 from . import frontier_verdict, meanfield, register
 from .riq import analyze_riq
@@ -334,8 +337,30 @@ def _ir_exponential(system: System) -> Prediction:
                       references=_REFERENCES[:1])
 
 
+def _crossing_applies(model: RuntimeModel) -> bool:
+    """Whether the level-crossing grid of :mod:`.removal` takes the model: IR runtimes and S&X
+    with a discrete slowdown, ``E[R^2] < inf``; not a job size mixing atoms with a density
+    (its Gauss-Legendre rule over ``X`` does not hold the atoms: refused by the cavity grid)."""
+    if isinstance(model, SX) and (model.S.atoms is None or (model.X._has_atoms
+                                                            and model.X.atoms is None)):
+        return False
+    return math.isfinite(model.replica().moment(2))
+
+
 @lru_cache(maxsize=256)
 def _frontier_and_error(model: RuntimeModel, d: int, points: int) -> tuple[float, float]:
+    """The frontier of the travelling-front form of the level-crossing equation
+    (:func:`queuetheory.analysis.removal.frontier` of Replication(1, d), errors about 1e-7
+    where the continuation of the cavity grid states 1e-5 to 1e-3); where that does not
+    apply or cannot place the front, the continuation (:mod:`.meanfield`)."""
+    from . import removal
+
+    if _crossing_applies(model):
+        try:
+            return removal.frontier(Replication(1, d), model.R if isinstance(model, IR) else model,
+                                    full_output=True)
+        except removal.RemovalError:
+            pass
     return meanfield.frontier_extrapolated(model, d, points=points)
 
 
@@ -349,11 +374,14 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     :func:`queuetheory.analysis.removal.frontier`, which can exceed ``1 / E[R]``).
 
     ``1 / E[R]`` for ``d = 1`` (M/G/1) and ``mu`` for IR exponential(``mu``) runtimes (every
-    ``d``, Gardner et al. 2017); otherwise the mean-field frontier of
-    :func:`queuetheory.analysis.meanfield.frontier`: the arrival rate at which the workload's
-    travelling front stands still, continued from the stationary solutions as the busy
-    fraction tends to 1 (Richardson-extrapolated over grid steps ``h`` and ``h / 2``; cached
-    per runtime model and ``d``).
+    ``d``, Gardner et al. 2017); otherwise the mean-field frontier, the arrival rate at which
+    the workload's travelling front stands still: for IR runtimes and S&X with discrete
+    slowdowns that of Replication(1, d) with removal (the same system;
+    :func:`queuetheory.analysis.removal.frontier`, errors about 1e-7), else (continuous
+    slowdowns, or where that method cannot place the front) the continuation of
+    :func:`queuetheory.analysis.meanfield.frontier` from the stationary solutions as the busy
+    fraction tends to 1 (Richardson-extrapolated over grid steps ``h`` and ``h / 2``). Cached
+    per runtime model and ``d``.
 
     Parameters
     ----------
@@ -362,7 +390,8 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     d : int
         Replicas per job, >= 1.
     points : int
-        Grid intervals of the mean-field solution (default 400; Redundancy-d only).
+        Grid intervals of the continuation of the cavity grid (default 400; Redundancy-d
+        where it is used).
     full_output : bool, optional
         Also return the estimated absolute error of the frontier (0 where it is exact:
         exponential runtimes, ``d = 1``, no removal).
@@ -466,6 +495,26 @@ def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: in
     return hi
 
 
+def _level_crossing(system: System, where: str, assumptions: tuple) -> Prediction | None:
+    """The mean-field solved by the level-crossing grid of :mod:`.removal`: Redundancy-d is
+    Replication(1, d) with removal (a job's other replicas are cancelled when its first
+    completes), whose workload equation is the cavity equation of :mod:`.meanfield` in
+    ``F = 1 - H`` and ``q = 1 - a``. Errors of 1e-7 relative where the cavity grid states 1e-5
+    to 1e-3. ``None`` where it does not apply (S&X with a continuous slowdown, runtimes with
+    ``E[R^2] = inf``) or finds no stationary law on its grids (then the cavity grid)."""
+    from . import removal
+
+    model, d = system.runtime, system.policy.d
+    if not _crossing_applies(model):
+        return None
+    name = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) approximation, "
+            f"{where}, solved as Replication(1, {d}) with removal (the same system)")
+    try:
+        return removal.grid_prediction(system, name, assumptions, references=_REFERENCES)
+    except removal.RemovalError:
+        return None
+
+
 def _mean_field(system: System) -> Prediction:
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.d
@@ -479,15 +528,19 @@ def _mean_field(system: System) -> Prediction:
     # lam < lam*. The frontier is computed (cached) only when no solution is found or b is
     # within _NEAR_FRONTIER of 1, where the grid's own frontier may differ from the
     # extrapolated one by its discretisation error.
-    too_large = None
-    try:
-        result = meanfield.solve_extrapolated(model, d, lam, points=points)
-    except meanfield.GridTooLarge as error:
-        result, too_large = None, error       # unless the system is unstable: see below
-    except meanfield.MeanFieldError:
-        result = None
+    crossing = _level_crossing(system, where, assumptions)
+    too_large = result = None
+    if crossing is None:
+        try:
+            result = meanfield.solve_extrapolated(model, d, lam, points=points)
+        except meanfield.GridTooLarge as error:
+            too_large = error                 # unless the system is unstable: see below
+        except meanfield.MeanFieldError:
+            pass
+    busy = (crossing.busy_fraction if crossing is not None else
+            None if result is None else result.fine.busy_fraction)
     frontier = None
-    if result is None or 1.0 - result.fine.busy_fraction < _NEAR_FRONTIER:
+    if busy is None or 1.0 - busy < _NEAR_FRONTIER:
         frontier, error = _frontier_and_error(model, d, points)
         frontier_text = f"stability frontier {frontier:.6g} (estimated error {error:.2g})"
         stable = frontier_verdict(f"Redundancy-d (d={d}), {model.name} runtimes", lam,
@@ -501,7 +554,7 @@ def _mean_field(system: System) -> Prediction:
             return Prediction(system, method=method, exact=False, stable=False,
                               mean=math.inf, busy_fraction=1.0, assumptions=assumptions,
                               references=_REFERENCES)
-        if result is None:
+        if crossing is None and result is None:
             # Between the N-point grid's own frontier and the extrapolated one: a finer grid
             # moves its frontier towards the extrapolated value.
             try:
@@ -510,20 +563,22 @@ def _mean_field(system: System) -> Prediction:
                 raise
             except meanfield.MeanFieldError:
                 result = None
-        if result is None:
+        if crossing is None and result is None:
             raise NotImplementedError(
                 f"Redundancy-d (d={d}), {model.name} runtimes: no mean-field solution found at "
                 f"arrival_rate = {lam!r}, below the {frontier_text} minus its error: too close "
                 f"to the frontier for the grid; use qt.simulate, or an arrival_rate further "
                 f"from the frontier")
-    fine = result.fine
-    n, h = fine.grid.size - 1, float(fine.grid[1])
-    busy = result.busy_fraction
     stability = (f"stable: arrival rate below the {frontier_text} minus its error"
                  if frontier is not None else
                  "stable: a stationary workload law exists at this arrival rate (busy "
                  f"fraction {busy:.4g} < 1; the arrival rate increases with the "
                  "busy fraction up to the frontier)")
+    if crossing is not None:
+        return crossing._relabelled("", suffix=f"; {stability}")
+    fine = result.fine
+    n, h = fine.grid.size - 1, float(fine.grid[1])
+    busy = result.busy_fraction
     levels = np.array([0.5, 0.95, 0.99])
     q_errors = result.quantile_error(levels)
     q_text = ", ".join(f"p{round(100 * q)} {e:.2g}" for q, e in zip(levels, q_errors))

@@ -75,7 +75,7 @@ from scipy import integrate, optimize, special
 
 from ..distributions import Discrete, Distribution, Exponential
 from ..orderstats import smallest_sum_mean
-from ..policies import MDS, Replication
+from ..policies import MDS, RedundancyD, Replication
 from ..prediction import Prediction
 from ..response import ResponseLaw
 from ..runtime import IR, SX
@@ -89,6 +89,8 @@ except ImportError:  # the S&X march then runs as numpy operations per node (slo
     numba = None
 _jit = (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True)
 # the same, free to reorder the terms of a sum (SIMD: several times faster history sums)
+_jit_inline = ((lambda function: function) if numba is None else
+               numba.njit(cache=True, nogil=True, inline="always"))
 _jit_sums = ((lambda function: function) if numba is None else
              numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"}))
 
@@ -160,6 +162,20 @@ class _Kernel:
             return max(1.0 - below, 0.0)
 
         return phi
+
+    def compiled_phi(self) -> tuple[int, np.ndarray] | None:
+        """``(mode, combs)`` for :func:`_phi_compiled` (``combs = C(N - 1, j)``, ``j < m``, the
+        Horner sum of MDS with removal), or ``None`` when numba is not installed or ``phi`` has
+        no compiled form (MDS with ``m > _HORNER_M``)."""
+        mode = 0 if not self.remove else (1 if not self.mds else 2)
+        combs = [1]
+        if mode == 2:
+            if self.r > _HORNER_M:
+                return None
+            combs = [math.comb(self.tasks - 1, j) for j in range(max(self.r, 1))]
+        if numba is None or max(combs) >= 1e280:
+            return None
+        return mode, np.array(combs, dtype=float)
 
     def batch_sf(self, q):
         """``P(C > t)`` from ``q = q(t)``."""
@@ -265,17 +281,13 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     same operations, direct ``O(M min(M, L))`` sums) when numba is installed and ``phi`` has the
     polynomial form of :func:`_phi_compiled` and ``min(M, L) <= _COMPILED_SPAN``.
     """
-    mode = 0 if not kernel.remove else (1 if not kernel.mds else 2)
-    combs = [1]   # C(N - 1, j), j < m, for the Horner sum of _phi_compiled (MDS with removal)
-    if mode == 2 and kernel.r <= _HORNER_M:
-        combs = [math.comb(kernel.tasks - 1, j) for j in range(max(kernel.r, 1))]
+    compiled = kernel.compiled_phi()
     # cells k >= L lie where G = 1 (in floating point): alpha_k = beta_k = h / 2 there
     ones = np.flatnonzero(weights.G_right[1:] >= 1.0)
     L = max(int(ones[0]) + 2, 2) if ones.size else M + 1
-    if (numba is not None and min(L, M) <= _COMPILED_SPAN
-            and (mode < 2 or (kernel.r <= _HORNER_M and max(combs) < 1e280))):
-        out = _march_compiled(kernel.lam_t, mode, kernel.n, kernel.r,
-                              np.array(combs, dtype=float), weights.alpha_rev, weights.beta_rev,
+    if compiled is not None and min(L, M) <= _COMPILED_SPAN:
+        out = _march_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
+                              compiled[1], weights.alpha_rev, weights.beta_rev,
                               weights.G_left, weights.G_right, h, M,
                               np.ascontiguousarray(F0, dtype=float), L)
         return tuple(a.T for a in out)
@@ -516,8 +528,10 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
 
 # ------------------------------------------------------------------------ S&X: condition on X
 _SX_BYTES = 2 ** 28
-"""Memory of the S&X geometry (:func:`_sx_geometry`, 28 bytes per grid node, ``X`` node and atom
-of ``S``) on the finest grid: bounds the grids S&X is refined to (:func:`_refine`)."""
+"""Memory of the S&X tables of ``X`` nodes (:meth:`_SXModel.table`, 16 bytes per grid node and
+``X`` node, kept for every grid of an analysis: about 3 times the finest grid's): the finest
+grid's table is held within a quarter of it, which bounds the grids S&X is refined to
+(:func:`_refine`)."""
 _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
                       0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
 """Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X`` (as in
@@ -572,11 +586,11 @@ class _SXModel:
                                                                1.0 / products.size)))
         else:
             self.lattice = None
-        self._tables, self._geometry, self._buffer = {}, {}, {}
+        self._tables = {}
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
-        # the finest grid's geometry (the largest array) within _SX_BYTES
+        # the finest grid (4 max_cells cells) holds its table within _SX_BYTES / 4
         columns = X.values.size if self.discrete_x else (_U_LEVELS.size - 1 + self.s.size) * nodes
-        self.max_cells = max(_M_BASE, int(_SX_BYTES / (28 * columns * self.s.size) / 4))
+        self.max_cells = max(_M_BASE, min(_M_MAX, int(_SX_BYTES / (256 * columns))))
 
     def nodes(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``X`` nodes and weights for the times ``t`` (one row each, shape ``(t.size, J)``;
@@ -618,20 +632,9 @@ class _SXModel:
                 self._tables[key] = tuple(both)
         return self._tables[key]
 
-    def geometry(self, h: float, M: int):
-        """:func:`_sx_geometry` of the grid, kept for the latest grid only and built into the
-        memory of the previous one (the grids are used one after the other; fresh memory is
-        costly to touch)."""
-        key = (h, M)
-        if key not in self._geometry:
-            self._geometry = {}                     # its memory is reused or released
-            self._geometry = {key: _sx_geometry(self, self.table(h, M)[0], h, self._buffer)}
-        return self._geometry[key]
-
     def marcher(self, h: float, M: int):
         table = self.table(h, M)
-        self.geometry(h, M)
-        return lambda cols: _march_sx(self, table, self.geometry(h, M), h, M, cols)
+        return lambda cols: _march_sx(self, table, h, M, cols)
 
     def _sf(self, sol: _Solution, t: np.ndarray, nodes) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the times ``t`` (rows of ``nodes``)."""
@@ -654,25 +657,34 @@ class _SXModel:
 
     def node_sf(self, sol: _Solution) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes: :meth:`_sf` through the points
-        of :func:`_sx_geometry` (cached by :meth:`marcher`), a block of nodes at a time."""
+        of :func:`_sx_geometry` (with numba :func:`_sx_node_q`, the same coefficients), a block
+        of ``_SF_ROWS`` nodes at a time."""
         h, M = sol.h, sol.F.size - 1
-        _, ws, ptops = self.table(h, M)
-        cells, coef, _, at_zero, _ = self.geometry(h, M)
-        state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
+        xs, ws, ptops = self.table(h, M)
+        compiled = self.kernel.compiled_phi() is not None
+        if compiled:
+            columns = [np.ascontiguousarray(a[:, None]) for a in (sol.F, sol.f_right, sol.f_left)]
+        else:
+            state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
         left, right = np.empty(M + 1), np.empty(M + 1)
         batch_sf = self.kernel.batch_sf
         for start in range(0, M + 1, _SF_ROWS):
             rows = slice(start, start + _SF_ROWS)
             w = ws[rows]
             used = w > 0
-            q = np.einsum("ijst,ijst->ij", coef[rows], np.take(state, cells[rows], axis=0))
+            if compiled:
+                q, at_zero = _sx_node_q(h, xs, ws, self.s, self.p, *columns, start,
+                                        min(start + _SF_ROWS, M + 1))
+            else:
+                cells, coef, _, at_zero, _ = _sx_geometry(self.s, self.p, xs[rows], h, start)
+                q = np.einsum("ijst,ijst->ij", coef, np.take(state, cells, axis=0))
             sf = np.zeros(q.shape)
             sf[used] = batch_sf(q[used])
             left[rows] = (sf * w).sum(axis=1) + ptops[rows]
             right[rows] = left[rows]
-            jump = np.flatnonzero((at_zero[rows] > 0).any(axis=1))
+            jump = np.flatnonzero((at_zero > 0).any(axis=1))
             if jump.size:
-                q = q[jump] + at_zero[rows][jump] * sol.F0
+                q = q[jump] + at_zero[jump] * sol.F0
                 sf = np.zeros(q.shape)
                 sf[used[jump]] = batch_sf(q[used[jump]])
                 right[start + jump] = (sf * w[jump]).sum(axis=1) + ptops[rows][jump]
@@ -688,72 +700,47 @@ _SF_ROWS = 64
 """Grid nodes per block when :meth:`_SXModel.node_sf` evaluates ``P(C > t)`` (bounds memory)."""
 
 
-def _sx_geometry(model: _SXModel, x: np.ndarray, h: float, buffer: dict | None = None):
-    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution). With
-    ``f`` linear on each cell, ``F(z) = F_c + (d - d^2/(2h)) f_c^+ + d^2/(2h) f_{c+1}^-`` for
-    ``z = c h + d``: ``sum_k p_k F(w_i - x s_k)`` is a dot product of coefficients with the
-    march's values kept as rows ``(F_c, f_c^+, f_{c+1}^-)``. Returns, of shape
-    ``(nodes, J, atoms of S)``, the cells ``c`` (capped at ``i - 1``: cell ``i - 1`` holds the
-    unknown ``f_i^-``, 0 until solved) and, with a trailing axis of 3, the coefficients times
-    ``p_k`` (zero for the points on or below the atom of ``V`` at 0: ``F = 0`` there, the left
-    limit); per ``(node, J)``: the coefficient ``bq`` of ``f_i^-`` in ``q(w_i | x)`` and the
-    mass ``at_zero`` of the points on the atom of ``V`` (the jump of ``q`` is
-    ``at_zero F(0)``); per node: whether there is such a point. Built a block of nodes at a
-    time (small temporaries); ``cells`` and ``coef`` in the memory held by ``buffer`` (grown
-    as needed; their previous contents are overwritten)."""
-    p = model.p
-    nodes, J = x.shape
-    buffer = {} if buffer is None else buffer
-    for name, dtype, size in (("cells", np.int32, nodes * J * p.size),
-                              ("coef", float, nodes * J * p.size * 3)):
-        if buffer.get(name, np.empty(0)).size < size:
-            buffer.pop(name, None)                  # released before the larger one is taken
-            buffer[name] = np.empty(size, dtype=dtype)
-    cells = buffer["cells"][:nodes * J * p.size].reshape(nodes, J, p.size)
-    coef = buffer["coef"][:nodes * J * p.size * 3].reshape(nodes, J, p.size, 3)
-    bq, at_zero = np.empty((nodes, J)), np.empty((nodes, J))
-    jumps = np.empty(nodes, dtype=bool)
-    for start in range(0, nodes, _SF_ROWS):
-        i = np.arange(start, min(start + _SF_ROWS, nodes))
-        rows = slice(start, i[-1] + 1)
-        z = (i * h)[:, None, None] - x[rows, :, None] * model.s
-        zero = np.abs(z) <= 1e-9 * h
-        on = ~zero & (z > 0)
-        z *= on                                    # off the grid's support: z = 0, d = 0
-        c = np.minimum((z / h).astype(np.int32), np.maximum(i - 1, 0)[:, None, None])
-        d = z - c * h
-        quad = d * d / (2 * h)
-        cells[rows] = c
-        out = coef[rows]
-        np.multiply(on, p, out=out[..., 0])
-        np.multiply(d - quad, p, out=out[..., 1])
-        np.multiply(quad, p, out=out[..., 2])
-        bq[rows] = (quad * (c == (i - 1)[:, None, None])) @ p
-        at_zero[rows] = zero @ p
-        jumps[rows] = zero.any(axis=(1, 2))
-    return cells, coef, bq, at_zero, jumps
+def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: int):
+    """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution), for
+    the nodes ``i = start, start + 1, ...`` (the rows of ``x``, one block at a time: the
+    arrays are small). With ``f`` linear on each cell, ``F(z) = F_c + (d - d^2/(2h)) f_c^+ +
+    d^2/(2h) f_{c+1}^-`` for ``z = c h + d``: ``sum_k p_k F(w_i - x s_k)`` is a dot product of
+    coefficients with the march's values kept as rows ``(F_c, f_c^+, f_{c+1}^-)``. Returns, of
+    shape ``(nodes, J, atoms of S)``, the cells ``c`` (capped at ``i - 1``: cell ``i - 1``
+    holds the unknown ``f_i^-``, 0 until solved) and, with a trailing axis of 3, the
+    coefficients times ``p_k`` (zero for the points on or below the atom of ``V`` at 0: ``F =
+    0`` there, the left limit); per ``(node, J)``: the coefficient ``bq`` of ``f_i^-`` in
+    ``q(w_i | x)`` and the mass ``at_zero`` of the points on the atom of ``V`` (the jump of
+    ``q`` is ``at_zero F(0)``); per node: whether there is such a point. The numpy twin of
+    :func:`_sx_point`."""
+    i = np.arange(start, start + x.shape[0])
+    z = (i * h)[:, None, None] - x[:, :, None] * s
+    zero = np.abs(z) <= 1e-9 * h
+    on = ~zero & (z > 0)
+    z *= on                                    # off the grid's support: z = 0, d = 0
+    c = np.minimum((z / h).astype(np.int32), np.maximum(i - 1, 0)[:, None, None])
+    d = z - c * h
+    quad = d * d / (2 * h)
+    coef = np.stack([on * p, (d - quad) * p, quad * p], axis=-1)
+    bq = (quad * (c == (i - 1)[:, None, None])) @ p
+    return c, coef, bq, zero @ p, zero.any(axis=(1, 2))
 
 
-def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray):
+def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
-    the ``X`` nodes and the columns (starting atoms) vectorised; compiled
-    (:func:`_march_sx_compiled`, the same operations per node) when numba is installed and
-    ``phi`` has the polynomial form (no removal, replication, MDS with ``m <= 32``). The
-    values ``(F_c, f_c^+, f_{c+1}^-)`` are kept as one row per cell, so ``q(w_i | x)`` at
-    every ``X`` node is one gather and one contraction (:func:`_sx_geometry`)."""
+    the ``X`` nodes and the columns (starting atoms) vectorised. The values ``(F_c, f_c^+,
+    f_{c+1}^-)`` are kept as one row per cell, so ``q(w_i | x)`` at every ``X`` node is one
+    gather and one contraction (:func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a
+    time). Compiled (:func:`_march_sx_compiled`, the same operations per node) when
+    :meth:`_Kernel.compiled_phi` allows."""
     kernel = model.kernel
-    _, ws, ptops = table
-    cells, coef, bq_all, zero_all, jumps = geometry
-    mode = 0 if not kernel.remove else (1 if not kernel.mds else 2)
-    combs = [1]   # C(N - 1, j), j < m, for the Horner sum (MDS with removal)
-    if mode == 2 and kernel.r <= _HORNER_M:
-        combs = [math.comb(kernel.tasks - 1, j) for j in range(max(kernel.r, 1))]
-    if numba is not None and (mode < 2 or (kernel.r <= _HORNER_M and max(combs) < 1e280)):
-        return _march_sx_compiled(kernel.lam_t, mode, kernel.n, kernel.r,
-                                  np.array(combs, dtype=float), h, M,
-                                  np.ascontiguousarray(F0, dtype=float),
-                                  np.ascontiguousarray(ws), np.ascontiguousarray(ptops),
-                                  cells, coef, bq_all, zero_all, jumps)
+    xs, ws, ptops = table
+    compiled = kernel.compiled_phi()
+    if compiled is not None:
+        return _march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r, compiled[1],
+                                  h, M, np.ascontiguousarray(F0, dtype=float),
+                                  np.ascontiguousarray(xs), np.ascontiguousarray(ws),
+                                  np.ascontiguousarray(ptops), model.s, model.p)
     K = F0.size
     lam_t, phi = kernel.lam_t, kernel.phi
     state = np.zeros((K, M + 1, 3))       # per column, row c: F_c, f_c^+, f_{c+1}^-
@@ -763,8 +750,12 @@ def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray
     state[:, 0, 0] = F0
     state[:, 0, 1] = lam_t * F0 * (float(ws[0].sum()) * float(phi(np.zeros(1))[0]) + ptops[0])
     for i in range(1, M + 1):
-        w, ptop, bq = ws[i], ptops[i], bq_all[i][:, None]
-        cq = np.einsum("kjst,jst->jk", np.take(state, cells[i], axis=1), coef[i])
+        if (i - 1) % _SF_ROWS == 0:
+            cells, coef, bq_all, zero_all, jumps = _sx_geometry(
+                model.s, model.p, xs[i:i + _SF_ROWS], h, i)
+        r = (i - 1) % _SF_ROWS
+        w, ptop, bq = ws[i], ptops[i], bq_all[r][:, None]
+        cq = np.einsum("kjst,jst->jk", np.take(state, cells[r], axis=1), coef[r])
         previous = state[:, i - 1]
         A = previous[:, 0] + half * previous[:, 1]
         y = previous[:, 1]
@@ -778,8 +769,8 @@ def _march_sx(model: _SXModel, table, geometry, h: float, M: int, F0: np.ndarray
         q = cq + bq * y
         state[:, i, 0], previous[:, 2] = Fi, y
         qm[i] = w @ q
-        if jumps[i]:
-            q = q + zero_all[i][:, None] * F0[None, :]
+        if jumps[r]:
+            q = q + zero_all[r][:, None] * F0[None, :]
             y = lam_t * (w @ ((Fi - q) * phi(q)) + Fi * ptop)
         qp[i] = w @ q
         state[:, i, 1] = y
@@ -808,18 +799,47 @@ def _phi_compiled(q, mode, n, r, combs):
     return max(1.0 - rest ** n * below, 0.0)
 
 
+@_jit_inline
+def _sx_point(i, h, x, s, p, F, fp, fm, out, row):
+    """Add ``sum_k p_k F(w_i - x s_k)`` to ``out`` (one entry per column of ``F``) without the
+    term of the unknown ``f_i^-`` (cell ``i - 1``), whose coefficient is returned with the mass
+    of the points on the atom of ``V`` at 0: the coefficients of :func:`_sx_geometry`, computed
+    where they are used (compiled with numba; no array of them in memory)."""
+    bq = at_zero = 0.0
+    for k in range(s.size):
+        z = i * h - x * s[k]
+        if abs(z) <= 1e-9 * h:
+            at_zero += p[k]
+            continue
+        if z < 0.0:
+            continue
+        c = min(int(z / h), i - 1)
+        d = z - c * h
+        quad = d * d / (2 * h)
+        a0, a1, a2 = p[k], (d - quad) * p[k], quad * p[k]
+        if c == i - 1:
+            bq += a2
+        for col in range(out.shape[1]):
+            out[row, col] += a0 * F[c, col] + a1 * fp[c, col] + a2 * fm[c + 1, col]
+    return bq, at_zero
+
+
 @_jit
-def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, cells, coef, bq, at_zero,
-                       jumps):
-    """:func:`_march_sx` node by node (compiled with numba)."""
-    K, J, S = F0.size, ws.shape[1], cells.shape[2]
+def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p):
+    """:func:`_march_sx` node by node (compiled with numba), the points ``w_i - x s_k`` placed
+    on the grid as they are used (:func:`_sx_point`). The fixed-point iteration on ``f_i^-``
+    re-evaluates ``phi`` only at the ``X`` nodes whose ``q`` depends on it (``x s_k < h``
+    for some ``k``: a few small ``x``); at the others it is evaluated once."""
+    K, J = F0.size, ws.shape[1]
     F = np.empty((M + 1, K))
     fm = np.zeros((M + 1, K))
     fp = np.empty((M + 1, K))
     qm = np.zeros((M + 1, K))
     qp = np.zeros((M + 1, K))
-    cq = np.empty(J)
-    q = np.empty(J)
+    cq = np.zeros((J, K))
+    bq = np.zeros(J)
+    at_zero = np.zeros(J)
+    moving = np.empty(J, dtype=np.int64)
     half = 0.5 * h
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
     for k in range(K):
@@ -827,45 +847,62 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, ws, ptops, cells, coe
         fp[0, k] = lam_t * F0[k] * (ws[0].sum() * phi0 + ptops[0])
     for i in range(1, M + 1):
         ptop = ptops[i]
+        jump = False
+        count = 0
+        for j in range(J):
+            cq[j] = 0.0
+            bq[j] = at_zero[j] = 0.0
+            if ws[i, j] != 0.0:   # a piece of zero width: no contribution
+                bq[j], at_zero[j] = _sx_point(i, h, xs[i, j], s, p, F, fp, fm, cq, j)
+                jump = jump or at_zero[j] > 0.0
+                if bq[j] != 0.0:
+                    moving[count] = j
+                    count += 1
         for k in range(K):
-            for j in range(J):
-                total = 0.0
-                if ws[i, j] == 0.0:  # a piece of zero width: no contribution
-                    cq[j] = 0.0
-                    continue
-                for s in range(S):
-                    cc = cells[i, j, s]   # f_i^- (cell i - 1) is 0 until solved
-                    total += (coef[i, j, s, 0] * F[cc, k] + coef[i, j, s, 1] * fp[cc, k]
-                              + coef[i, j, s, 2] * fm[cc + 1, k])
-                cq[j] = total
             A = F[i - 1, k] + half * fp[i - 1, k]
             y = fp[i - 1, k]
+            fixed_num, fixed_den = A * ptop, half * ptop
+            for j in range(J):
+                if ws[i, j] != 0.0 and bq[j] == 0.0:
+                    ph = _phi_compiled(cq[j, k], mode, n, r, combs)
+                    fixed_num += ws[i, j] * (A - cq[j, k]) * ph
+                    fixed_den += ws[i, j] * half * ph
             for _ in range(3):
-                num, den = A * ptop, half * ptop
-                for j in range(J):
-                    if ws[i, j] == 0.0:
-                        continue
-                    ph = _phi_compiled(cq[j] + bq[i, j] * y, mode, n, r, combs)
-                    num += ws[i, j] * (A - cq[j]) * ph
-                    den += ws[i, j] * (half - bq[i, j]) * ph
+                num, den = fixed_num, fixed_den
+                for u in range(count):
+                    j = moving[u]
+                    ph = _phi_compiled(cq[j, k] + bq[j] * y, mode, n, r, combs)
+                    num += ws[i, j] * (A - cq[j, k]) * ph
+                    den += ws[i, j] * (half - bq[j]) * ph
                 y = lam_t * num / (1.0 - lam_t * den)
             Fi = A + half * y
             F[i, k], fm[i, k] = Fi, y
+            total = Fi * ptop
             for j in range(J):
-                q[j] = cq[j] + bq[i, j] * y
-                qm[i, k] += ws[i, j] * q[j]
-            if jumps[i]:
-                total = Fi * ptop
-                for j in range(J):
-                    q[j] += at_zero[i, j] * F0[k]
-                    if ws[i, j] == 0.0:
-                        continue
-                    total += ws[i, j] * (Fi - q[j]) * _phi_compiled(q[j], mode, n, r, combs)
-                y = lam_t * total
-            for j in range(J):
-                qp[i, k] += ws[i, j] * q[j]
-            fp[i, k] = y
+                q = cq[j, k] + bq[j] * y
+                qm[i, k] += ws[i, j] * q
+                if jump:
+                    q += at_zero[j] * F0[k]
+                    if ws[i, j] != 0.0:
+                        total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
+                qp[i, k] += ws[i, j] * q
+            fp[i, k] = lam_t * total if jump else y
     return F, fm, fp, qm, qp
+
+
+@_jit
+def _sx_node_q(h, xs, ws, s, p, F, fp, fm, start, stop):
+    """``q(w_i^- | x_j)`` and the masses on the atom of ``V`` at 0 for the grid nodes
+    ``start..stop - 1`` of a solution (one column; its ``f_i^-`` known): :func:`_sx_point`."""
+    J = ws.shape[1]
+    q = np.zeros(((stop - start) * J, 1))
+    at_zero = np.zeros((stop - start, J))
+    for i in range(max(start, 1), stop):
+        for j in range(J):
+            if ws[i, j] != 0.0:
+                at_zero[i - start, j] = _sx_point(i, h, xs[i, j], s, p, F, fp, fm, q,
+                                                  (i - start) * J + j)[1]
+    return q.reshape(stop - start, J), at_zero
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
@@ -1126,7 +1163,7 @@ class RemovalBatchTime(BatchCompletionTime):
         edges = sols[0].h * np.arange(sols[0].F.size)
         super().__init__(self._extrapolated_sf, mean, edges=edges)
 
-    _label = "RemovalBatchTime (MDS/Replication, workload equation on three grids)"
+    _label = "RemovalBatchTime (workload level-crossing equation on three grids)"
     _accuracy = ("its double-precision values are Richardson-extrapolated from grids h, h/2, "
                  "h/4, with error estimates of the quantiles (ppf(q, full_output=True)) and of "
                  "the mean (Prediction.errors)")
@@ -1334,8 +1371,12 @@ _REFERENCES = (
 
 
 def _kernel_of(policy, lam: float) -> _Kernel:
+    """The kernel of MDS or Replication, and of Redundancy-d: Replication(1, d) with removal
+    (a job's other replicas are cancelled when the first completes: the same system)."""
     if isinstance(policy, MDS):
         return _Kernel(True, policy.n, policy.m, lam, policy.remove)
+    if isinstance(policy, RedundancyD):
+        return _Kernel(False, 1, policy.d, lam)
     return _Kernel(False, policy.n, policy.d, lam, policy.remove)
 
 
@@ -1665,23 +1706,23 @@ def _front_roots(guess, low, high, tol, excess, root) -> list:
 
 
 def grid_prediction(system: System, name: str, assumptions: tuple, *,
-                    exact: bool = False) -> Prediction:
+                    exact: bool = False, references: tuple = _REFERENCES) -> Prediction:
     """The grid solution of the level-crossing equation as a :class:`Prediction` (also used
-    without removal, ``phi = 1``: M/G/1 workloads, for runtimes with atoms). Raises
-    :class:`RemovalError` when no stationary law is found on the grid."""
+    without removal, ``phi = 1``: M/G/1 workloads, for runtimes with atoms; and for
+    Redundancy-d, ``n = 1``). Raises :class:`RemovalError` when no stationary law is found on
+    the grid."""
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
     kernel = _kernel_of(policy, lam)
     model = _IRModel(kernel, runtime.R) if isinstance(runtime, IR) else _SXModel(kernel, runtime)
     mean_runtime = runtime.mean_runtime()
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
-    if isinstance(model, _IRModel):
-        finest = sols[0].h * (sols[0].F.size - 1) / (4 * _M_MAX)
-        if finest > mean_runtime / 2:
-            raise RemovalError(
-                f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
-                f"(a heavy tail): a uniform grid of at most {4 * _M_MAX} cells cannot resolve "
-                f"the runtime (mean {mean_runtime:.4g}) as well")
+    cells = 4 * getattr(model, "max_cells", _M_MAX)
+    if sols[0].h * (sols[0].F.size - 1) / cells > mean_runtime / 2:
+        raise RemovalError(
+            f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
+            f"(a heavy tail): a uniform grid of at most {cells} cells cannot resolve "
+            f"the runtime (mean {mean_runtime:.4g}) as well")
     sols = _refine(model, sols, order)
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
     idle, busy_error = _guarded([s.F0 for s in sols], order)
@@ -1690,7 +1731,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # last three grids when its nodes are doubled (on coarser grids the kinks of the
         # piecewise-quadratic F inflate it: 6e-6 at 128 cells where the true error was 2e-8)
         base = sols[-3]
-        model._geometry, model._buffer = {}, {}     # the finest grid's geometry: not needed now
+        model._tables = {}                      # the grids' X nodes: not needed any more
         double = _shoot(_SXModel(kernel, runtime, 2 * model.gl[0].size), base.h,
                         base.F.size - 1, base.F0)
         mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
@@ -1705,6 +1746,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     if not kernel.remove or kernel.r == (0 if kernel.mds else 1):
         # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
+    if isinstance(model, _SXModel):
+        model._tables = {}    # the law evaluates P(C > t) off the nodes with fresh X nodes
     law = RemovalBatchTime(model, sols, mean, order)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
@@ -1721,12 +1764,13 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
     if achieved > 1e-6:
         limit = (f"{4 * _M_MAX} cells" if isinstance(model, _IRModel) else
-                 f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 20:.0f} MB of X nodes)")
+                 f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 22:.0f} MB of X nodes "
+                 f"on the finest grid)")
         method += (f"; relative accuracy about {achieved:.1g}, short of the 1e-6 goal: the "
                    f"grid has reached its limit of {limit}")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
-                            assumptions=assumptions, references=_REFERENCES,
+                            assumptions=assumptions, references=references,
                             errors={"mean": mean_error, "busy_fraction": busy_error})
     return prediction
 
