@@ -403,21 +403,45 @@ def test_sx_batch_tail_with_a_continuous_slowdown_against_pollaczek_khinchine():
     runtime = _discrete_x_uniform_s()
     for load in (0.5, 0.9):
         lam = load / runtime.mean_runtime()
-        sf, _ = _sx_batch_sf(qt.Replication(1, 1, remove=False), runtime, lam)
+        sf, _, _ = _sx_batch_sf(qt.Replication(1, 1, remove=False), runtime, lam)
         T = qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=lam)).response_time
         t = np.array([2.0, 5.0, 12.0, 20.0, 60.0, 150.0])
         np.testing.assert_allclose(sf(t), T.sf(t), rtol=1e-6, atol=1e-12)
     # a continuous X: the pieces over X end where x S crosses t at the ends of S's support
-    # (kinks of the tail given x; across them 1.4e-4 absolute, now 9e-12); no error estimate,
-    # so not labelled exact
+    # (kinks of the tail given x; across them 1.4e-4 absolute, now 9e-12); the quadrature over
+    # S is not exact (not labelled exact), its error estimated by doubling the rules
     runtime = qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 3.0))
     lam = 0.5 / runtime.mean_runtime()
-    sf, _ = _sx_batch_sf(qt.MDS(1, 0, remove=False), runtime, lam)
+    sf, _, _ = _sx_batch_sf(qt.MDS(1, 0, remove=False), runtime, lam)
     T = qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=lam)).response_time
     t = np.geomspace(0.6, 120.0, 25)
     np.testing.assert_allclose(sf(t), T.sf(t), rtol=0, atol=1e-10)
     p = qt.analyze(qt.System(qt.MDS(2, 1, remove=False), runtime, lam))
-    assert not p.exact and "without an error estimate" in p.method
+    assert not p.exact and "estimated error of the mean" in p.method
+    assert 0 < p.errors["mean"] < 1e-5 * p.mean
+
+
+@pytest.mark.parametrize(("load", "mean", "quantiles"), [
+    (0.5, 5.908580519408486453569555,
+     (5.804243858241965342772518, 11.0630906465553541134801, 14.46287787362219632422516)),
+    (0.8, 12.02687211913132632816669,
+     (10.47705405095195727688445, 25.77555909658294524145128, 35.49191186971046054610433)),
+])
+def test_sx_batch_without_removal_errors_are_true(load, mean, quantiles):
+    # MDS(2, 1) without removal, X in {1, 2.5} w.p. {0.3, 0.7}, S ~ Uniform(1, 3) (a wait with
+    # kinks: the dense table). References: scripts/batch_sx_reference.py (mpmath, exact Taylor
+    # series of the wait's level-crossing equation per half-unit cell, 25 digits; a
+    # collocation solver of the renewal equation agreed to 25 digits). The stated errors (the
+    # change from half the quadrature points and a coarser table of the wait) cover the true
+    # ones: measured mean 6.9e-11 and 5.0e-10 off (6.5e-10, 6.4e-9 stated), quantiles 1e-10
+    # to 2.7e-8 off (4e-10 to 1.2e-7 stated); before, no estimate (the p99 was 1.4e-8 off)
+    runtime = qt.SX(qt.Discrete([1.0, 2.5], [0.3, 0.7]), qt.Uniform(1.0, 3.0))
+    p = qt.analyze(qt.System(qt.MDS(2, 1, remove=False), runtime,
+                             arrival_rate=load / runtime.mean_runtime() * 2 / 3))
+    assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-8 * mean
+    values, errors = p.response_time.ppf(np.array([0.5, 0.95, 0.99]), full_output=True)
+    for value, error, ref in zip(values, errors, quantiles):
+        assert abs(value - ref) <= error <= 1e-7 * ref
 
 
 @pytest.mark.parametrize("policy", [qt.MDS(1, 0, remove=False),

@@ -88,6 +88,26 @@ def test_ir_exponential_tail_integrates_to_mean_and_ppf_inverts():
     assert p.response_time.cdf(q) == pytest.approx(0.99, rel=1e-12)
 
 
+@pytest.mark.parametrize(("lam", "d"), [(0.5, 2), (0.999999, 5), (1e-9, 3), (0.7, 30)])
+def test_ir_exponential_quantile_errors_are_true(lam, d):
+    # the closed-form quantiles state their rounding error (they used to have none); the
+    # reference solves the closed-form tail P(T > t) = (rho + (1 - rho) e^((d-1) t))^(-d/(d-1))
+    # (mu = 1) for t at 40 digits by mpmath.findroot, apart from the code's inverse formula
+    # (which lost 8e-8 relative at q = 1e-9 before it was written with log1p and expm1)
+    levels = np.array([1e-12, 1e-9, 0.3, 0.99, 1 - 1e-12])
+    law = qt.analyze(qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(1.0)), lam)).response_time
+    values, errors = law.ppf(levels, full_output=True)
+    with mpmath.workdps(40):
+        for q, value, error in zip(levels, values, errors):
+            def excess(t, q=q):
+                rho = mpmath.mpf(lam)
+                sf = (rho + (1 - rho) * mpmath.exp((d - 1) * t)) ** (-mpmath.mpf(d) / (d - 1))
+                return sf - (1 - mpmath.mpf(float(q)))
+
+            reference = mpmath.findroot(excess, mpmath.mpf(float(value)))
+            assert abs(value - reference) <= error <= 1e-15 * value
+
+
 def test_finite_k_equal_d_is_mm1_and_tends_to_limit():
     assert redundancy.ir_exponential_finite_mean(0.6, 1.0, 3, 3) == pytest.approx(
         1 / (3 * 0.4), rel=1e-13)

@@ -32,8 +32,9 @@ from .riq import analyze_riq
 
 __all__ = ["BatchCompletionTime"]
 
-_GL_X_NODES, _GL_X_WEIGHTS = gauss_legendre(12)
-"""Gauss-Legendre rule per piece of ``E_X`` (probability space)."""
+_GL_X_POINTS = 12
+"""Gauss-Legendre rule per piece of ``E_X`` and ``E_S`` (probability space); the error
+estimate repeats the computation with twice as many points (and ``2 _GL_T_POINTS``)."""
 _GL_T_POINTS = 10
 """Gauss-Legendre rule per piece of ``int t^(k-1) P(T_b > t) dt``."""
 _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
@@ -69,8 +70,8 @@ class BatchCompletionTime(ResponseLaw):
     """Law of a batch's completion time (``Prediction.response_time`` for batch policies).
 
     A :class:`~queuetheory.ResponseLaw` given by a vectorised survival function, in double
-    precision only: ``precision=`` and ``full_output=True`` raise ``NotImplementedError``
-    (no high-precision path, no error estimate).
+    precision only: ``precision=`` raises ``NotImplementedError``, and so does
+    ``full_output=True`` unless ``coarser`` gives the error estimates of the quantiles.
 
     Parameters
     ----------
@@ -92,6 +93,11 @@ class BatchCompletionTime(ResponseLaw):
         The tasks' runtimes have an infinite second moment, so the tail may decay like a power
         and moments may diverge: they come from the tail with power-law extrapolation and a
         divergence check, as for :class:`~queuetheory.ResponseTime`.
+    points : int, optional
+        Gauss-Legendre points per piece of :attr:`_edges` for the moments (fixed rule).
+    coarser : BatchCompletionTime, optional
+        The same law computed with half the quadrature points: the distance of its quantiles
+        is their error estimate (``ppf(q, full_output=True)``).
     """
 
     _label = "BatchCompletionTime (MDS/Replication without removal)"
@@ -100,13 +106,21 @@ class BatchCompletionTime(ResponseLaw):
                  "size) carry no error estimate (qt.validate checks them against simulation)")
 
     def __init__(self, sf, scale: float, law: Distribution | None = None, *,
-                 edges=None, adaptive: bool = False, heavy: bool = False):
+                 edges=None, adaptive: bool = False, heavy: bool = False,
+                 points: int = _GL_T_POINTS, coarser: BatchCompletionTime | None = None):
         self._sf_function = sf
         self._scale = float(scale)
         self._law = law
         self._edges = None if edges is None else np.asarray(edges, dtype=float)
         self._adaptive = bool(adaptive)
         self._heavy = bool(heavy)
+        self._points = int(points)
+        self._coarser = coarser
+        if coarser is not None:
+            self._accuracy = ("its double-precision values carry error estimates of the "
+                              "quantiles (ppf(q, full_output=True)): the change when the "
+                              "quadrature points over the job size, the slowdown and t are "
+                              "halved")
 
     def __repr__(self):
         return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
@@ -145,6 +159,11 @@ class BatchCompletionTime(ResponseLaw):
     def _isf(self, p):
         return self._law._isf_all(p) if self._law is not None else super()._isf(p)
 
+    def _quantile_errors(self, q, values):
+        if self._coarser is None:
+            return None
+        return np.abs(values - self._coarser._ppf(q)) + 4e-15 * np.abs(values)
+
     def _scale_hint(self):
         return self._scale
 
@@ -155,7 +174,7 @@ class BatchCompletionTime(ResponseLaw):
             return self._law.moment(k)
         if self._edges is not None:
             return moment_from_sf(self._sf, k, self._edges, tail=False,
-                                  rule="adaptive" if self._adaptive else _GL_T_POINTS)
+                                  rule="adaptive" if self._adaptive else self._points)
         # The survival function comes from numerical inversion, accurate to ~1e-11 absolute on
         # a bounded range: integrate (vectorised adaptive Gauss-Legendre) up to where it falls
         # below 1e-12; the truncated tail is negligible for light-tailed sojourns.
@@ -229,10 +248,13 @@ class _WaitSF:
     and it is off by more than ``_WAIT_CHECK``, the table comes instead from ``_WAIT_DENSE``
     inverted points with monotone (PCHIP) slopes, which keeps the error local to the kinks.
     Beyond ``w_max`` the tail is exponential with the secant decay rate of the last piece.
-    Evaluating is a table look-up, so millions of points cost milliseconds.
+    Evaluating is a table look-up, so millions of points cost milliseconds. ``nodes`` and
+    ``dense`` replace ``_WAIT_NODES`` and ``_WAIT_DENSE`` (a coarser table for the error
+    estimate of :func:`queuetheory.analysis.mds.analyze_batch`).
     """
 
-    def __init__(self, lam: float, B: Distribution, rho: float):
+    def __init__(self, lam: float, B: Distribution, rho: float, nodes: int = _WAIT_NODES,
+                 dense: int = _WAIT_DENSE):
         lst = _wait_lst(lam, B)
         self.rho = rho
         self.c = c = B.mean() / 8.0
@@ -243,11 +265,11 @@ class _WaitSF:
             tail = _invert_sf(lst, c * np.expm1(zeta_max * zeta)) / rho
             return np.log(np.minimum.accumulate(np.clip(tail, 1e-300, 1.0)))
 
-        taus, values, slopes = _chebyshev_to_uniform(_WAIT_NODES, _WAIT_CELLS)
-        nodes = log_tail(((np.arange(_WAIT_PIECES)[:, None] + taus) / _WAIT_PIECES).ravel())
-        nodes = nodes.reshape(_WAIT_PIECES, _WAIT_NODES)
-        fine = (nodes @ values.T).ravel()  # per piece, cells + 1 values
-        slope = (nodes @ slopes.T).ravel() / _WAIT_CELLS  # d/d(cell)
+        taus, values, slopes = _chebyshev_to_uniform(nodes, _WAIT_CELLS)
+        at = log_tail(((np.arange(_WAIT_PIECES)[:, None] + taus) / _WAIT_PIECES).ravel())
+        at = at.reshape(_WAIT_PIECES, nodes)
+        fine = (at @ values.T).ravel()  # per piece, cells + 1 values
+        slope = (at @ slopes.T).ravel() / _WAIT_CELLS  # d/d(cell)
         keep = np.ones(fine.size, dtype=bool)
         keep[_WAIT_CELLS + 1::_WAIT_CELLS + 1] = False  # piece ends: keep the left piece's
         self._tabulate(fine[keep], slope[keep])
@@ -256,10 +278,10 @@ class _WaitSF:
         error = rho * np.abs(np.exp(self._log_tail(check_y))
                              - np.exp(log_tail(check / _WAIT_PIECES)))
         if error.max() > _WAIT_CHECK:
-            zeta = np.linspace(0.0, 1.0, _WAIT_DENSE + 1)
-            dense = log_tail(zeta)
-            pchip = interpolate.PchipInterpolator(zeta, dense)
-            self._tabulate(dense, pchip.derivative()(zeta) / _WAIT_DENSE)
+            zeta = np.linspace(0.0, 1.0, dense + 1)
+            values = log_tail(zeta)
+            pchip = interpolate.PchipInterpolator(zeta, values)
+            self._tabulate(values, pchip.derivative()(zeta) / dense)
         self.log_end = self.coef[0][-1] + self.coef[1][-1] + self.coef[2][-1] + self.coef[3][-1]
         half = c * math.expm1(zeta_max * (1.0 - 1.0 / _WAIT_PIECES))
         self.decay = min((self.log_end - float(self._log_tail(np.array([half]))[0]))
@@ -324,7 +346,8 @@ def _support_nodes(dist: Distribution):
     return x[keep], w[keep] / w[keep].sum()
 
 
-def _sx_batch_sf(policy, runtime: SX, lam_task: float):
+def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINTS,
+                 wait_sf: _WaitSF | None = None):
     """``t -> P(T_b > t)`` under S&X without removal: ``E_X[I_{H(t|X)}(m + 1, n)]`` (MDS) or
     ``E_X[1 - (1 - H(t|X)^d)^n]`` (replication), and the times splitting
     ``t`` into pieces on which it is smooth (jumps ``t = x s`` for atoms ``x`` of ``X`` and
@@ -337,11 +360,14 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
     is Gauss-Legendre in probability space on ``[0, F_X(t / s_min)]`` split
     at the probability levels of :data:`_U_LEVELS` and at the jumps ``F_X(t / s)``; beyond,
     every task is unfinished (``H = 1``), which contributes ``P(X > t / s_min)`` exactly.
+    ``points`` Gauss-Legendre points per piece; ``wait_sf``, the table of ``P(W > y)`` when
+    already built. Returns the survival function, the edges and ``wait_sf``.
     """
     X, S = runtime.X, runtime.S
     B = runtime.replica()
     rho = lam_task * B.mean()
-    wait_sf = _WaitSF(lam_task, B, rho)
+    wait_sf = _WaitSF(lam_task, B, rho) if wait_sf is None else wait_sf
+    gl_nodes, gl_weights = gauss_legendre(points)
     s_values, s_weights = _support_nodes(S)
     atoms = S.atoms is not None
 
@@ -356,8 +382,8 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
         top = S._cdf_all(ratio)
         levels = np.minimum(_U_LEVELS, top[:, None])
         lo, hi = levels[:, :-1, None], levels[:, 1:, None]
-        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X_NODES).reshape(t.size, -1)
-        w = (0.5 * (hi - lo) * _GL_X_WEIGHTS).reshape(t.size, -1)
+        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes).reshape(t.size, -1)
+        w = (0.5 * (hi - lo) * gl_weights).reshape(t.size, -1)
         s = np.nan_to_num(S._ppf_all(np.clip(u, 0.0, 1.0)), posinf=np.finfo(float).max)
         below = (wait_sf(np.maximum(t[:, None] - x[:, None] * s, 0.0)) * w).sum(axis=1)
         return S._sf_all(ratio) + below
@@ -366,7 +392,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
         t, x = np.broadcast_arrays(t, x)
         flat_t, flat_x = t.ravel(), x.ravel()
         out = np.empty(flat_t.size)
-        per_row = s_values.size if atoms else (_U_LEVELS.size - 1) * _GL_X_NODES.size
+        per_row = s_values.size if atoms else (_U_LEVELS.size - 1) * gl_nodes.size
         step = max(1, _CHUNK // per_row)
         for a in range(0, flat_t.size, step):
             out[a:a + step] = H_chunk(flat_t[a:a + step], flat_x[a:a + step])
@@ -400,8 +426,8 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
             keep = hi - lo > _MASS_NEGLIGIBLE  # each piece contributes at most its mass
             rows = np.nonzero(keep)[0]
             lo, hi = lo[keep][:, None], hi[keep][:, None]
-            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _GL_X_NODES
-            w = 0.5 * (hi - lo) * _GL_X_WEIGHTS
+            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes
+            w = 0.5 * (hi - lo) * gl_weights
             x = X._ppf_all(np.clip(u, 0.0, 1.0).ravel()).reshape(u.shape)
             x = np.nan_to_num(x, posinf=np.finfo(float).max)
             tt = np.broadcast_to(t[rows, None], u.shape)
@@ -429,7 +455,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float):
             out[positive] = sf(t[positive])
         return out
 
-    return sf_any, edges
+    return sf_any, edges, wait_sf
 
 
 def _positive_ends(law: Distribution) -> np.ndarray:

@@ -88,9 +88,10 @@ try:
 except ImportError:  # the S&X march then runs as numpy operations per node (slower)
     numba = None
 _jit = (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True)
-# the same, free to reorder the terms of a sum (SIMD: several times faster history sums)
+# the same, inlined where it is called (a helper of the inner loops)
 _jit_inline = ((lambda function: function) if numba is None else
                numba.njit(cache=True, nogil=True, inline="always"))
+# the same, free to reorder the terms of a sum (SIMD: several times faster history sums)
 _jit_sums = ((lambda function: function) if numba is None else
              numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"}))
 
