@@ -421,6 +421,40 @@ def test_sx_batch_tail_with_a_continuous_slowdown_against_pollaczek_khinchine():
     assert 0 < p.errors["mean"] < 1e-5 * p.mean
 
 
+@pytest.mark.parametrize("policy", [qt.MDS(4, 2, remove=False),
+                                    qt.Replication(3, 2, remove=False)])
+def test_ir_batch_quantile_errors_are_the_sojourns(policy):
+    # under IR a batch quantile is a task sojourn's quantile at a mapped level, and so is its
+    # error estimate (there was none). Reference: the M/E2/1 sojourn in closed form, mpmath:
+    # T*(s) = (1 - rho) mu^2 / Q(s), Q(s) = s^2 + (2 mu - lam) s + mu^2 - 2 lam mu (monic, from
+    # (s - lam)(s + mu)^2 + lam mu^2 = s Q(s)), so P(T > t) = sum_i A_i e^(r_i t) / (-r_i) over
+    # the roots r_i of Q with A_i = (1 - rho) mu^2 / Q'(r_i); the level of the sojourn solves
+    # I_F(n, m + 1) = q (MDS) or 1 - (1 - F)^d = q^(1/n) (replication), both by findroot
+    # both policies send 6 tasks per batch: task rate 0.6, rho = 0.6 (E[R] = 1)
+    p = qt.analyze(qt.System(policy, qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.6 * policy.n / 6))
+    levels = np.array([0.5, 0.95, 0.99])
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    with mpmath.workdps(40):
+        mu, lam = mpmath.mpf(2), mpmath.mpf("0.6")
+        b, c = 2 * mu - lam, mu * mu - 2 * lam * mu
+        roots = [(-b + sign * mpmath.sqrt(b * b - 4 * c)) / 2 for sign in (1, -1)]
+        weights = [(1 - 2 * lam / mu) * mu * mu / (2 * r + b) for r in roots]
+
+        def sf(t):
+            return sum(a * mpmath.exp(r * t) / (-r) for a, r in zip(weights, roots))
+
+        assert abs(sf(0) - 1) < mpmath.mpf(10) ** -30
+        for q, value, error in zip(levels, values, errors):
+            q = mpmath.mpf(float(q))
+            if isinstance(policy, qt.MDS):
+                F = mpmath.findroot(lambda F: mpmath.betainc(4, 3, 0, F, regularized=True) - q,
+                                    (mpmath.mpf("0.01"), mpmath.mpf("0.999")), solver="anderson")
+            else:
+                F = 1 - (1 - q ** (mpmath.mpf(1) / 3)) ** (mpmath.mpf(1) / 2)
+            t = mpmath.findroot(lambda t: sf(t) - (1 - F), mpmath.mpf(float(value)))
+            assert abs(value - t) <= error <= 1e-6 * value
+
+
 @pytest.mark.parametrize(("load", "mean", "quantiles"), [
     (0.5, 5.908580519408486453569555,
      (5.804243858241965342772518, 11.0630906465553541134801, 14.46287787362219632422516)),

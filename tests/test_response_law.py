@@ -32,7 +32,7 @@ FAMILIES = {
                                            arrival_rate=0.3),
                                  "TabulatedResponseTime", False, False, True),
     "MDS no removal IR": (qt.System(qt.MDS(4, 2, remove=False), ERLANG, arrival_rate=0.4),
-                          "BatchCompletionTime", False, False, False),
+                          "BatchCompletionTime", False, False, True),
     "Replication no removal S&X": (qt.System(qt.Replication(2, 2, remove=False), SX_DISCRETE,
                                              arrival_rate=0.2),
                                    "BatchCompletionTime", False, False, True),

@@ -98,6 +98,9 @@ class BatchCompletionTime(ResponseLaw):
     coarser : BatchCompletionTime, optional
         The same law computed with half the quadrature points: the distance of its quantiles
         is their error estimate (``ppf(q, full_output=True)``).
+    sojourn : (ResponseLaw, callable), optional
+        Under IR, the task sojourn's law and the map from the batch time's levels to the
+        sojourn's: a batch quantile is a sojourn quantile, and so is its error estimate.
     """
 
     _label = "BatchCompletionTime (MDS/Replication without removal)"
@@ -107,7 +110,8 @@ class BatchCompletionTime(ResponseLaw):
 
     def __init__(self, sf, scale: float, law: Distribution | None = None, *,
                  edges=None, adaptive: bool = False, heavy: bool = False,
-                 points: int = _GL_T_POINTS, coarser: BatchCompletionTime | None = None):
+                 points: int = _GL_T_POINTS, coarser: BatchCompletionTime | None = None,
+                 sojourn: tuple | None = None):
         self._sf_function = sf
         self._scale = float(scale)
         self._law = law
@@ -116,11 +120,13 @@ class BatchCompletionTime(ResponseLaw):
         self._heavy = bool(heavy)
         self._points = int(points)
         self._coarser = coarser
-        if coarser is not None:
+        self._sojourn = sojourn
+        if coarser is not None or sojourn is not None:
             self._accuracy = ("its double-precision values carry error estimates of the "
-                              "quantiles (ppf(q, full_output=True)): the change when the "
-                              "quadrature points over the job size, the slowdown and t are "
-                              "halved")
+                              "quantiles (ppf(q, full_output=True)): " + (
+                                  "the change when the quadrature points over the job size, "
+                                  "the slowdown and t are halved" if coarser is not None else
+                                  "those of the task sojourn's quantiles they are"))
 
     def __repr__(self):
         return f"BatchCompletionTime(law={self._law!r})" if self._law else "BatchCompletionTime()"
@@ -160,6 +166,11 @@ class BatchCompletionTime(ResponseLaw):
         return self._law._isf_all(p) if self._law is not None else super()._isf(p)
 
     def _quantile_errors(self, q, values):
+        if self._sojourn is not None:
+            law, levels = self._sojourn
+            if not isinstance(law, ResponseLaw):   # a closed form (M/M/1): rounding only
+                return 4e-15 * np.abs(values)
+            return np.asarray(law.quantile_error(levels(q)), dtype=float) + 4e-15 * values
         if self._coarser is None:
             return None
         return np.abs(values - self._coarser._ppf(q)) + 4e-15 * np.abs(values)
@@ -478,8 +489,10 @@ def _sojourn_scale(lam_task: float, B: Distribution) -> float:
     return mean if math.isfinite(mean) else B.mean()
 
 
-def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
-    """Batch time under IR: an order statistic of i.i.d. P-K sojourns (exact M/M/1 forms)."""
+def _ir_batch_law(policy, runtime: IR, lam_task: float):
+    """Batch time under IR: an order statistic of i.i.d. P-K sojourns (exact M/M/1 forms),
+    the sojourn's law, and the map from the batch time's levels to the sojourn's (the
+    ``q``-quantile of the batch time is the sojourn's quantile at that level)."""
     R = runtime.R
     if isinstance(R, Exponential):
         sojourn = Exponential(R.rate - lam_task)
@@ -487,9 +500,14 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float) -> Distribution:
         # the M/G/1 (Random) response time: R itself, split off with probability 1 - rho, and
         # the queueing part inverted (kinks of R cost nothing)
         sojourn = analyze_riq(System(Random(), runtime, arrival_rate=lam_task)).response_time
+    n = policy.n
     if isinstance(policy, MDS):
-        return OrderStatistic(sojourn, policy.n, policy.n + policy.m)
-    return OrderStatistic(sojourn.minimum(policy.d), policy.n, policy.n)
+        return (OrderStatistic(sojourn, n, n + policy.m), sojourn,
+                lambda q: special.betaincinv(n, policy.m + 1, q))
+    # the largest of n minima of d: the minimum at level q^(1/n), a sojourn at 1 - (1 - .)^(1/d)
+    d = policy.d
+    return (OrderStatistic(sojourn.minimum(d), n, n), sojourn,
+            lambda q: -np.expm1(np.log1p(-np.asarray(q, dtype=float) ** (1.0 / n)) / d))
 
 
 def _batch_tail_index(policy, R: Distribution) -> float:

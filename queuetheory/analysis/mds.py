@@ -244,9 +244,9 @@ def analyze_batch(system: System) -> Prediction:
         law = BatchCompletionTime(sf, scale, edges=edges, adaptive=adaptive,
                                   points=2 * _GL_T_POINTS, coarser=coarser)
     else:
-        inner = _ir_batch_law(policy, runtime, lam_task)
+        inner, sojourn, levels = _ir_batch_law(policy, runtime, lam_task)
         law = BatchCompletionTime(inner._sf_all, _sojourn_scale(lam_task, B), law=inner,
-                                  heavy=heavy)
+                                  heavy=heavy, sojourn=(sojourn, levels))
     index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf
     if index <= 1.0 + 1e-9:
         method += (f"; P(T_b > t) decays like t^(-{index:.4g}) (runtime tail index alpha, wait "
