@@ -447,11 +447,12 @@ def test_ir_batch_quantile_errors_are_the_sojourns(policy):
         for q, value, error in zip(levels, values, errors):
             q = mpmath.mpf(float(q))
             if isinstance(policy, qt.MDS):
-                F = mpmath.findroot(lambda F: mpmath.betainc(4, 3, 0, F, regularized=True) - q,
-                                    (mpmath.mpf("0.01"), mpmath.mpf("0.999")), solver="anderson")
+                F = mpmath.findroot(
+                    lambda F, q=q: mpmath.betainc(4, 3, 0, F, regularized=True) - q,
+                    (mpmath.mpf("0.01"), mpmath.mpf("0.999")), solver="anderson")
             else:
                 F = 1 - (1 - q ** (mpmath.mpf(1) / 3)) ** (mpmath.mpf(1) / 2)
-            t = mpmath.findroot(lambda t: sf(t) - (1 - F), mpmath.mpf(float(value)))
+            t = mpmath.findroot(lambda t, F=F: sf(t) - (1 - F), mpmath.mpf(float(value)))
             assert abs(value - t) <= error <= 1e-6 * value
 
 

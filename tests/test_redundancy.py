@@ -323,10 +323,11 @@ def test_solve_based_stability_decision_agrees_with_frontier():
 def test_within_the_frontier_error_the_verdict_is_undecided_as_with_removal():
     # one rule for every computed frontier (qt.analysis.frontier_verdict, shared with MDS and
     # Replication with removal): at the frontier times 1 -+ 1e-12 no verdict and no number;
-    # beyond its error the frontier decides. Erlang(2, 2) at d = 2: frontier 0.91194449
-    # (Replication(1, 2)'s travelling front, error 7e-8; the cavity continuation gives
-    # 0.91194448 +- 1.2e-5). At 3 errors below it the level-crossing grid still finds the
-    # stationary law (busy fraction 1 - 1.6e-7), short of its accuracy goal and saying so
+    # beyond its error the frontier decides. Erlang(2, 2) at d = 2: frontier 0.9119444649
+    # (Replication(1, 2)'s travelling front, error 8.7e-9; four finer grids give 0.9119444630,
+    # the cavity continuation 0.91194448 +- 1.2e-5). At 3 errors below it the level-crossing
+    # grid still finds the stationary law (busy fraction 1 - 2.2e-8), short of its accuracy
+    # goal and saying so
     model, d = qt.IR(qt.Erlang(2, 2.0)), 2
     lam_star, error = qt.stability_frontier(model, d, full_output=True)
     assert 0 < error < 1e-6 and lam_star == pytest.approx(0.9119444771519675, abs=1.2e-5)
@@ -341,7 +342,7 @@ def test_within_the_frontier_error_the_verdict_is_undecided_as_with_removal():
     near = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 3 * error))
     assert near.stable and near.busy_fraction > 1 - 1e-6 and "minus its error" in near.method
     assert "short of the 1e-6 goal" in near.method and near.errors["mean"] > 1e-6 * near.mean
-    below = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 1000 * error))
+    below = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 1e-4))
     assert below.stable and below.errors["mean"] < 1e-6 * below.mean
 
 
@@ -367,6 +368,34 @@ def test_cavity_grid_refuses_too_close_to_its_frontier(monkeypatch):
         assert below.stable and "grid of N" in below.method and "minus its error" in below.method
     finally:
         redundancy._frontier_and_error.cache_clear()
+
+
+@pytest.mark.parametrize("d", [2, 3, 4, 5, 7, 8, 9, 10, 11])
+def test_frontier_errors_cover_the_exact_frontier_of_exponential_runtimes(d):
+    # Erlang(1, 1) is exponential(1), not recognised as such: the frontier is exactly 1 for
+    # every d (Gardner et al. 2017). With three front grids the stated error fell below the
+    # true one (d = 8: 1.0000017688 +- 3.9e-7); at d = 10 the bracket search raised scipy's
+    # "f(a) and f(b) must have different signs" (now the cavity continuation answers)
+    value, error = qt.stability_frontier(qt.IR(qt.Erlang(1, 1.0)), d, full_output=True)
+    assert abs(value - 1.0) <= error <= 1e-4
+
+
+def test_exponential_at_high_load_and_d10_is_analysed():
+    # the frontier's bracket search used to leak a scipy ValueError through analyze
+    p = qt.analyze(qt.System(qt.RedundancyD(10), qt.IR(qt.Erlang(1, 1.0)), arrival_rate=0.999))
+    exact = redundancy.ir_exponential_mean(0.999, 1.0, 10)
+    assert p.stable and abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+
+
+def test_quantiles_at_atoms_off_the_grid_are_the_atoms():
+    # runtimes 1 and sqrt(2) (no common step: the jumps of the tail fall between nodes): at
+    # levels inside the jumps the quantiles are the atoms themselves, never below the shortest
+    # runtime and never decreasing (they were 0.9999999999999998, 1.0000000000000089,
+    # 1.0000000000000029, 1.4142135623731054, 1.4142135623731027)
+    runtime = qt.IR(qt.Discrete([1.0, math.sqrt(2.0)], [0.5, 0.5]))
+    p = qt.analyze(qt.System(qt.RedundancyD(5), runtime, arrival_rate=0.020364424535258677))
+    levels = (0.1, 0.5, 0.9, 0.99, 0.999)
+    assert [p.quantile(q) for q in levels] == [1.0, 1.0, 1.0, math.sqrt(2.0), math.sqrt(2.0)]
 
 
 def test_frontier_verdict_rejects_a_negative_or_nan_error():
