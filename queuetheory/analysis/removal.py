@@ -533,6 +533,9 @@ _SX_BYTES = 2 ** 28
 ``X`` node, kept for every grid of an analysis: about 3 times the finest grid's): the finest
 grid's table is held within a quarter of it, which bounds the grids S&X is refined to
 (:func:`_refine`)."""
+_SX_GEOMETRY_BYTES = 2 ** 28
+"""Memory of the latest grid's geometry kept by the numpy S&X march (:meth:`_SXModel.block`,
+28 bytes per grid node, ``X`` node and atom of ``S``): beyond it the blocks are rebuilt."""
 _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
                       0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
 """Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X`` (as in
@@ -587,7 +590,7 @@ class _SXModel:
                                                                1.0 / products.size)))
         else:
             self.lattice = None
-        self._tables = {}
+        self._tables, self._blocks, self._blocks_key = {}, {}, None
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
         # the finest grid (4 max_cells cells) holds its table within _SX_BYTES / 4
         columns = X.values.size if self.discrete_x else (_U_LEVELS.size - 1 + self.s.size) * nodes
@@ -637,6 +640,22 @@ class _SXModel:
         table = self.table(h, M)
         return lambda cols: _march_sx(self, table, h, M, cols)
 
+    def block(self, h: float, M: int, start: int):
+        """:func:`_sx_geometry` of the nodes ``start..start + _SF_ROWS - 1`` (the numpy path),
+        kept for the latest grid when its whole geometry fits in ``_SX_GEOMETRY_BYTES`` (the
+        grid's marches and its ``P(C > t)`` reuse it), else built each time it is needed."""
+        if self._blocks_key != (h, M):
+            J = self.table(h, M)[0].shape[1]
+            self._blocks_key, self._blocks = (h, M), {}
+            self._keep_blocks = (M + 1) * J * (28 * self.s.size + 16) <= _SX_GEOMETRY_BYTES
+        block = self._blocks.get(start)
+        if block is None:
+            block = _sx_geometry(self.s, self.p, self.table(h, M)[0][start:start + _SF_ROWS],
+                                 h, start)
+            if self._keep_blocks:
+                self._blocks[start] = block
+        return block
+
     def _sf(self, sol: _Solution, t: np.ndarray, nodes) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the times ``t`` (rows of ``nodes``)."""
         x, w, ptop = nodes
@@ -677,7 +696,7 @@ class _SXModel:
                 q, at_zero = _sx_node_q(h, xs, ws, self.s, self.p, *columns, start,
                                         min(start + _SF_ROWS, M + 1))
             else:
-                cells, coef, _, at_zero, _ = _sx_geometry(self.s, self.p, xs[rows], h, start)
+                cells, coef, _, at_zero, _ = self.block(h, M, start)
                 q = np.einsum("ijst,ijst->ij", coef, np.take(state, cells, axis=0))
             sf = np.zeros(q.shape)
             sf[used] = batch_sf(q[used])
@@ -751,10 +770,9 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     state[:, 0, 0] = F0
     state[:, 0, 1] = lam_t * F0 * (float(ws[0].sum()) * float(phi(np.zeros(1))[0]) + ptops[0])
     for i in range(1, M + 1):
-        if (i - 1) % _SF_ROWS == 0:
-            cells, coef, bq_all, zero_all, jumps = _sx_geometry(
-                model.s, model.p, xs[i:i + _SF_ROWS], h, i)
-        r = (i - 1) % _SF_ROWS
+        r = i % _SF_ROWS
+        if r == 0 or i == 1:
+            cells, coef, bq_all, zero_all, jumps = model.block(h, M, i - r)
         w, ptop, bq = ws[i], ptops[i], bq_all[r][:, None]
         cq = np.einsum("kjst,jst->jk", np.take(state, cells[r], axis=1), coef[r])
         previous = state[:, i - 1]
@@ -1760,7 +1778,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # last three grids when its nodes are doubled (on coarser grids the kinks of the
         # piecewise-quadratic F inflate it: 6e-6 at 128 cells where the true error was 2e-8)
         base = sols[-3]
-        model._tables = {}                      # the grids' X nodes: not needed any more
+        model._tables, model._blocks = {}, {}   # the grids' X nodes: not needed any more
         double = _shoot(_SXModel(kernel, runtime, 2 * model.gl[0].size), base.h,
                         base.F.size - 1, base.F0)
         mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
@@ -1776,7 +1794,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
     if isinstance(model, _SXModel):
-        model._tables = {}    # the law evaluates P(C > t) off the nodes with fresh X nodes
+        # the law evaluates P(C > t) off the nodes with fresh X nodes
+        model._tables, model._blocks, model._blocks_key = {}, {}, None
     law = RemovalBatchTime(model, sols, mean, order)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
