@@ -46,17 +46,19 @@ estimates), kinks of ``G`` (ends of a support) are nodes or split their cells, a
 compiled with numba when installed, else its history sums are a blocked FFT (online)
 convolution (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
 four grids of at most ``4 * 4096`` cells, five arrays of two columns each (IR, about 5 MB); the
-S&X tables hold a few hundred ``X`` nodes per cell (the finest grid's at most ``_SX_BYTES``,
-256 MB).
+S&X tables hold a few hundred ``X`` nodes per cell (the finest grid's at most ``_SX_BYTES / 4``,
+64 MB, all grids' about three times that), and the numpy S&X march keeps the latest grid's
+geometry while it fits in ``_SX_GEOMETRY_BYTES`` (256 MB).
 
 S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre in probability
 space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
-Its grids are refined as under IR, bounded by ``_SX_BYTES`` of ``X`` nodes on the finest grid; for
-a continuous ``X`` the estimates include the Gauss-Legendre rule's error (nodes doubled once).
-Its march is compiled with numba when it is installed (``pip install 'queuetheory[fast]'``;
-1.3 to 3 times faster for an analysed point, 2 to 5 times for a frontier, measured by
-``benchmarks/bench_removal.py --paths``), else numpy operations per node (one gather and one
-contraction for the ``X`` nodes of a grid node).
+Its grids are refined as under IR, bounded by the memory of their ``X`` nodes, and refused where
+the finest grid cannot resolve the runtime over the workload's reach; for a continuous ``X``
+the estimates include the Gauss-Legendre rule's error (nodes doubled once). Its march is
+compiled with numba when it is installed (``pip install 'queuetheory[fast]'``), placing the
+points ``w - x s_k`` on the grid as it uses them (:func:`_sx_point`), else numpy operations
+per node (one gather and one contraction for the ``X`` nodes of a grid node, the geometry
+built a block of nodes at a time); ``benchmarks/bench_removal.py --paths`` times both.
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
 an error estimate from four grids (``full_output=True``).
 Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`, and so
@@ -710,8 +712,11 @@ class _SXModel:
                 right[start + jump] = (sf * w[jump]).sum(axis=1) + ptops[rows][jump]
         return left, right
 
-    def sf_at(self, sol: _Solution, t: float) -> float:
-        return float(self._sf(sol, np.array([t]), self.nodes(t))[1][0])
+    def sf_at(self, sol: _Solution, t: np.ndarray) -> np.ndarray:
+        """``P(C > t)`` at the times ``t >= 0`` (a 1-d array), ``_SF_ROWS`` times at a time
+        (bounds the memory of the ``X`` nodes)."""
+        return np.concatenate([self._sf(sol, t[a:a + _SF_ROWS], self.nodes(t[a:a + _SF_ROWS]))[1]
+                               for a in range(0, t.size, _SF_ROWS)] or [np.empty(0)])
 
 
 _HORNER_M = 32
@@ -1143,8 +1148,10 @@ class _IRModel:
     def node_sf(self, sol: _Solution):
         return self.kernel.batch_sf(sol.q_left), self.kernel.batch_sf(sol.q_right)
 
-    def sf_at(self, sol: _Solution, t: float) -> float:
-        return float(self.kernel.batch_sf(_q_at(sol, self.R, t, self.kinks)))
+    def sf_at(self, sol: _Solution, t: np.ndarray) -> np.ndarray:
+        """``P(C > t)`` at the times ``t >= 0`` (a 1-d array)."""
+        q = np.array([_q_at(sol, self.R, float(ti), self.kinks) for ti in t])
+        return self.kernel.batch_sf(q)
 
     @staticmethod
     def tails(sol: _Solution) -> tuple[float, float]:
@@ -1203,10 +1210,9 @@ class RemovalBatchTime(BatchCompletionTime):
     def _grid_sf(self, t: np.ndarray) -> np.ndarray:
         """``P(C > t)`` on each grid, shape ``(3, t.size)``."""
         out = np.ones((len(self._sols), t.size))
+        inside = t >= 0
         for j, sol in enumerate(self._sols):
-            for i, ti in enumerate(t):
-                if ti >= 0:
-                    out[j, i] = self._model.sf_at(sol, float(ti))
+            out[j, inside] = self._model.sf_at(sol, t[inside])
         return out
 
     def _extrapolated_sf(self, t, coarser: bool = False):
