@@ -260,6 +260,7 @@ def test_mean_field_is_equivariant_under_time_unit(unit):
     assert scaled.quantile(0.95) / unit == pytest.approx(base.quantile(0.95), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_heavy_tail_refused_in_bounded_memory():
     # Pareto(2.5) job sizes: the workload tail does not fit on a grid of 4096 points; the
     # analysis refuses (pointing to simulation) within its stated memory bound of about 1 GB
@@ -307,6 +308,7 @@ def test_frontier_facebook_matches_simulated_instability():
     assert qt.stability_frontier(model, 20) < 0.5
 
 
+@pytest.mark.slow
 def test_solve_based_stability_decision_agrees_with_frontier():
     # analyze decides stability from the existence of the mean-field solution (computing the
     # frontier only when 1 - busy fraction < 0.01 or no solution is found); reference: the
@@ -320,6 +322,7 @@ def test_solve_based_stability_decision_agrees_with_frontier():
     assert not unstable.stable and "frontier 0.4943" in unstable.method
 
 
+@pytest.mark.slow
 def test_within_the_frontier_error_the_verdict_is_undecided_as_with_removal():
     # one rule for every computed frontier (qt.analysis.frontier_verdict, shared with MDS and
     # Replication with removal): at the frontier times 1 -+ 1e-12 no verdict and no number;
@@ -346,6 +349,7 @@ def test_within_the_frontier_error_the_verdict_is_undecided_as_with_removal():
     assert below.stable and below.errors["mean"] < 1e-6 * below.mean
 
 
+@pytest.mark.slow
 def test_cavity_grid_refuses_too_close_to_its_frontier(monkeypatch):
     # where the level-crossing grid does not apply (S&X with a continuous slowdown) the cavity
     # grid and its continuation decide, by the same rule; forced here for Erlang(2, 2), d = 2:
