@@ -33,9 +33,10 @@ independent stationary waits ``W_j`` (asymptotic independence; PASTA):
   where a union bound of the survival function is negligible. Accuracy (exponential ``X``,
   Facebook ``S``; against an exact mixture-of-exponentials wait): means to about 1e-11. The
   law is computed with twice the standard Gauss-Legendre points (24 per piece over ``X`` and
-  a continuous ``S``, 20 over ``t``); the change from the standard rules, plus the wait
-  table's error over the integration range, is the stated error of the mean
-  (``Prediction.errors``) and of the quantiles (``response_time.quantile_error``).
+  a continuous ``S``, 20 over ``t``); its change from the standard rules with a coarser table
+  of the wait's tail is the stated error of the mean (``Prediction.errors``) and of the
+  quantiles (``response_time.quantile_error``). Under IR a batch quantile is a task sojourn's
+  quantile at a mapped level, with that quantile's error estimate.
 
 M/M/1 closed forms (IR, exponential runtimes with rate ``mu``, ``a = mu - Lambda``): task
 sojourns are Exp(a), so ``E[T_b] = (H_{n+m} - H_m) / a`` (MDS; Renyi) and ``H_n / (d a)``
