@@ -1,7 +1,8 @@
 """Speed of the MDS/Replication analysis with removal (mean-field level-crossing equation).
 
 Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`` for only the
-numpy-versus-numba table). Goals (issue #10): one analysed point (mean and p99) within 200 ms
+numpy-versus-numba table, ``--continuous`` for S&X with continuous slowdowns).
+Goals (issue #10): one analysed point (mean and p99) within 200 ms
 for n + m <= 30; a stability frontier within 2 s; ``smallest_matching_code(..., remove=True)``
 well under 1 s for n <= 20. Best of 3, wall and CPU time (the CPU figure is the one to read on
 a shared machine). The S&X march is compiled with numba when it is installed
@@ -98,6 +99,33 @@ def ir_paths():
               f"numba {row[1]:6.3f} s", flush=True)
 
 
+def continuous():
+    """CPU seconds of a point (mean and p99, best of 2) under S&X with a continuous slowdown
+    (:mod:`queuetheory.analysis.removal_continuous`), numpy and numba block solves side by
+    side."""
+    compiled = removal.numba
+    cases = (("det. X, S Uniform(0.5, 1.5)", qt.SX(qt.Deterministic(1.0), qt.Uniform(0.5, 1.5))),
+             ("X in {1, 2}, S Exp(2)", qt.SX(qt.Discrete([1, 2], [.5, .5]), qt.Exponential(2.0))),
+             ("exp X, S Erlang(2, 2)", qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))))
+    print("S&X, continuous slowdown: numpy vs numba (CPU s; point best of 2 at load 0.5)")
+    for name, runtime in cases:
+        for policy in (qt.MDS(4, 2), qt.Replication(2, 2)):
+            lam = 0.5 / runtime.mean_runtime()
+            row = []
+            for path in ("numpy", "numba") if compiled is not None else ("numpy",):
+                removal.numba = compiled if path == "numba" else None
+
+                def point(policy=policy, lam=lam, runtime=runtime):
+                    p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+                    return p.mean, p.quantile(0.99)
+
+                row.append(_best(point, 2)[1])
+            removal.numba = compiled
+            row += [float("nan")] * (2 - len(row))
+            print(f"  {name:28s} {policy.label():24s} numpy {row[0]:6.3f} s  "
+                  f"numba {row[1]:6.3f} s", flush=True)
+
+
 def main():
     laws = {"exponential": qt.IR(qt.Exponential(1.0)), "Erlang(2)": qt.IR(qt.Erlang(2, 2.0)),
             "deterministic": qt.IR(qt.Deterministic(1.0)),
@@ -134,6 +162,9 @@ def main():
 
 
 if __name__ == "__main__":
+    if "--continuous" in sys.argv:
+        continuous()
+        sys.exit()
     if "--paths" not in sys.argv:
         main()
     qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete([1, 2], [.7, .3])),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from . import _checks
 from .analysis import analyze
 from .policies import MDS, Replication
-from .runtime import IR, SX, RuntimeModel
+from .runtime import SX, RuntimeModel
 from .simulation import simulate
 from .system import System
 
@@ -121,9 +121,7 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
         Level in (0, 1) of the compared percentile; default 0.99.
     method : {"analysis", "simulation"}, optional
         Default: ``"analysis"`` (k -> infinity: exact without removal; with removal the
-        mean-field solution of :mod:`queuetheory.analysis.removal`: IR runtimes, or S&X with
-        discrete slowdowns), else ``"simulation"`` (S&X with continuous slowdowns and
-        removal: no analysis there).
+        mean-field solution of :mod:`queuetheory.analysis.removal`), else ``"simulation"``.
     m_max : int, optional
         Largest ``m`` tried; default ``n (d - 1)`` (as many tasks as replication) or at least 1.
     servers, jobs, replications, seed : optional
@@ -154,10 +152,7 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     if not isinstance(remove, bool):
         raise ValueError(f"remove must be True or False, got {remove!r}")
     q = float(_checks.probability_level("percentile", percentile))
-    if method is None:
-        analysed = (not remove or isinstance(runtime, IR)
-                    or runtime.S.atoms is not None)
-        method = "analysis" if analysed else "simulation"
+    method = "analysis" if method is None else method
     if method not in ("analysis", "simulation"):
         raise ValueError(f"method must be 'analysis' or 'simulation', got {method!r}")
     m_max = max(n * (d - 1), 1) if m_max is None else _checks.positive_int("m_max", m_max, 0)

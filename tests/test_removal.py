@@ -843,3 +843,100 @@ def test_arrival_rate_within_the_frontier_error_is_undecided():
     assert not above.stable and above.mean == math.inf
     below = qt.analyze(qt.System(policy, runtime, arrival_rate=lam_star - 3 * error))
     assert below.stable and math.isfinite(below.mean)
+
+
+# ----------------------------------------------------------------- S&X, continuous slowdowns
+@pytest.mark.parametrize("X,S,load", [
+    (qt.Deterministic(1.0), qt.Uniform(0.5, 1.5), 0.7),        # kinks x c as nodes
+    (qt.Discrete([1.0, 2.0], [0.5, 0.5]), qt.Exponential(2.0), 0.6),
+    (qt.Discrete([0.5, 3.0], [0.8, 0.2]), qt.Erlang(3, 1.5), 0.8),
+])
+def test_sx_continuous_slowdown_m_equal_0_is_pollaczek_khinchine(X, S, load):
+    # MDS(1, 0) with removal is one M/G/1 queue with service B = X S: E[T] = E[B] + lam E[B^2]
+    # / (2 (1 - rho)), exactly; X on atoms (no rule over X), measured 6e-10 to 8e-9 relative
+    m = qt.SX(X=X, S=S)
+    lam = load / m.mean_runtime()
+    exact = m.mean_runtime() + lam * X.moment(2) * S.moment(2) / (2 * (1 - load))
+    p = qt.analyze(qt.System(qt.MDS(1, 0), m, arrival_rate=lam))
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+    assert p.busy_fraction == pytest.approx(load, rel=1e-14)
+    assert "continuous slowdown" in p.method
+
+
+@pytest.mark.slow  # 5 s with numba
+def test_sx_continuous_x_and_slowdown_m_equal_0_is_pollaczek_khinchine():
+    # both continuous: the Gauss-Legendre rule over X and the O(h^2) remainder (measured
+    # 4.9e-7 off, 1.1e-6 stated)
+    m = qt.SX(X=qt.Exponential(1.0), S=qt.Erlang(3, 3.0))
+    lam = 0.6 / m.mean_runtime()
+    exact = m.mean_runtime() + lam * 2.0 * (4 / 3) / (2 * 0.4)
+    p = qt.analyze(qt.System(qt.MDS(1, 0), m, arrival_rate=lam))
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-5 * exact
+
+
+@pytest.mark.parametrize("policy", [qt.Replication(2, 2), qt.MDS(4, 2)])
+def test_sx_deterministic_x_continuous_slowdown_is_ir(policy):
+    # X = 1: the runtimes x S are independent, the IR model with R = S, solved by the IR march
+    # (one kernel) where the continuous-slowdown march has one per X node: the same numbers
+    sx = qt.analyze(qt.System(policy, qt.SX(qt.Deterministic(1.0), qt.Erlang(2, 2.0)), 0.6))
+    ir = qt.analyze(qt.System(policy, qt.IR(qt.Erlang(2, 2.0)), 0.6))
+    assert sx.mean == pytest.approx(ir.mean, rel=1e-12)
+    assert sx.busy_fraction == pytest.approx(ir.busy_fraction, rel=1e-12)
+    assert sx.quantile(0.99) == pytest.approx(ir.quantile(0.99), rel=1e-12)
+
+
+def test_sx_continuous_march_compiled_is_numpy(monkeypatch):
+    # the compiled block solve and its numpy twin (used without numba, or for MDS with
+    # m > 32) perform the same operations: they agree to rounding
+    pytest.importorskip("numba")
+    from queuetheory.analysis import removal_continuous
+
+    model = removal_continuous._SXContinuousModel(removal._kernel_of(qt.MDS(4, 2), 0.4),
+                                                  qt.SX(qt.Exponential(1.0), qt.Uniform(1, 3)))
+    cols = np.array([0.5, 0.5 * (1 + 1e-7)])
+    compiled = model.marcher(0.1, 300)(cols)
+    monkeypatch.setattr(removal, "numba", None)
+    plain = model.marcher(0.1, 300)(cols)
+    for a, b in zip(compiled, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.slow  # 5 to 12 s each with numba
+@pytest.mark.parametrize(("X", "S", "lam", "busy", "mean", "quantiles"), [
+    # Replication(1, 2) with removal is Redundancy-2. References: the independent solver
+    # scripts/meanfield_continuous_reference.py (see tests/test_meanfield.py::
+    # test_continuous_d2_against_an_independent_solver, the same three systems and values)
+    (qt.Exponential(1.0), qt.Exponential(1.0), 0.3, 0.30000000000000, 0.65441009516046,
+     [0.2961307859694, 2.488180016685, 4.741609359234]),
+    (qt.Erlang(2, 2.0), qt.Erlang(2, 1.0), 0.35, 0.79185899334526, 2.84395476203797,
+     [2.3618678103923, 7.0387676684221, 9.9208617781191]),
+    (qt.Exponential(1.0), qt.Uniform(1.0, 3.0), 0.2, 0.56339884381877, 2.32176337959752,
+     [1.6840668591276, 6.6756761275117, 10.1119333320689]),
+])
+def test_sx_continuous_slowdown_against_an_independent_solver(X, S, lam, busy, mean,
+                                                              quantiles):
+    # measured: mean 2.0e-5, 2.3e-8, 1.6e-6 relative off (6.0e-5, 2.4e-7, 2.6e-5 stated);
+    # quantiles at most 2.2e-7, 7.7e-8, 6.1e-4 off (the kinks of a uniform S, 5.6e-3 stated)
+    p = qt.analyze(qt.System(qt.Replication(1, 2), qt.SX(X=X, S=S), arrival_rate=lam))
+    assert abs(p.mean - mean) <= p.errors["mean"]
+    assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"]
+    values, errors = p.response_time.ppf([0.5, 0.95, 0.99], full_output=True)
+    assert np.all(np.abs(np.asarray(values) - quantiles) <= errors)
+    assert p.mean == pytest.approx(mean, rel=1e-4)
+
+
+@pytest.mark.slow  # 1 s with numba
+def test_sx_continuous_exponential_frontier_is_one_over_mean_runtime():
+    # X and S exponential, Redundancy-3 (Replication(1, 3)): given X the runtimes are
+    # memoryless, a job costs E[R] of server time and the busy fraction is lam E[R] exactly
+    # (tests/test_meanfield.py), so the frontier is 1 / E[R] = 1 (measured 1.0000005, 4.6e-4
+    # stated)
+    model = qt.SX(qt.Exponential(1.0), qt.Exponential(1.0))
+    value, error = qt.stability_frontier(model, qt.Replication(1, 3), full_output=True)
+    assert abs(value - 1.0) <= error < 1e-3
+
+
+def test_sx_slowdown_mixing_atoms_and_a_density_is_refused():
+    S = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5])
+    with pytest.raises(NotImplementedError, match="mixing atoms.*simulate"):
+        qt.analyze(qt.System(qt.MDS(4, 2), qt.SX(qt.Exponential(1.0), S), arrival_rate=0.2))

@@ -387,8 +387,8 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     """Largest stable arrival rate per server of Redundancy-d (or of a policy) as ``k -> infinity``.
 
     ``d`` may be a policy object: ``RedundancyD(d)``; ``MDS(n, m)`` or ``Replication(n, d)``
-    (without removal ``n / ((n + m) E[R])`` resp. ``1 / (d E[R])``; with removal, IR runtimes or
-    S&X with discrete slowdowns, the travelling-front equation of
+    (without removal ``n / ((n + m) E[R])`` resp. ``1 / (d E[R])``; with removal, IR or S&X
+    runtimes, the travelling-front equation of
     :func:`queuetheory.analysis.removal.frontier`, which can exceed ``1 / E[R]``).
 
     ``1 / E[R]`` for ``d = 1`` (M/G/1) and ``mu`` for IR exponential(``mu``) runtimes (every

@@ -59,6 +59,8 @@ compiled with numba when it is installed (``pip install 'queuetheory[fast]'``), 
 points ``w - x s_k`` on the grid as it uses them (:func:`_sx_point`), else numpy operations
 per node (one gather and one contraction for the ``X`` nodes of a grid node, the geometry
 built a block of nodes at a time); ``benchmarks/bench_removal.py --paths`` times both.
+S&X with a continuous slowdown: fixed ``X`` nodes, each an IR convolution with ``x S``
+(:mod:`.removal_continuous`).
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
 an error estimate from four grids (``full_output=True``).
 Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`, and so
@@ -264,10 +266,11 @@ def _kinks(R: Distribution) -> tuple:
 class _Solution:
     """One grid's solution: ``F`` at the nodes, ``f`` and ``q`` left/right limits."""
 
-    def __init__(self, h, F, f_left, f_right, q_left, q_right):
+    def __init__(self, h, F, f_left, f_right, q_left, q_right, *extra):
         self.h, self.F = h, F
         self.f_left, self.f_right = f_left, f_right
         self.q_left, self.q_right = q_left, q_right
+        self.extra = extra                    # a model's own node arrays (marched with F)
         self.sf_left = self.sf_right = None   # P(C > t) at the nodes, set by the model
 
     @property
@@ -381,14 +384,16 @@ class _History:
     ``O(M log^2 M)`` instead of ``O(M^2)`` (the same sums, the order of the terms changed:
     rounding differences about 1e-16 of the history sums)."""
 
-    def __init__(self, weights: _Weights, M: int, fp, fm, history):
+    def __init__(self, weights: _Weights, M: int, fp, fm, history, fft_min: int = _FFT_MIN):
         self.M, self.fp, self.fm, self.history = M, fp, fm, history
         self.size = max(1 << (M).bit_length(), 2 * _LEAF)
-        self.a = np.zeros(self.size)
+        # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S)
+        self.a = np.zeros((self.size,) + weights.alpha.shape[1:])
         self.a[1:M + 1] = weights.alpha
-        self.b = np.zeros(self.size)
+        self.b = np.zeros_like(self.a)
         self.b[1:M] = weights.beta[1:]
         self.spectra = weights.spectra   # kernels per block size, shared by the marches
+        self.fft_min = fft_min
 
     def run(self, leaf):
         """March every node ``1..M`` with ``leaf(lo, hi)`` (the block of nodes ``lo..hi - 1``)."""
@@ -412,19 +417,26 @@ class _History:
         top = min(hi, self.M + 1) - mid
         fp, fm = self.fp[lo:mid], self.fm[lo:mid]
         kernels = self.spectra.get(n)
+        fft = n >= self.fft_min
         if kernels is None:
-            if n >= _FFT_MIN:
-                kernels = (np.fft.rfft(self.a[:n])[:, None], np.fft.rfft(self.b[:n])[:, None])
+            if fft:
+                kernels = (np.fft.rfft(self.a[:n], axis=0)[:, None],
+                           np.fft.rfft(self.b[:n], axis=0)[:, None])
             else:   # T[u, t] = a_{P + u - t}
                 index = P + np.arange(P)[:, None] - np.arange(P)[None, :]
                 kernels = (self.a[index], self.b[index])
             self.spectra[n] = kernels
-        if n >= _FFT_MIN:
-            spectrum = kernels[0] * np.fft.rfft(fp, n, axis=0)
-            spectrum += kernels[1] * np.fft.rfft(fm, n, axis=0)
+        # the columns' axis, then the kernels' (if several)
+        spread = (slice(None), slice(None)) + (None,) * (self.a.ndim - 1)
+        if fft:
+            spectrum = kernels[0] * np.fft.rfft(fp, n, axis=0)[spread]
+            spectrum += kernels[1] * np.fft.rfft(fm, n, axis=0)[spread]
             self.history[mid:mid + top] += np.fft.irfft(spectrum, n, axis=0)[P:P + top]
-        else:
+        elif self.a.ndim == 1:
             self.history[mid:mid + top] += kernels[0][:top] @ fp + kernels[1][:top] @ fm
+        else:
+            self.history[mid:mid + top] += (np.einsum("utj,tk->ukj", kernels[0][:top], fp)
+                                            + np.einsum("utj,tk->ukj", kernels[1][:top], fm))
 
 
 @_jit_sums
@@ -508,8 +520,8 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
     for _ in range(60):
         eps = 1e-7 * F0
         cols = np.array([F0, F0 - eps if F0 + eps > 1 else F0 + eps])
-        F, fm, fp, qm, qp = march(cols)
-        end = F[-1]
+        out = march(cols)
+        end = out[0][-1]
         if end[0] < 1.0:
             lo = max(lo, F0)
         else:
@@ -518,7 +530,7 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
         step = (1.0 - end[0]) / slope if slope > 0 and math.isfinite(slope) else math.nan
         if math.isfinite(step) and abs(step) <= getattr(model, "accept", _ACCEPT) * F0:
             t = step / (cols[1] - cols[0])
-            arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in (F, fm, fp, qm, qp)]
+            arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in out]
             sol = _Solution(h, *arrays)
             sol.sf_left, sol.sf_right = model.node_sf(sol)
             return sol
@@ -594,9 +606,24 @@ class _SXModel:
             self.lattice = None
         self._tables, self._blocks, self._blocks_key = {}, {}, None
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
+        # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
+        # (the atom of V at 0 times an atom of x S)
+        self.lower = max(float(X._support()[0]) * float(S._support()[0]), 0.0)
+        self.jumps = (np.unique(np.outer(_atoms(X)[0], self.s)) if self.discrete_x
+                      else np.array([]))
         # the finest grid (4 max_cells cells) holds its table within _SX_BYTES / 4
         columns = X.values.size if self.discrete_x else (_U_LEVELS.size - 1 + self.s.size) * nodes
         self.max_cells = max(_M_BASE, min(_M_MAX, int(_SX_BYTES / (256 * columns))))
+
+    def doubled(self) -> _SXModel | None:
+        """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on atoms,
+        no rule to check)."""
+        return None if self.discrete_x else _SXModel(self.kernel, self.runtime,
+                                                     2 * self.gl[0].size)
+
+    def release(self):
+        """Forget the grids' ``X`` nodes and geometry (memory)."""
+        self._tables, self._blocks, self._blocks_key = {}, {}, None
 
     def nodes(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``X`` nodes and weights for the times ``t`` (one row each, shape ``(t.size, J)``;
@@ -1038,33 +1065,37 @@ def _solve_grids(model, guess: float):
     return sols, aligned and (on_nodes or not (model.has_atoms or kinks is not None))
 
 
-def _richardson(values, order: int = 2) -> tuple[float, float]:
+def _richardson(values, order: int = 2, rough: bool = False) -> tuple[float, float]:
     """Value on the finest grid extrapolated from ``h / 2`` and ``h / 4`` (``O(h^2)`` error
     cancelled), and its error estimate: a seventh of its difference from the same extrapolation
-    one grid coarser (the remaining error is ``O(h^3)``, ``O(h^4)`` where smooth). With
-    ``order = 1`` (atoms between nodes: a first-order error) the finest value, unextrapolated,
-    with twice its difference from the next grid as the error estimate."""
+    one grid coarser (the remaining error is ``O(h^3)``, ``O(h^4)`` where smooth); the whole
+    difference with ``rough`` (an ``O(h^2)`` remainder, for which a third would be exact: an
+    ``h^2 log h`` term, the runtime's density unbounded at 0, or kinks between the nodes; a
+    third under-covered the busy fraction of S&X Exp x Exp, 2.24e-5 off, 2.23e-5 stated).
+    With ``order = 1`` (atoms between nodes: a first-order error) the finest value,
+    unextrapolated, with twice its difference from the next grid as the error estimate."""
     v1, v2, v3 = values
     if order == 1:
         return v3, 2 * abs(v3 - v2) + 4e-15 * abs(v3)
     r1, r2 = (4 * v2 - v1) / 3, (4 * v3 - v2) / 3
-    return r2, abs(r2 - r1) / 7 + 4e-15 * abs(r2)
+    return r2, abs(r2 - r1) / (1 if rough else 7) + 4e-15 * abs(r2)
 
 
 _TARGET = 5e-7
 """Relative error the IR grids are refined to (mean and busy fraction; the goal is 1e-6)."""
 
 
-def _guarded(values, order: int) -> tuple[float, float]:
+def _guarded(values, order: int, rough: bool = False) -> tuple[float, float]:
     """:func:`_richardson` on the last three of ``values`` (grids ``h``, ``h / 2``, ``h / 4``,
     ...), its error estimate guarded by the grid before them when there is one: the estimate
-    one grid coarser divided by 8 (the ``h^3`` rate; 2 for ``order = 1``), so that a difference
-    that vanishes by accident (the error changing sign between grids) does not pass for a
-    small error; and at least ``10 _TAIL`` relative (what the horizon leaves out: measured
-    2.5e-12 of an M/G/1 mean against Pollaczek-Khinchine)."""
-    value, error = _richardson(values[-3:], order)
+    one grid coarser divided by 8 (the ``h^3`` rate; 4 with ``rough``, 2 for ``order = 1``), so
+    that a difference that vanishes by accident (the error changing sign between grids) does
+    not pass for a small error; and at least ``10 _TAIL`` relative (what the horizon leaves
+    out: measured 2.5e-12 of an M/G/1 mean against Pollaczek-Khinchine)."""
+    value, error = _richardson(values[-3:], order, rough)
     if len(values) > 3:
-        error = max(error, _richardson(values[-4:-1], order)[1] / (8 if order == 2 else 2))
+        rate = 2 if order == 1 else (4 if rough else 8)
+        error = max(error, _richardson(values[-4:-1], order, rough)[1] / rate)
     # the horizon leaves out a tail of about _TAIL, Newton's method F(W) = 1 to about 1e-14
     return value, max(error, 10 * _TAIL * abs(value))
 
@@ -1085,18 +1116,19 @@ def _refine(model, sols, order: int):
     while True:
         M = sols[-3].F.size - 1
         means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
-        mean, mean_error = _richardson(means[-3:], order)
-        idle, idle_error = _richardson(idles[-3:], order)
+        rough = getattr(model, "rough", False)
+        mean, mean_error = _richardson(means[-3:], order, rough)
+        idle, idle_error = _richardson(idles[-3:], order, rough)
         scales = _TARGET * mean, _TARGET * max(1 - idle, 1e-300)
         ratio = max(mean_error / scales[0], idle_error / scales[1])
-        guarded = max(_guarded(means, order)[1] / scales[0],
-                      _guarded(idles, order)[1] / scales[1])
+        guarded = max(_guarded(means, order, rough)[1] / scales[0],
+                      _guarded(idles, order, rough)[1] / scales[1])
         limit = getattr(model, "max_cells", _M_MAX)
         if guarded <= 1 or M >= limit:
             return sols
         # the factor from the last three grids (the guard reads a coarser, less regular one)
         factor = 2 ** max(1, math.ceil(math.log2(max(ratio, 1.0) ** (
-            0.25 if order == 2 else 1.0))))
+            (0.5 if rough else 0.25) if order == 2 else 1.0))))
         factor = min(factor, 2 ** int(math.log2(limit / M)))
         if factor < 2:
             return sols
@@ -1140,6 +1172,8 @@ class _IRModel:
         # a law with atoms and a density (a mixture with a Deterministic) has its atoms
         # between nodes: first order, reported as such (its jumps are not on the grid)
         self.has_atoms = R._has_atoms
+        # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
+        self.lower, self.jumps = max(float(R._support()[0]), 0.0), _atoms(R)[0]
 
     def marcher(self, h: float, M: int):
         weights = _Weights(self.R, h, M, self.kinks)
@@ -1183,19 +1217,12 @@ class RemovalBatchTime(BatchCompletionTime):
     True
     """
 
-    def __init__(self, model, sols, mean: float, order: int = 2):
+    def __init__(self, model, sols, mean: float, order: int = 2, rule_error: float = 0.0):
         self._model, self._sols, self._mean_value = model, sols, mean
-        self._order = order
+        self._order, self._rule_error = order, rule_error
         # the shortest possible runtime of a task (a batch takes at least that long), and
         # where P(C > t) jumps (q does, by the atom of V at 0 times an atom of the runtime)
-        if isinstance(model, _IRModel):
-            self._lower = max(float(model.R._support()[0]), 0.0)
-            self._jumps = _atoms(model.R)[0]
-        else:
-            X, S = model.runtime.X, model.runtime.S
-            self._lower = max(float(X._support()[0]) * float(S._support()[0]), 0.0)
-            self._jumps = (np.unique(np.outer(_atoms(X)[0], model.s)) if model.discrete_x
-                           else np.array([]))
+        self._lower, self._jumps = model.lower, model.jumps
         edges = sols[0].h * np.arange(sols[0].F.size)
         super().__init__(self._extrapolated_sf, mean, edges=edges)
 
@@ -1277,7 +1304,16 @@ class RemovalBatchTime(BatchCompletionTime):
         ``tests/test_removal.py``); twice the difference between the ``h / 4`` and ``h / 2``
         grids when atoms of ``R`` lie between the nodes."""
         coarse = self._quantiles(q, coarser=True)
-        return np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
+        errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
+        if self._rule_error:
+            # the rule over X moves P(C > t) by up to rule_error: the quantile by that over
+            # the density (a central difference over the coarsest step)
+            h = self._sols[0].h
+            for i, t in np.ndenumerate(np.asarray(values, dtype=float)):
+                lo, hi = self._extrapolated_sf(np.array([max(t - h, 0.0), t + h]))
+                density = (lo - hi) / (t + h - max(t - h, 0.0))
+                errors[i] += self._rule_error / density if density > 0 else math.inf
+        return errors
 
 
 # ------------------------------------------------------------------------ exponential runtimes
@@ -1411,6 +1447,18 @@ _REFERENCES = (
     "K. Duffy, S. Shneer, 'MDS coding is better than replication for job completion times', "
     "Operations Research Letters 49(1), 2021",
 )
+
+
+def _model_of(kernel: _Kernel, runtime):
+    """The grid model of a runtime: IR, S&X with a discrete slowdown (:class:`_SXModel`) or a
+    continuous one (:mod:`.removal_continuous`)."""
+    if isinstance(runtime, IR):
+        return _IRModel(kernel, runtime.R)
+    if runtime.S.atoms is not None:
+        return _SXModel(kernel, runtime)
+    from .removal_continuous import _SXContinuousModel
+
+    return _SXContinuousModel(kernel, runtime)
 
 
 def _kernel_of(policy, lam: float) -> _Kernel:
@@ -1584,7 +1632,8 @@ def _front_level(model, cells: int, W: float) -> float | None:
         h = model.lattice / math.ceil(model.lattice / h - 1e-9)
     h *= _FRONT_CELLS[0] / cells
     M = math.ceil(W / h - 1e-9)
-    F, _, _, qm, _ = model.marcher(h, M)(np.array([_FRONT_SEED]))
+    marched = model.marcher(h, M)(np.array([_FRONT_SEED]))
+    F, qm = marched[0], marched[3]
     if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
         return float(F[-1, 0])
     return None
@@ -1593,7 +1642,7 @@ def _front_level(model, cells: int, W: float) -> float | None:
 def frontier(policy: MDS | Replication, R: Distribution | SX, *,
              full_output: bool = False) -> float | tuple[float, float]:
     """Largest stable ``arrival_rate`` of ``policy`` (MDS or Replication with removal) under IR
-    runtimes ``R`` (or an S&X model with discrete slowdowns), k -> infinity.
+    runtimes ``R`` (or an S&X model), k -> infinity.
 
     Above the frontier the workload law travels to infinity at some speed ``c > 0`` keeping a
     shape ``Psi``; level crossing in the moving frame gives ``(1 + c) Psi' = lam_t (Psi - q)
@@ -1606,15 +1655,16 @@ def frontier(policy: MDS | Replication, R: Distribution | SX, *,
     grids of 256, 512, 1024 and 2048 cells on that horizon, each bracketed around the value the
     coarser grids predict. Richardson-extrapolated from the two finest grids, with the error
     estimate of :func:`_guarded` (atoms of ``R`` off the grid: the finest value, first order)
-    plus the root-finding tolerance. Exponential runtimes: ``mu`` exactly.
+    plus the root-finding tolerance (S&X with a continuous ``X``: plus twice the change of the
+    512-cell root when the rule over ``X`` is doubled). Exponential runtimes: ``mu`` exactly.
 
     Parameters
     ----------
     policy : MDS or Replication
         With removal (its flag is not consulted here).
     R : Distribution or SX
-        One task's runtime (IR), ``E[R^2] < inf``; or ``qt.SX(X, S)`` with discrete ``S``
-        (conditioned on the batch's ``X``; slower, seconds).
+        One task's runtime (IR), ``E[R^2] < inf``; or ``qt.SX(X, S)`` (conditioned on the
+        batch's ``X``; slower, seconds).
     full_output : bool, optional
         Also return the estimated error.
 
@@ -1655,7 +1705,7 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
     if isinstance(R, Exponential):
         return float(R.rate), 0.0
     if isinstance(R, SX):
-        model = _SXModel(_kernel_of(policy, 1.0), R)
+        model = _model_of(_kernel_of(policy, 1.0), R)
         mean = R.mean_runtime()
         upper = necessary_rate(policy, R.S) / R.X.mean()
     else:
@@ -1720,7 +1770,19 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
     else:
         raise RemovalError("the travelling front did not pass the horizon; use qt.simulate")
     aligned = model.lattice is not None or not model.has_atoms
-    value, error = _guarded(values, 2 if aligned else 1)
+    value, error = _guarded(values, 2 if aligned else 1, getattr(model, "rough", False))
+    doubled = None if isinstance(model, _IRModel) else model.doubled()
+    if doubled is not None:
+        # the rule over a continuous X: twice the change of the 512-cell root when its nodes
+        # are doubled (as grid_prediction does for the mean)
+        model, base = doubled, values[1]
+        levels.clear()
+        half = 1e-3 * base
+        if not excess(base - half, _FRONT_CELLS[1], False) < 0 <= excess(base + half,
+                                                                         _FRONT_CELLS[1], False):
+            raise RemovalError("the frontier moves by more than 1e-3 when the rule over X is "
+                               "refined; use qt.simulate")
+        error += 2 * abs(root(_FRONT_CELLS[1], base - half, base + half, False) - base)
     return value, error + 2 * tol
 
 
@@ -1766,7 +1828,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     the grid."""
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
     kernel = _kernel_of(policy, lam)
-    model = _IRModel(kernel, runtime.R) if isinstance(runtime, IR) else _SXModel(kernel, runtime)
+    model = _model_of(kernel, runtime)
     mean_runtime = runtime.mean_runtime()
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
@@ -1777,18 +1839,23 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
             f"(a heavy tail): a uniform grid of at most {cells} cells cannot resolve "
             f"the runtime (mean {mean_runtime:.4g}) as well")
     sols = _refine(model, sols, order)
-    mean, mean_error = _guarded([_grid_mean(s) for s in sols], order)
-    idle, busy_error = _guarded([s.F0 for s in sols], order)
-    if isinstance(model, _SXModel) and not model.discrete_x:
+    rough = getattr(model, "rough", False)
+    mean, mean_error = _guarded([_grid_mean(s) for s in sols], order, rough)
+    idle, busy_error = _guarded([s.F0 for s in sols], order, rough)
+    doubled = None if isinstance(model, _IRModel) else model.doubled()
+    if doubled is not None:
         # the error of the Gauss-Legendre rule over X: twice the change on the coarsest of the
         # last three grids when its nodes are doubled (on coarser grids the kinks of the
         # piecewise-quadratic F inflate it: 6e-6 at 128 cells where the true error was 2e-8)
         base = sols[-3]
-        model._tables, model._blocks = {}, {}   # the grids' X nodes: not needed any more
-        double = _shoot(_SXModel(kernel, runtime, 2 * model.gl[0].size), base.h,
-                        base.F.size - 1, base.F0)
+        model.release()   # the grids' X nodes: not needed any more
+        double = _shoot(doubled, base.h, base.F.size - 1, base.F0)
         mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
         busy_error += 2 * abs(double.F0 - base.F0)
+        # and of P(C > t): twice the largest change at the nodes (for the quantiles' errors)
+        rule_error = 2 * float(np.max(np.abs(double.sf_right - base.sf_right)))
+    else:
+        rule_error = 0.0
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
     mean_error = max(mean_error, _TAIL * sols[-1].h * (sols[-1].F.size - 1))
@@ -1800,9 +1867,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
     if isinstance(model, _SXModel):
-        # the law evaluates P(C > t) off the nodes with fresh X nodes
-        model._tables, model._blocks, model._blocks_key = {}, {}, None
-    law = RemovalBatchTime(model, sols, mean, order)
+        model.release()   # the law evaluates P(C > t) off the nodes with fresh X nodes
+    law = RemovalBatchTime(model, sols, mean, order, rule_error)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
                      "atoms (or kinks) of R between the nodes (first-order error): values of "
@@ -1817,9 +1883,9 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
               f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
     achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
     if achieved > 1e-6:
-        limit = (f"{4 * _M_MAX} cells" if isinstance(model, _IRModel) else
-                 f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 22:.0f} MB of X nodes "
-                 f"on the finest grid)")
+        limit = (f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 22:.0f} MB of X nodes "
+                 f"on the finest grid)" if isinstance(model, _SXModel) else
+                 f"{4 * getattr(model, 'max_cells', _M_MAX)} cells")
         method += (f"; relative accuracy about {achieved:.1g}, short of the 1e-6 goal: the "
                    f"grid has reached its limit of {limit}")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
@@ -1845,8 +1911,11 @@ def _analyze_sx(system: System) -> Prediction:
                    "S&X: a batch is n equal-sized jobs, so all its tasks share one job size X; "
                    "slowdowns i.i.d. per task",
                    "k -> infinity (the servers a batch uses are independent)")
+    rule = ("Gauss-Legendre over X split at the jumps" if runtime.S.atoms is not None else
+            "continuous slowdown: fixed X nodes, Gauss-Legendre in probability space, each an "
+            "IR convolution with x S")
     name = (f"{policy.label()}, S&X runtimes, with removal: mean-field, {where}, conditioned on "
-            f"the batch's X (Gauss-Legendre over X split at the jumps)")
+            f"the batch's X ({rule})")
     kernel = _kernel_of(policy, lam)
     if kernel.lam_t * runtime.mean_runtime() >= 1:
         # below the necessary bound the solve decides; no frontier under S&X yet

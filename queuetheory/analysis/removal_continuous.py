@@ -1,0 +1,231 @@
+"""S&X runtimes with a continuous slowdown ``S`` in the workload equation of :mod:`.removal`.
+
+Given the batch's job size ``X = x`` the tasks are independent with runtime ``x S``, so
+
+    q(w | x) = P(V + x S <= w) = F(0) G_S(w / x) + int_0^w f(v) G_S((w - v) / x) dv,
+
+an IR convolution of the same ``f`` with the runtime law of ``x S``. On fixed ``X`` nodes
+``x_j`` (the atoms of ``X``, or Gauss-Legendre nodes in probability space on pieces graded
+towards 1) the equation becomes
+
+    f(w) = lam_t sum_j w_j (F(w) - q(w | x_j)) phi(q(w | x_j)),
+    P(C > t) = sum_j w_j Psi(q(t | x_j)),
+
+``J`` IR kernels sharing one ``f``: the product-integration weights of :class:`._Weights` per
+node, the history sums by the online FFT convolution of :class:`._History` with the ``J``
+kernels at once (one transform of ``f`` per block, ``J`` products), the nodes of a block by
+direct sums (compiled with numba when installed). Cost ``O(J M log^2 M)`` per march. The rule
+over ``X`` has an error of its own, estimated by doubling its nodes on one grid
+(:func:`.removal.grid_prediction`). ``docs/theory/removal.md`` ("S&X, continuous slowdowns")
+holds the derivation and the checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..distributions import Discrete
+from .removal import (
+    _LEAF,
+    _M_MAX,
+    _U_LEVELS,
+    _History,
+    _IRModel,
+    _jit_sums,
+    _kinks,
+    _lattice,
+    _phi_compiled,
+    _q_at,
+    _Weights,
+)
+
+_LEVELS = _U_LEVELS
+"""Probability levels of ``X`` bounding the Gauss-Legendre pieces over ``X`` (continuous
+``X``): graded towards 0, where ``q(w | x)`` changes on the scale ``x ~ w`` (coarser pieces
+there gave 1.3e-4 errors for Erlang(2) x Erlang(2), d = 2), and towards 1, where ``F_X^{-1}`` is
+singular."""
+_NODES = 6
+"""Gauss-Legendre nodes per piece over ``X`` (doubled once for the error estimate)."""
+_FFT_MIN = 64
+"""Blocks from this size on are convolved by FFT (the Toeplitz kernels of ``J`` nodes would
+take ``2 J P^2`` floats per block size)."""
+
+
+class _MixWeights:
+    """The :class:`._Weights` of ``x_j S`` for every ``X`` node, stacked: ``alpha`` and
+    ``beta`` of shape ``(M, J)``, ``G`` of shape ``(M + 1, J)`` (continuous: no jumps)."""
+
+    def __init__(self, model: _SXContinuousModel, h: float, M: int):
+        per = [_Weights(R, h, M, kinks) for R, kinks in zip(model.laws, model.kinks)]
+        self.alpha = np.stack([w.alpha for w in per], axis=1)
+        self.beta = np.stack([w.beta for w in per], axis=1)
+        self.G = np.stack([w.G_right for w in per], axis=1)
+        self.spectra = {}
+
+
+class _SXContinuousModel:
+    """S&X runtimes ``X S`` with a continuous ``S``: fixed ``X`` nodes, each an IR kernel
+    (module docstring); the model interface of :class:`._IRModel` (``marcher``, ``node_sf``,
+    ``sf_at``, ``tails``)."""
+
+    lattice = None
+    has_atoms = False
+    accept = 1e-7
+    """Newton's tolerance on ``F(0)`` (as :class:`._IRModel`)."""
+    jumps = np.array([])
+    """Times where ``P(C > t)`` jumps: none (``x S`` has no atoms)."""
+
+    def __init__(self, kernel, runtime, nodes: int = _NODES):
+        X, S = runtime.X, runtime.S
+        if S._has_atoms:
+            raise NotImplementedError("S&X with removal: a slowdown mixing atoms with a density "
+                                      "is not analysed; use qt.simulate")
+        self.kernel, self.runtime, self.nodes = kernel, runtime, nodes
+        self.scale = runtime.mean_runtime()
+        self.discrete_x = X.atoms is not None
+        if self.discrete_x:
+            x, w = X.atoms
+        else:
+            gl_nodes, gl_weights = np.polynomial.legendre.leggauss(nodes)
+            lo, hi = _LEVELS[:-1, None], _LEVELS[1:, None]
+            u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes).ravel()
+            w = (0.5 * (hi - lo) * gl_weights).ravel()
+            x = X._ppf_all(u)
+        keep = (w > 0) & (x > 0)   # x = 0: a runtime of 0, q = F (no kernel needed)
+        self.x, self.w = np.asarray(x, dtype=float)[keep], np.asarray(w, dtype=float)[keep]
+        self.zero_mass = float(np.sum(np.asarray(w)[~keep & (np.asarray(x) <= 0)]))
+        if self.zero_mass:
+            raise NotImplementedError("S&X with removal: a job size with an atom at 0 is not "
+                                      "analysed; use qt.simulate")
+        self.laws = [S.scaled(float(v)) for v in self.x]
+        self.kinks = [_kinks(R) for R in self.laws]
+        # the kinks x_j c of G (uniform, Pareto slowdowns) as nodes where they have a common
+        # step (X on atoms; see removal._solve_grids)
+        every = np.unique(np.concatenate([np.array(k, dtype=float) for k in self.kinks]))
+        self.kink_lattice = (_lattice(Discrete(every, np.full(every.size, 1 / every.size)))
+                             if every.size and self.discrete_x else None)
+        # Richardson's extrapolation leaves an O(h^2) error, not O(h^3), when the density of
+        # X S is unbounded at 0 (X continuous: an h^2 log h term for Exp x Exp) or kinks of G
+        # lie between the nodes
+        self.rough = not self.discrete_x or (every.size > 0 and self.kink_lattice is None)
+        # the history of every grid node and X node (a few columns): 8 J (M + 1) bytes each
+        self.max_cells = max(128, min(_M_MAX, int(2 ** 27 / (8 * 3 * self.x.size * 4))))
+        self.lower = max(float(X._support()[0]) * float(S._support()[0]), 0.0)
+
+    def doubled(self) -> _SXContinuousModel | None:
+        """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on
+        atoms, no rule to check)."""
+        return None if self.discrete_x else _SXContinuousModel(self.kernel, self.runtime,
+                                                               2 * self.nodes)
+
+    def release(self):
+        """Nothing is kept across grids (the weights live with their marcher)."""
+
+    def marcher(self, h: float, M: int):
+        weights = _MixWeights(self, h, M)
+        return lambda cols: _march_mix(self.kernel, weights, self.w, h, M, cols)
+
+    @staticmethod
+    def node_sf(sol):
+        """``P(C > t)`` at the nodes, kept by the march (continuous: no jumps)."""
+        return sol.extra[0], sol.extra[0]
+
+    def sf_at(self, sol, t: np.ndarray) -> np.ndarray:
+        """``P(C > t)`` at the times ``t >= 0``: ``q(t | x_j)`` by the product integration of
+        :func:`._q_at` (the approximation the march used at the nodes)."""
+        q = np.array([[_q_at(sol, R, float(ti), kinks) for R, kinks in zip(self.laws, self.kinks)]
+                      for ti in t]).reshape(t.size, self.x.size)
+        return self.kernel.batch_sf(q) @ self.w
+
+    tails = staticmethod(_IRModel.tails)
+
+
+def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F0: np.ndarray):
+    """The march of :func:`._march` with ``J`` kernels (the module docstring): returns ``F``,
+    ``f^-``, ``f^+``, ``E_X q`` twice (no jumps) and ``P(C > w)`` at the nodes, each of shape
+    ``(M + 1, columns)``."""
+    K, J = F0.size, wx.size
+    lam_t, half = kernel.lam_t, 0.5 * h
+    F = np.empty((M + 1, K))
+    fm = np.zeros((M + 1, K))
+    fp = np.empty((M + 1, K))
+    qbar = np.empty((M + 1, K))
+    sf = np.empty((M + 1, K))
+    beta1 = weights.beta[0]
+    slope = half - beta1
+    q0 = F0[:, None] * weights.G[0]
+    F[0] = F0
+    fp[0] = lam_t * ((F0[:, None] - q0) * kernel.phi(q0)) @ wx
+    qbar[0], sf[0] = q0 @ wx, kernel.batch_sf(q0) @ wx
+    history = F0[None, :, None] * weights.G[:, None, :]
+    blocks = _History(weights, M, fp, fm, history, fft_min=_FFT_MIN)
+    a_in, b_in = blocks.a[:_LEAF], blocks.b[:_LEAF]
+    compiled = kernel.compiled_phi()
+    phi = kernel.phi
+
+    def leaf(lo, hi):
+        start = max(lo, 1)
+        if compiled is not None:
+            Q = np.empty((hi - start, K, J))
+            _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t,
+                      compiled[0], kernel.n, kernel.r, compiled[1], half, Q)
+        else:
+            Q = _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx,
+                                lam_t, phi, half)
+        qbar[start:hi] = Q @ wx
+        sf[start:hi] = kernel.batch_sf(Q) @ wx
+
+    blocks.run(leaf)
+    return F, fm, fp, qbar, qbar, sf
+
+
+def _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, phi, half):
+    """The nodes ``lo..hi - 1`` (not 0) of a block, the columns and ``X`` nodes vectorised:
+    ``q(w_i | x_j) = c_j + beta_1j f_i`` with ``c`` the history plus the sums within the
+    block, ``f_i`` by two fixed-point steps from ``f_{i-1}``. Returns ``q`` of the nodes."""
+    start = max(lo, 1)
+    Q = np.empty((hi - start, F.shape[1], wx.size))
+    for i in range(start, hi):
+        u = i - lo
+        c = (history[i] + np.einsum("uj,uk->kj", a_in[u:0:-1], fp[lo:i])
+             + np.einsum("uj,uk->kj", b_in[u:0:-1], fm[lo:i]))
+        A = F[i - 1] + half * fp[i - 1]
+        y = fp[i - 1]
+        for _ in range(2):
+            ph = phi(c + beta1 * y[:, None])
+            y = lam_t * (((A[:, None] - c) * ph) @ wx) / (1.0 - lam_t * ((ph * slope) @ wx))
+        F[i] = A + half * y
+        fm[i] = fp[i] = y
+        Q[i - start] = c + beta1 * y[:, None]
+    return Q
+
+
+@_jit_sums
+def _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, mode, n, r,
+              combs, half, Q):
+    """:func:`_mix_leaf_numpy` compiled with numba (the same operations, ``q`` into ``Q``)."""
+    K, J = F.shape[1], wx.size
+    start = max(lo, 1)
+    c = np.empty(J)
+    for i in range(start, hi):
+        for k in range(K):
+            for j in range(J):
+                total = history[i, k, j]
+                for t in range(lo, i):
+                    total += a_in[i - t, j] * fp[t, k] + b_in[i - t, j] * fm[t, k]
+                c[j] = total
+            A = F[i - 1, k] + half * fp[i - 1, k]
+            y = fp[i - 1, k]
+            for _ in range(2):
+                num = den = 0.0
+                for j in range(J):
+                    ph = _phi_compiled(c[j] + beta1[j] * y, mode, n, r, combs)
+                    num += wx[j] * (A - c[j]) * ph
+                    den += wx[j] * slope[j] * ph
+                y = lam_t * num / (1.0 - lam_t * den)
+            F[i, k] = A + half * y
+            fm[i, k] = y
+            fp[i, k] = y
+            for j in range(J):
+                Q[i - start, k, j] = c[j] + beta1[j] * y
+
