@@ -36,7 +36,9 @@ independent stationary waits ``W_j`` (asymptotic independence; PASTA):
   a continuous ``S``, 20 over ``t``); its change from the standard rules with a coarser table
   of the wait's tail is the stated error of the mean (``Prediction.errors``) and of the
   quantiles (``response_time.quantile_error``). Under IR a batch quantile is a task sojourn's
-  quantile at a mapped level, with that quantile's error estimate.
+  quantile at a mapped level, with that quantile's error estimate; the mean's estimate is the
+  sojourn's stated errors propagated through the order statistic plus a second quadrature rule
+  (:func:`.batch_law.ir_batch_mean_error`).
 
 M/M/1 closed forms (IR, exponential runtimes with rate ``mu``, ``a = mu - Lambda``): task
 sojourns are Exp(a), so ``E[T_b] = (H_{n+m} - H_m) / a`` (MDS; Renyi) and ``H_n / (d a)``
@@ -89,6 +91,7 @@ from .batch_law import (
     _sx_batch_sf,
     _tasks,
     _WaitSF,
+    ir_batch_mean_error,
 )
 from .riq import analyze_riq
 
@@ -255,6 +258,11 @@ def analyze_batch(system: System) -> Prediction:
     mean = math.inf if index <= 1.0 + 1e-9 else law.mean()
     exact = not (isinstance(runtime, SX) and runtime.S.atoms is None)
     errors = {}
+    if isinstance(runtime, IR) and not heavy:
+        mean_error = ir_batch_mean_error(policy, sojourn, law, mean)
+        errors = {"mean": mean_error, "busy_fraction": 0.0}
+        method += (f"; estimated error of the mean {mean_error:.2g} (the sojourn's stated "
+                   f"errors propagated, and a second quadrature rule)")
     if isinstance(runtime, SX):
         mean_error = abs(mean - law._coarser.mean()) + 4e-15 * mean
         errors = {"mean": mean_error, "busy_fraction": 0.0}
