@@ -225,16 +225,22 @@ class _Weights:
             self.G_right = (values[None, :] <= grid[:, None] * (1 + 1e-13)) @ probs
             self.G_left = (values[None, :] < grid[:, None] * (1 - 1e-13)) @ probs
         else:
+            self.G_right = self.G_left = R._cdf_all(h * np.arange(M + 1))
+            # from the first node where G = 1 (in floating point) on, alpha = beta = h / 2
+            # exactly: no Gauss-Legendre points there
+            ones = np.flatnonzero(self.G_right[:M] >= 1.0)
+            L = int(ones[0]) if ones.size else M
             tau = 0.5 * (1.0 + _GL_NODES)
-            u = a[:, None] + h * tau
+            u = a[:L, None] + h * tau
             G = R._cdf_all(u.ravel()).reshape(u.shape)
-            self.alpha = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
-            self.beta = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+            self.alpha = np.full(M, 0.5 * h)
+            self.beta = np.full(M, 0.5 * h)
+            self.alpha[:L] = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
+            self.beta[:L] = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
             for c in kinks:   # G is not smooth at c: Gauss-Legendre on either side of it
                 k = int(c // h)
                 if k < M and 1e-12 * h < c - a[k] < h * (1 - 1e-12):
                     self.alpha[k], self.beta[k] = _split_cell(R, a[k], h, c)
-            self.G_right = self.G_left = R._cdf_all(h * np.arange(M + 1))
         self.alpha_rev = self.alpha[::-1].copy()     # alpha_rev[M - k] = alpha_k
         self.beta_rev = self.beta[::-1].copy()
         self.spectra = {}                            # of _History, by block size
@@ -384,9 +390,11 @@ class _History:
     ``O(M log^2 M)`` instead of ``O(M^2)`` (the same sums, the order of the terms changed:
     rounding differences about 1e-16 of the history sums)."""
 
-    def __init__(self, weights: _Weights, M: int, fp, fm, history, fft_min: int = _FFT_MIN):
+    def __init__(self, weights: _Weights, M: int, fp, fm, history, fft_min: int = _FFT_MIN,
+                 leaf: int = _LEAF):
         self.M, self.fp, self.fm, self.history = M, fp, fm, history
-        self.size = max(1 << (M).bit_length(), 2 * _LEAF)
+        self.leaf = leaf
+        self.size = max(1 << (M).bit_length(), 2 * leaf)
         # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S)
         self.a = np.zeros((self.size,) + weights.alpha.shape[1:])
         self.a[1:M + 1] = weights.alpha
@@ -403,7 +411,7 @@ class _History:
         end = self.M + 1
         if lo >= end:
             return
-        if hi - lo <= _LEAF:
+        if hi - lo <= self.leaf:
             leaf(lo, min(hi, end))
             return
         mid = (lo + hi) // 2
@@ -1677,7 +1685,8 @@ def frontier(policy: MDS | Replication, R: Distribution | SX, *,
     Raises
     ------
     RemovalError
-        When the frontier lies too close to the no-removal limit for the grid method.
+        When the grid method cannot place the front (near the no-removal limit, or where the
+        front stalls at its foot).
 
     Examples
     --------
@@ -1733,8 +1742,10 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
             if not grow:
                 raise _FrontNotPassed
             horizon[0] *= 2.0
-        raise RemovalError(f"the front has not passed w = {horizon[0]:.4g}: the frontier is too "
-                           f"close to the no-removal limit for the grid method; use qt.simulate")
+        raise RemovalError(f"the front has not passed w = {horizon[0]:.4g}: it forms too slowly "
+                           f"for the grid method (near the no-removal limit, or where the front "
+                           f"stalls at its foot: exponential-like runtimes at large d); use "
+                           f"qt.simulate")
 
     def root(cells, lo, hi, grow=True):
         """Brent's method on ``excess`` in ``[lo, hi]`` (``excess(lo) < 0``); ``hi`` if

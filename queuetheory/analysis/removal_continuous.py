@@ -46,6 +46,10 @@ there gave 1.3e-4 errors for Erlang(2) x Erlang(2), d = 2), and towards 1, where
 singular."""
 _NODES = 6
 """Gauss-Legendre nodes per piece over ``X`` (doubled once for the error estimate)."""
+_COMPILED_LEAF = 32
+"""Nodes per block of the compiled block solve (:func:`_mix_leaf`): its direct sums cost
+``O(32 J)`` per node and column, and the larger blocks spare two levels of FFT products
+(measured: 4.4 s for a point where blocks of 16 took 4.8 s and of 64, 5.0 s)."""
 _FFT_MIN = 64
 """Blocks from this size on are convolved by FFT (the Toeplitz kernels of ``J`` nodes would
 take ``2 J P^2`` floats per block size)."""
@@ -158,9 +162,10 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     fp[0] = lam_t * ((F0[:, None] - q0) * kernel.phi(q0)) @ wx
     qbar[0], sf[0] = q0 @ wx, kernel.batch_sf(q0) @ wx
     history = F0[None, :, None] * weights.G[:, None, :]
-    blocks = _History(weights, M, fp, fm, history, fft_min=_FFT_MIN)
-    a_in, b_in = blocks.a[:_LEAF], blocks.b[:_LEAF]
     compiled = kernel.compiled_phi()
+    blocks = _History(weights, M, fp, fm, history, fft_min=_FFT_MIN,
+                      leaf=_LEAF if compiled is None else _COMPILED_LEAF)
+    a_in, b_in = blocks.a[:blocks.leaf], blocks.b[:blocks.leaf]
     phi = kernel.phi
 
     def leaf(lo, hi):
