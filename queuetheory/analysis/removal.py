@@ -1632,9 +1632,13 @@ hyperexponential runtime)."""
 def _front_level(model, cells: int, W: float) -> float | None:
     """``F(W)`` of the march on ``[0, W]`` started from the tiny atom ``_FRONT_SEED``: the
     level behind the travelling front, or ``None`` if the front has not passed ``W``
-    (``F - q >= 1e-11`` at the end). About ``cells`` cells: the step of the coarsest grid
-    (``W / _FRONT_CELLS[0]``, lowered to a divisor of the lattice step if any) times
-    ``_FRONT_CELLS[0] / cells``, so the steps of the grids halve exactly."""
+    (``F - q >= 1e-11`` at the end) and ``F(W) <= 1``. ``F`` does not decrease, so
+    ``F(W) > 1`` settles the sign of ``F(inf) - 1`` whether or not the front has passed (well
+    above the frontier a fast front on a coarse grid had kept ``F - q`` above 1e-11, the
+    horizon doubled until the step could not resolve the front: Erlang(1) runtimes,
+    Redundancy-12, "the front has not passed w = 8.4e6"). About ``cells`` cells: the step of
+    the coarsest grid (``W / _FRONT_CELLS[0]``, lowered to a divisor of the lattice step if
+    any) times ``_FRONT_CELLS[0] / cells``, so the steps of the grids halve exactly."""
     h = W / _FRONT_CELLS[0]
     if model.lattice is not None:
         h = model.lattice / math.ceil(model.lattice / h - 1e-9)
@@ -1642,7 +1646,7 @@ def _front_level(model, cells: int, W: float) -> float | None:
     M = math.ceil(W / h - 1e-9)
     marched = model.marcher(h, M)(np.array([_FRONT_SEED]))
     F, qm = marched[0], marched[3]
-    if F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3:
+    if (F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3) or F[-1, 0] > 1.0:
         return float(F[-1, 0])
     return None
 
