@@ -457,7 +457,7 @@ def test_an_infinite_mean_is_refused_clearly(model):
         qt.analyze(qt.System(qt.RedundancyD(2), model, arrival_rate=0.1))
 
 
-@pytest.mark.parametrize(("X", "S", "lam", "busy", "mean", "quantiles"), [
+CONTINUOUS_D2 = [
     # References: an independent solver written apart from meanfield.py,
     # scripts/meanfield_continuous_reference.py (H piecewise Chebyshev-Lobatto of degree 16 on
     # a graded mesh, a_x(v) by Gauss-Legendre in s split where v - x s crosses the mesh, E_X by
@@ -473,7 +473,12 @@ def test_an_infinite_mean_is_refused_clearly(model):
      [2.3618678103923, 7.0387676684221, 9.9208617781191]),
     (qt.Exponential(1.0), qt.Uniform(1.0, 3.0), 0.2, 0.56339884381877, 2.32176337959752,
      [1.6840668591276, 6.6756761275117, 10.1119333320689]),
-])
+]
+"""Redundancy-2, S&X with continuous slowdowns: ``(X, S, lam, busy, mean, quantiles at 0.5,
+0.95, 0.99)`` (also the references of tests/test_removal.py, as Replication(1, 2) with removal)."""
+
+
+@pytest.mark.parametrize(("X", "S", "lam", "busy", "mean", "quantiles"), CONTINUOUS_D2)
 def test_continuous_d2_against_an_independent_solver(X, S, lam, busy, mean, quantiles):
     # d = 2, where Pollaczek-Khinchine does not apply. Before this change the third system's
     # p95 and p99 were off 4.7e-4 and 1.2e-3 relative, 1.7 and 1.5 times their stated errors

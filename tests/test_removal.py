@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, optimize, special
+from test_meanfield import CONTINUOUS_D2
 
 import queuetheory as qt
 from queuetheory.analysis import removal
@@ -902,19 +903,11 @@ def test_sx_continuous_march_compiled_is_numpy(monkeypatch):
 
 
 @pytest.mark.slow  # 5 to 12 s each with numba
-@pytest.mark.parametrize(("X", "S", "lam", "busy", "mean", "quantiles"), [
-    # Replication(1, 2) with removal is Redundancy-2. References: the independent solver
-    # scripts/meanfield_continuous_reference.py (see tests/test_meanfield.py::
-    # test_continuous_d2_against_an_independent_solver, the same three systems and values)
-    (qt.Exponential(1.0), qt.Exponential(1.0), 0.3, 0.30000000000000, 0.65441009516046,
-     [0.2961307859694, 2.488180016685, 4.741609359234]),
-    (qt.Erlang(2, 2.0), qt.Erlang(2, 1.0), 0.35, 0.79185899334526, 2.84395476203797,
-     [2.3618678103923, 7.0387676684221, 9.9208617781191]),
-    (qt.Exponential(1.0), qt.Uniform(1.0, 3.0), 0.2, 0.56339884381877, 2.32176337959752,
-     [1.6840668591276, 6.6756761275117, 10.1119333320689]),
-])
+@pytest.mark.parametrize(("X", "S", "lam", "busy", "mean", "quantiles"), CONTINUOUS_D2)
 def test_sx_continuous_slowdown_against_an_independent_solver(X, S, lam, busy, mean,
                                                               quantiles):
+    # Replication(1, 2) with removal is Redundancy-2. References: the independent solver
+    # scripts/meanfield_continuous_reference.py (tests/test_meanfield.py, CONTINUOUS_D2).
     # measured: mean 2.0e-5, 2.3e-8, 1.6e-6 relative off (6.0e-5, 2.4e-7, 2.6e-5 stated);
     # quantiles at most 2.2e-7, 7.7e-8, 6.1e-4 off (the kinks of a uniform S, 5.6e-3 stated)
     p = qt.analyze(qt.System(qt.Replication(1, 2), qt.SX(X=X, S=S), arrival_rate=lam))
