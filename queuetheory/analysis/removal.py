@@ -424,27 +424,53 @@ class _History:
         n, P = hi - lo, mid - lo
         top = min(hi, self.M + 1) - mid
         fp, fm = self.fp[lo:mid], self.fm[lo:mid]
-        kernels = self.spectra.get(n)
         fft = n >= self.fft_min
+        if fft and self.a.ndim > 1:
+            self._cross_kernels(n, P, top, mid, fp, fm)
+            return
+        kernels = self.spectra.get(n)
         if kernels is None:
             if fft:
-                kernels = (np.fft.rfft(self.a[:n], axis=0)[:, None],
-                           np.fft.rfft(self.b[:n], axis=0)[:, None])
+                kernels = (np.fft.rfft(self.a[:n])[:, None], np.fft.rfft(self.b[:n])[:, None])
             else:   # T[u, t] = a_{P + u - t}
                 index = P + np.arange(P)[:, None] - np.arange(P)[None, :]
                 kernels = (self.a[index], self.b[index])
             self.spectra[n] = kernels
-        # the columns' axis, then the kernels' (if several)
-        spread = (slice(None), slice(None)) + (None,) * (self.a.ndim - 1)
         if fft:
-            spectrum = kernels[0] * np.fft.rfft(fp, n, axis=0)[spread]
-            spectrum += kernels[1] * np.fft.rfft(fm, n, axis=0)[spread]
+            spectrum = kernels[0] * np.fft.rfft(fp, n, axis=0)
+            spectrum += kernels[1] * np.fft.rfft(fm, n, axis=0)
             self.history[mid:mid + top] += np.fft.irfft(spectrum, n, axis=0)[P:P + top]
         elif self.a.ndim == 1:
             self.history[mid:mid + top] += kernels[0][:top] @ fp + kernels[1][:top] @ fm
         else:
             self.history[mid:mid + top] += (np.einsum("utj,tk->ukj", kernels[0][:top], fp)
                                             + np.einsum("utj,tk->ukj", kernels[1][:top], fm))
+
+    def _cross_kernels(self, n, P, top, mid, fp, fm):
+        """:meth:`_cross` by FFT with ``J`` kernels (a trailing axis): ``_KERNEL_CHUNK`` kernels
+        at a time, their spectra kept up to blocks of ``_SPECTRA_MAX`` (memory: the
+        temporaries of one chunk, not of all ``J``)."""
+        sp = np.fft.rfft(fp, n, axis=0)[:, :, None]
+        sm = np.fft.rfft(fm, n, axis=0)[:, :, None]
+        keep = n <= _SPECTRA_MAX
+        for start in range(0, self.a.shape[1], _KERNEL_CHUNK):
+            part = slice(start, start + _KERNEL_CHUNK)
+            kernels = self.spectra.get((n, start)) if keep else None
+            if kernels is None:
+                kernels = (np.fft.rfft(self.a[:n, part], axis=0)[:, None],
+                           np.fft.rfft(self.b[:n, part], axis=0)[:, None])
+                if keep:
+                    self.spectra[(n, start)] = kernels
+            spectrum = kernels[0] * sp + kernels[1] * sm
+            self.history[mid:mid + top, :, part] += np.fft.irfft(spectrum, n, axis=0)[P:P + top]
+
+
+_KERNEL_CHUNK = 16
+"""Kernels per FFT product in :meth:`_History._cross_kernels`."""
+_SPECTRA_MAX = 4096
+"""Largest block whose kernel spectra :meth:`_History._cross_kernels` keeps for the next march
+(beyond, recomputed: a ``(n / 2 + 1) J`` complex array per block size was 126 MB for ``J =
+120`` at 16384 cells)."""
 
 
 @_jit_sums
