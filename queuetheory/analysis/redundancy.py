@@ -420,6 +420,12 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
         The frontier ``lam*``: stable for ``arrival_rate < lam*``, unstable above; with
         ``full_output``, ``(lam*, estimated error)``.
 
+    Raises
+    ------
+    NotImplementedError
+        MDS or Replication with removal where the travelling-front method cannot place the
+        frontier (the front forms too slowly for the grid), pointing to ``qt.simulate``.
+
     Examples
     --------
     >>> import queuetheory as qt
@@ -464,8 +470,11 @@ def _batch_frontier(runtime: RuntimeModel, policy) -> tuple[float, float]:
 
     if not policy.remove:
         return mds.stability_limit(policy, runtime), 0.0
-    return removal.frontier(policy, runtime.R if isinstance(runtime, IR) else runtime,
-                            full_output=True)
+    try:
+        return removal.frontier(policy, runtime.R if isinstance(runtime, IR) else runtime,
+                                full_output=True)
+    except removal.RemovalError as error:   # the documented refusal, not an ArithmeticError
+        raise NotImplementedError(f"stability frontier of {policy.label()}: {error}") from None
 
 
 def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: int = 64,

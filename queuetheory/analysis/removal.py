@@ -1037,6 +1037,10 @@ _M_MAX = 4096
 _TAIL = 1e-12
 """The horizon ``W`` is where ``1 - q(W)`` (a bound of the workload's tail) falls below this."""
 _HORIZON_DOUBLINGS = 14
+_FLOOR = 1e-9
+"""Smallest relative error estimate of a grid statistic: what the horizon, Newton's method and
+rounding over up to ``4 * 4096`` nodes leave (measured up to 4.3e-10 of an M/D/1 mean at load
+0.98 against Pollaczek-Khinchine, where the grids' differences stated 5e-11)."""
 
 
 def _lattice(R: Distribution) -> float | None:
@@ -1124,14 +1128,12 @@ def _guarded(values, order: int, rough: bool = False) -> tuple[float, float]:
     ...), its error estimate guarded by the grid before them when there is one: the estimate
     one grid coarser divided by 8 (the ``h^3`` rate; 4 with ``rough``, 2 for ``order = 1``), so
     that a difference that vanishes by accident (the error changing sign between grids) does
-    not pass for a small error; and at least ``10 _TAIL`` relative (what the horizon leaves
-    out: measured 2.5e-12 of an M/G/1 mean against Pollaczek-Khinchine)."""
+    not pass for a small error; and at least ``_FLOOR`` relative."""
     value, error = _richardson(values[-3:], order, rough)
     if len(values) > 3:
         rate = 2 if order == 1 else (4 if rough else 8)
         error = max(error, _richardson(values[-4:-1], order, rough)[1] / rate)
-    # the horizon leaves out a tail of about _TAIL, Newton's method F(W) = 1 to about 1e-14
-    return value, max(error, 10 * _TAIL * abs(value))
+    return value, max(error, _FLOOR * abs(value))
 
 
 def _refine(model, sols, order: int):
@@ -1899,7 +1901,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         rule_error = 0.0
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
-    mean_error = max(mean_error, _TAIL * sols[-1].h * (sols[-1].F.size - 1))
+    W = sols[-1].h * (sols[-1].F.size - 1)
+    mean_error = max(mean_error, _TAIL * W)
     sols = sols[-3:]
     # a probability: the extrapolated idle fraction may fall below 0 by its error near the
     # frontier, and clipping only moves the value towards the truth

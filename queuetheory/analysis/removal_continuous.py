@@ -129,10 +129,14 @@ class _SXContinuousModel:
         weights = _MixWeights(self, h, M)
         return lambda cols: _march_mix(self.kernel, weights, self.w, h, M, cols)
 
-    @staticmethod
-    def node_sf(sol):
-        """``P(C > t)`` at the nodes, kept by the march (continuous: no jumps)."""
-        return sol.extra[0], sol.extra[0]
+    def node_sf(self, sol):
+        """``P(C > t)`` at the nodes from ``q(w_i | x_j)`` of the solution (interpolated
+        between the march's columns like ``F``: ``Psi`` of each column, interpolated, had left
+        a floor of 8e-11 in the tail where a column's ``q`` exceeds 1 and ``Psi`` clips it),
+        which it then drops (memory: ``8 J (M + 1)`` bytes); continuous: no jumps."""
+        sf = self.kernel.batch_sf(sol.extra[0]) @ self.w
+        sol.extra = ()
+        return sf, sf
 
     def sf_at(self, sol, t: np.ndarray) -> np.ndarray:
         """``P(C > t)`` at the times ``t >= 0``: ``q(t | x_j)`` by the product integration of
@@ -146,21 +150,21 @@ class _SXContinuousModel:
 
 def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F0: np.ndarray):
     """The march of :func:`._march` with ``J`` kernels (the module docstring): returns ``F``,
-    ``f^-``, ``f^+``, ``E_X q`` twice (no jumps) and ``P(C > w)`` at the nodes, each of shape
-    ``(M + 1, columns)``."""
+    ``f^-``, ``f^+``, ``E_X q`` twice (no jumps), each of shape ``(M + 1, columns)``, and
+    ``q(w_i | x_j)`` of shape ``(M + 1, columns, J)``."""
     K, J = F0.size, wx.size
     lam_t, half = kernel.lam_t, 0.5 * h
     F = np.empty((M + 1, K))
     fm = np.zeros((M + 1, K))
     fp = np.empty((M + 1, K))
     qbar = np.empty((M + 1, K))
-    sf = np.empty((M + 1, K))
+    Q = np.empty((M + 1, K, J))
     beta1 = weights.beta[0]
     slope = half - beta1
     q0 = F0[:, None] * weights.G[0]
     F[0] = F0
     fp[0] = lam_t * ((F0[:, None] - q0) * kernel.phi(q0)) @ wx
-    qbar[0], sf[0] = q0 @ wx, kernel.batch_sf(q0) @ wx
+    Q[0], qbar[0] = q0, q0 @ wx
     history = F0[None, :, None] * weights.G[:, None, :]
     compiled = kernel.compiled_phi()
     blocks = _History(weights, M, fp, fm, history, fft_min=_FFT_MIN,
@@ -171,17 +175,15 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     def leaf(lo, hi):
         start = max(lo, 1)
         if compiled is not None:
-            Q = np.empty((hi - start, K, J))
             _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t,
-                      compiled[0], kernel.n, kernel.r, compiled[1], half, Q)
+                      compiled[0], kernel.n, kernel.r, compiled[1], half, Q[start:hi])
         else:
-            Q = _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx,
-                                lam_t, phi, half)
-        qbar[start:hi] = Q @ wx
-        sf[start:hi] = kernel.batch_sf(Q) @ wx
+            Q[start:hi] = _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope,
+                                          wx, lam_t, phi, half)
+        qbar[start:hi] = Q[start:hi] @ wx
 
     blocks.run(leaf)
-    return F, fm, fp, qbar, qbar, sf
+    return F, fm, fp, qbar, qbar, Q
 
 
 def _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, phi, half):
