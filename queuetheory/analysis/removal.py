@@ -1902,11 +1902,13 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
     W = sols[-1].h * (sols[-1].F.size - 1)
-    mean_error = max(mean_error, _TAIL * W)
+    floor = getattr(model, "floor", 0.0) / max(idle, 1e-3)   # rounding, growing near load 1
+    mean_error = max(mean_error, _TAIL * W, floor * abs(mean))
     sols = sols[-3:]
     # a probability: the extrapolated idle fraction may fall below 0 by its error near the
     # frontier, and clipping only moves the value towards the truth
     busy = min(max(1.0 - idle, 0.0), 1.0)
+    busy_error = max(busy_error, floor * busy)
     if not kernel.remove or kernel.r == (0 if kernel.mds else 1):
         # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
