@@ -991,16 +991,21 @@ def _sx_node_q(h, xs, ws, s, p, F, fp, fm, start, stop):
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
-def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = ()) -> float:
+def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = (),
+          one: float = math.inf) -> float:
     """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` with the grid's piecewise-linear ``f``
     (exact product integration: the same approximation the march used at the nodes; for a
     continuous ``R`` Gauss-Legendre per cell, the cells split where ``t - v`` is a kink of
-    ``G``)."""
+    ``G``). ``one``: ``G = 1`` (in floating point) from there on, so the cells with
+    ``t - v >= one`` add ``F`` at their end minus ``F(0)`` (the trapezoid of ``f``, exactly as
+    the march's weights ``h / 2`` do) instead of their quadrature."""
     h = sol.h
     j = min(int(t / h), sol.F.size - 1)
-    a = h * np.arange(j + 1)
+    first = min(int(max(t - one, 0.0) // h), j)   # cells 0..first - 1 lie where G = 1
+    base = float(sol.F[first]) - sol.F0 if first > 0 else 0.0
+    a = h * np.arange(first, j + 1)
     b = np.minimum(a + h, t)
-    cuts = [t - c for c in kinks if 0 < t - c < t]
+    cuts = [t - c for c in kinks if a[0] < t - c < t]
     if cuts and not _atoms(R)[0].size:
         edges = np.unique(np.concatenate([a, b, cuts]))
         lo, hi = edges[:-1], edges[1:]
@@ -1011,9 +1016,9 @@ def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = ()) -> float
         f = fa[:, None] + (fb - fa)[:, None] * (v - (h * cell)[:, None]) / h
         g = R._cdf_all(np.maximum(t - v, 0.0).ravel()).reshape(v.shape)
         integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
-        return sol.F0 * float(R._cdf_all(np.array([t]))[0]) + float(integral.sum())
-    fa = sol.f_right[:j + 1]
-    fb = np.append(sol.f_left[1:j + 1], sol.f_left[j + 1] if j + 1 < sol.F.size else 0.0)
+        return sol.F0 * float(R._cdf_all(np.array([t]))[0]) + base + float(integral.sum())
+    fa = sol.f_right[first:j + 1]
+    fb = np.append(sol.f_left[first + 1:j + 1], sol.f_left[j + 1] if j + 1 < sol.F.size else 0.0)
     values, probs = _atoms(R)
     if values.size:
         u = np.clip(t - values[None, :], a[:, None], b[:, None]) - a[:, None]
@@ -1026,7 +1031,7 @@ def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = ()) -> float
         g = R._cdf_all((t - v).ravel()).reshape(v.shape)
         integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
         G = float(R._cdf_all(np.array([t]))[0])
-    return sol.F0 * G + float(integral.sum())
+    return sol.F0 * G + base + float(integral.sum())
 
 
 # ------------------------------------------------------------------------ grids and horizon
@@ -1253,8 +1258,9 @@ class RemovalBatchTime(BatchCompletionTime):
     True
     """
 
-    def __init__(self, model, sols, mean: float, order: int = 2, rule_error: float = 0.0):
+    def __init__(self, model, sols, mean: float, order: int = 2, rule_error=None):
         self._model, self._sols, self._mean_value = model, sols, mean
+        # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
         # the shortest possible runtime of a task (a batch takes at least that long), and
         # where P(C > t) jumps (q does, by the atom of V at 0 times an atom of the runtime)
@@ -1341,14 +1347,18 @@ class RemovalBatchTime(BatchCompletionTime):
         grids when atoms of ``R`` lie between the nodes."""
         coarse = self._quantiles(q, coarser=True)
         errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
-        if self._rule_error:
-            # the rule over X moves P(C > t) by up to rule_error: the quantile by that over
-            # the density (a central difference over the coarsest step)
-            h = self._sols[0].h
+        if self._rule_error is not None:
+            # the rule over X moves P(C > t) by up to its error at the nodes around t (two
+            # steps of that grid either side): the quantile by that over the density (a
+            # central difference over the coarsest step)
+            h, (nodes, rule) = self._sols[0].h, self._rule_error
+            step = nodes[1] - nodes[0]
             for i, t in np.ndenumerate(np.asarray(values, dtype=float)):
+                near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
+                local = float(near.max()) if near.size else float(rule.max())
                 lo, hi = self._extrapolated_sf(np.array([max(t - h, 0.0), t + h]))
                 density = (lo - hi) / (t + h - max(t - h, 0.0))
-                errors[i] += self._rule_error / density if density > 0 else math.inf
+                errors[i] += local / density if density > 0 else math.inf
         return errors
 
 
@@ -1896,9 +1906,10 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
         busy_error += 2 * abs(double.F0 - base.F0)
         # and of P(C > t): twice the largest change at the nodes (for the quantiles' errors)
-        rule_error = 2 * float(np.max(np.abs(double.sf_right - base.sf_right)))
+        rule_error = (base.h * np.arange(base.F.size),
+                      2 * np.abs(double.sf_right - base.sf_right))
     else:
-        rule_error = 0.0
+        rule_error = None
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
     W = sols[-1].h * (sols[-1].F.size - 1)

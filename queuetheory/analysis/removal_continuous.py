@@ -109,6 +109,8 @@ class _SXContinuousModel:
                                       "analysed; use qt.simulate")
         self.laws = [S.scaled(float(v)) for v in self.x]
         self.kinks = [_kinks(R) for R in self.laws]
+        # where G = 1 in floating point (P(x S > u) <= 2^-54), for the off-node q (_q_at)
+        self.ones = [float(R._isf_all(np.array([2.0 ** -54]))[0]) for R in self.laws]
         # the kinks x_j c of G (uniform, Pareto slowdowns) as nodes where they have a common
         # step (X on atoms; see removal._solve_grids)
         every = np.unique(np.concatenate([np.array(k, dtype=float) for k in self.kinks]))
@@ -147,7 +149,8 @@ class _SXContinuousModel:
     def sf_at(self, sol, t: np.ndarray) -> np.ndarray:
         """``P(C > t)`` at the times ``t >= 0``: ``q(t | x_j)`` by the product integration of
         :func:`._q_at` (the approximation the march used at the nodes)."""
-        q = np.array([[_q_at(sol, R, float(ti), kinks) for R, kinks in zip(self.laws, self.kinks)]
+        q = np.array([[_q_at(sol, R, float(ti), kinks, one)
+                       for R, kinks, one in zip(self.laws, self.kinks, self.ones)]
                       for ti in t]).reshape(t.size, self.x.size)
         return self.kernel.batch_sf(q) @ self.w
 
