@@ -914,7 +914,10 @@ def test_sx_continuous_slowdown_against_an_independent_solver(X, S, lam, busy, m
     # Replication(1, 2) with removal is Redundancy-2. References: the independent solver
     # scripts/meanfield_continuous_reference.py (tests/test_meanfield.py, CONTINUOUS_D2).
     # measured: mean 2.0e-5, 2.3e-8, 1.6e-6 relative off (6.0e-5, 2.4e-7, 2.6e-5 stated);
-    # quantiles at most 2.2e-7, 7.7e-8, 6.1e-4 off (the kinks of a uniform S, 5.6e-3 stated)
+    # quantiles (0.5, 0.95, 0.99) 2.2e-7, 6.8e-8, 1.0e-7 off (1.4e-6, 2.3e-7, 2.6e-7 stated),
+    # 5.9e-8, 3.4e-8, 7.7e-8 (1.3e-7, 7.2e-8, 1.6e-7) and 6.1e-4, 5.4e-5, 1.2e-4 (the kinks of
+    # a uniform S: 1.7e-3, 2.0e-4, 2.5e-4); the rule over X's part of a quantile's estimate is
+    # local (with the largest change of P(C > t) anywhere it stated 4% for that p99)
     p = qt.analyze(qt.System(qt.Replication(1, 2), qt.SX(X=X, S=S), arrival_rate=lam))
     assert abs(p.mean - mean) <= p.errors["mean"]
     assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"]
@@ -963,3 +966,22 @@ def test_sx_continuous_slowdown_tail_is_that_of_the_interpolated_solution(R, lam
     exact = R.mean() + lam * R.moment(2) / (2 * (1 - lam * R.mean()))
     assert sx.mean == pytest.approx(ir.mean, rel=1e-9)
     assert abs(sx.mean - exact) <= sx.errors["mean"] <= 1e-6 * exact
+
+
+@pytest.mark.slow  # 4 s with numba
+def test_sx_continuous_x_quantiles_against_the_inverted_transform():
+    # MDS(1, 0) with removal is the M/G/1 queue with service B = X S, X ~ Erlang(2, 2) and
+    # S ~ Exp(1) (continuous X: the rule over X enters every estimate), load 0.2. Reference:
+    # T*(s) = B*(s) (1 - rho) s / (s - lam (1 - B*(s))), B*(s) = E[1 / (1 + s X)], inverted
+    # by mpmath (25 digits), the quantiles by findroot:
+    #   Bs = lambda s: mp.quad(lambda x: 4 * x * mp.exp(-2 * x) / (1 + s * x), [0, 1, 5, mp.inf])
+    #   sf = lambda t: mp.invertlaplace(lambda s: (1 - Ts(s)) / s, t, method='talbot')
+    # measured 1.2e-8, 8.8e-8, 1.4e-6 off (4.2e-8, 1.9e-7, 2.9e-6 stated); the mean is
+    # Pollaczek-Khinchine, 1.375
+    p = qt.analyze(qt.System(qt.MDS(1, 0), qt.SX(qt.Erlang(2, 2.0), qt.Exponential(1.0)),
+                             arrival_rate=0.2))
+    values, errors = p.response_time.ppf([0.5, 0.9, 0.99], full_output=True)
+    reference = [0.6975267077905786, 3.473646861903103, 9.154829809768444]
+    assert np.all(np.abs(np.asarray(values) - reference) <= errors)
+    assert np.all(np.asarray(errors) <= 1e-6 * np.asarray(reference) + 2e-6)
+    assert abs(p.mean - 1.375) <= p.errors["mean"] <= 1e-5

@@ -623,8 +623,8 @@ class _SXModel:
         if X.atoms is not None:
             X = Discrete(*X.atoms)
         if not isinstance(S, Discrete):
-            raise NotImplementedError("S&X with removal is analysed for discrete slowdowns S; "
-                                      "use qt.simulate")
+            raise NotImplementedError("_SXModel takes discrete slowdowns S (continuous ones: "
+                                      "removal_continuous._SXContinuousModel, via _model_of)")
         self.kernel, self.X = kernel, X
         self.s, self.p = np.asarray(S.values, dtype=float), np.asarray(S.probs, dtype=float)
         self.discrete_x = isinstance(X, Discrete)
