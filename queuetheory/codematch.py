@@ -132,6 +132,12 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     CodeMatch
         The answer, the numbers behind it, the stability regions and the assumptions.
 
+    Raises
+    ------
+    NotImplementedError
+        With ``method="analysis"`` where the analysis refuses a system (e.g. with removal, a
+        slowdown mixing atoms with a density, or heavy tails): use ``method="simulation"``.
+
     Examples
     --------
     >>> import queuetheory as qt

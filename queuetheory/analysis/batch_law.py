@@ -510,7 +510,7 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float):
             lambda q: -np.expm1(np.log1p(-np.asarray(q, dtype=float) ** (1.0 / n)) / d))
 
 
-def ir_batch_mean_error(policy, sojourn, law: BatchCompletionTime, mean: float) -> float:
+def _ir_batch_mean_error(policy, sojourn, law: BatchCompletionTime, mean: float) -> float:
     """Estimated error of the IR batch mean without removal, ``E[T_b] = int psi(H(t)) dt``
     with ``H`` the task sojourn's survival function and ``psi`` the order statistic's map
     (``I_H(m + 1, n)``, resp. ``1 - (1 - H^d)^n``): the sojourn's stated errors ``dH``
@@ -524,7 +524,7 @@ def ir_batch_mean_error(policy, sojourn, law: BatchCompletionTime, mean: float) 
     edges = law._scale * 2.0 ** np.arange(-30.0, 40.25, 0.25)
     tail = np.minimum.accumulate(law._sf(edges))
     last = int(np.searchsorted(-tail, -1e-17))
-    first = max(int(np.searchsorted(-tail, -(1.0 - 1e-17))) - 1, 0)   # P(T_b > t) = 1 below
+    first = max(int(np.searchsorted(-tail, -1.0, side="right")) - 1, 0)   # P(T_b > t) = 1 below
     edges, tail = edges[first:min(last + 1, edges.size)], tail[first:]
     last -= first
     x, w = gauss_legendre(12)
@@ -542,7 +542,7 @@ def ir_batch_mean_error(policy, sojourn, law: BatchCompletionTime, mean: float) 
         slope = n * d * (1.0 - H ** d) ** (n - 1) * H ** (d - 1)
     propagated = float(weights @ (slope * np.asarray(dH, dtype=float)))
     rule = abs(float(weights @ law._sf(t)) + edges[0] - mean)   # P(T_b > t) = 1 below edges[0]
-    return propagated + rule + float(tail[min(last, tail.size - 1)]) * edges[-1] + 4e-15 * mean
+    return float(propagated + rule + tail[min(last, tail.size - 1)] * edges[-1] + 4e-15 * mean)
 
 
 def _batch_tail_index(policy, R: Distribution) -> float:

@@ -38,7 +38,7 @@ independent stationary waits ``W_j`` (asymptotic independence; PASTA):
   quantiles (``response_time.quantile_error``). Under IR a batch quantile is a task sojourn's
   quantile at a mapped level, with that quantile's error estimate; the mean's estimate is the
   sojourn's stated errors propagated through the order statistic plus a second quadrature rule
-  (:func:`.batch_law.ir_batch_mean_error`).
+  (:func:`.batch_law._ir_batch_mean_error`).
 
 M/M/1 closed forms (IR, exponential runtimes with rate ``mu``, ``a = mu - Lambda``): task
 sojourns are Exp(a), so ``E[T_b] = (H_{n+m} - H_m) / a`` (MDS; Renyi) and ``H_n / (d a)``
@@ -87,11 +87,11 @@ from .batch_law import (
     BatchCompletionTime,
     _batch_tail_index,
     _ir_batch_law,
+    _ir_batch_mean_error,
     _sojourn_scale,
     _sx_batch_sf,
     _tasks,
     _WaitSF,
-    ir_batch_mean_error,
 )
 from .riq import analyze_riq
 
@@ -259,7 +259,7 @@ def analyze_batch(system: System) -> Prediction:
     exact = not (isinstance(runtime, SX) and runtime.S.atoms is None)
     errors = {}
     if isinstance(runtime, IR) and not heavy:
-        mean_error = ir_batch_mean_error(policy, sojourn, law, mean)
+        mean_error = _ir_batch_mean_error(policy, sojourn, law, mean)
         errors = {"mean": mean_error, "busy_fraction": 0.0}
         method += (f"; estimated error of the mean {mean_error:.2g} (the sojourn's stated "
                    f"errors propagated, and a second quadrature rule)")

@@ -259,6 +259,17 @@ def _split_cell(R: Distribution, a: float, h: float, c: float) -> tuple[float, f
     return alpha, beta
 
 
+def _sx_lower(runtime) -> float:
+    """The shortest S&X runtime ``x s`` (a batch takes at least that long)."""
+    return max(float(runtime.X._support()[0]) * float(runtime.S._support()[0]), 0.0)
+
+
+def _kink_lattice(kinks: tuple) -> float | None:
+    """The common step of the kinks of ``G`` (see :func:`_lattice`), or ``None``."""
+    return (_lattice(Discrete(np.array(kinks, dtype=float), np.full(len(kinks), 1 / len(kinks))))
+            if kinks else None)
+
+
 def _kinks(R: Distribution) -> tuple:
     """Positive finite ends of the support of a continuous law whose CDF is not smooth there
     (uniform, shifted exponential, Pareto, bounded Pareto): where ``G = P(R <= .)`` has a kink.
@@ -642,7 +653,7 @@ class _SXModel:
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         # (the atom of V at 0 times an atom of x S)
-        self.lower = max(float(X._support()[0]) * float(S._support()[0]), 0.0)
+        self.lower = _sx_lower(runtime)
         self.jumps = (np.unique(np.outer(_atoms(X)[0], self.s)) if self.discrete_x
                       else np.array([]))
         # the finest grid (4 max_cells cells) holds its table within _SX_BYTES / 4
@@ -1208,8 +1219,7 @@ class _IRModel:
         self.lattice = _lattice(R)
         # kinks of G are nodes too where they have a common step not finer than the coarsest
         # grid's (see _solve_grids; else their cells are split: irregular O(h^3) errors)
-        self.kink_lattice = _lattice(Discrete(self.kinks, np.full(len(self.kinks), 1 / len(
-            self.kinks)))) if self.kinks else None
+        self.kink_lattice = _kink_lattice(self.kinks)
         # a law with atoms and a density (a mixture with a Deterministic) has its atoms
         # between nodes: first order, reported as such (its jumps are not on the grid)
         self.has_atoms = R._has_atoms
@@ -1953,7 +1963,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
 
 
 def _analyze_sx(system: System) -> Prediction:
-    """S&X with removal (discrete ``S``): the grid method with ``E_X`` (see :class:`_SXModel`).
+    """S&X with removal: the grid method with ``E_X`` (:class:`_SXModel` for a discrete ``S``,
+    :class:`.removal_continuous._SXContinuousModel` for a continuous one).
     Stability: a failed solve beyond the no-removal limit is decided by :func:`frontier`."""
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
     if math.isinf(runtime.X.moment(2)) or math.isinf(runtime.S.moment(2)):
