@@ -510,15 +510,18 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float):
             lambda q: -np.expm1(np.log1p(-np.asarray(q, dtype=float) ** (1.0 / n)) / d))
 
 
-def _ir_batch_mean_error(policy, sojourn, law: BatchCompletionTime, mean: float) -> float:
+def _ir_batch_mean_error(policy, R: Distribution, sojourn, law: BatchCompletionTime,
+                         mean: float) -> float:
     """Estimated error of the IR batch mean without removal, ``E[T_b] = int psi(H(t)) dt``
     with ``H`` the task sojourn's survival function and ``psi`` the order statistic's map
     (``I_H(m + 1, n)``, resp. ``1 - (1 - H^d)^n``): the sojourn's stated errors ``dH``
     propagated, ``int psi'(H) dH dt``, plus the difference between the mean and a second rule
     (12-point Gauss-Legendre on quarter octaves of ``t``: it bounds the quadrature error of
-    either), plus the tail beyond ``t_end`` (where ``P(T_b > t)`` falls below 1e-17; at most
-    ``P(T_b > t_end) t_end`` for a tail decaying at least as fast as ``1 / t^2``). A closed-form
-    (M/M/1) sojourn: rounding only."""
+    either), plus the tail beyond ``t_end`` (where ``P(T_b > t)`` falls below 1e-17):
+    ``P(T_b > t_end) t_end / (beta - 1)`` for a power tail ``t^-beta`` (the batch's tail index
+    of :func:`_batch_tail_index`, at least 1 for ``E[R^2] < inf``; ``beta - 1`` taken as at
+    most 1, the bound of tails decaying at least as fast as ``1 / t^2``). A closed-form (M/M/1)
+    sojourn: rounding only."""
     if not isinstance(sojourn, ResponseLaw):
         return 4e-15 * mean
     edges = law._scale * 2.0 ** np.arange(-30.0, 40.25, 0.25)
@@ -542,7 +545,10 @@ def _ir_batch_mean_error(policy, sojourn, law: BatchCompletionTime, mean: float)
         slope = n * d * (1.0 - H ** d) ** (n - 1) * H ** (d - 1)
     propagated = float(weights @ (slope * np.asarray(dH, dtype=float)))
     rule = abs(float(weights @ law._sf(t)) + edges[0] - mean)   # P(T_b > t) = 1 below edges[0]
-    return float(propagated + rule + tail[min(last, tail.size - 1)] * edges[-1] + 4e-15 * mean)
+    beyond = tail[min(last, tail.size - 1)] * edges[-1]
+    index = _batch_tail_index(policy, R)
+    beyond /= min(max(index - 1.0, 1e-3), 1.0)
+    return float(propagated + rule + beyond + 4e-15 * mean)
 
 
 def _batch_tail_index(policy, R: Distribution) -> float:

@@ -1915,7 +1915,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         double = _shoot(doubled, base.h, base.F.size - 1, base.F0)
         mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
         busy_error += 2 * abs(double.F0 - base.F0)
-        # and of P(C > t): twice the largest change at the nodes (for the quantiles' errors)
+        # and of P(C > t): twice its change at each node (for the quantiles' errors)
         rule_error = (base.h * np.arange(base.F.size),
                       2 * np.abs(double.sf_right - base.sf_right))
     else:
