@@ -105,6 +105,10 @@ __all__ = ["analyze_removal", "frontier", "necessary_rate", "RemovalBatchTime",
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
 _ACCEPT = 1e-5
 """Newton steps on ``F(0)`` below this (relative) end the iteration (see :func:`_shoot`)."""
+_M_BASE = 128
+"""Cells of the coarsest of the three grids (``h``, ``h / 2``, ``h / 4``)."""
+_M_MAX = 4096
+"""Largest number of cells of the coarsest grid (memory: a few arrays of 4 * this)."""
 
 
 class RemovalError(ArithmeticError):
@@ -259,6 +263,16 @@ def _split_cell(R: Distribution, a: float, h: float, c: float) -> tuple[float, f
     return alpha, beta
 
 
+def _refuse_mixed_x(X: Distribution) -> None:
+    """Refuse a job size ``X`` mixing atoms with a density: the Gauss-Legendre rule over ``X``
+    (in probability space) runs across the jumps of its quantile function (MDS(1, 0), X half
+    Deterministic(1), half Exponential(1): 2.0e-3 off Pollaczek-Khinchine, 1.8e-3 stated, with
+    a continuous slowdown; 1.5e-3 off, 8.7e-4 stated, with the Facebook slowdowns)."""
+    if X._has_atoms and X.atoms is None:
+        raise NotImplementedError("S&X with removal: a job size mixing atoms with a density is "
+                                  "not analysed; use qt.simulate")
+
+
 def _sx_lower(runtime) -> float:
     """The shortest S&X runtime ``x s`` (a batch takes at least that long)."""
     return max(float(runtime.X._support()[0]) * float(runtime.S._support()[0]), 0.0)
@@ -293,6 +307,37 @@ class _Solution:
     @property
     def F0(self) -> float:
         return float(self.F[0])
+
+
+class _GridModel:
+    """What :func:`_solve_grids`, :func:`_refine` and :func:`grid_prediction` read of a runtime
+    model (:class:`_IRModel`, :class:`_SXModel`, :class:`.removal_continuous.
+    _SXContinuousModel`), with the defaults the models override."""
+
+    lattice: float | None = None
+    """Common step of the atoms of the runtime (held as nodes), or ``None``."""
+    kink_lattice: float | None = None
+    """Common step of the kinks of the equation (held as nodes where cheap), or ``None``."""
+    loose_kinks = False
+    """Kinks without a common step: between the nodes, a first-order error."""
+    has_atoms = False
+    rough = False
+    """Richardson's extrapolation leaves an ``O(h^2)`` remainder (see :func:`_richardson`)."""
+    floor = 0.0
+    """Rounding floor of the relative error estimates, over the idle fraction."""
+    accept = _ACCEPT
+    """Newton's tolerance on ``F(0)`` (relative) in :func:`_shoot`."""
+    _max_cells: int | None = None
+
+    @property
+    def max_cells(self) -> int:
+        """Largest number of cells of the coarsest of the last three grids (``_M_MAX`` unless
+        the model bounds it by its memory)."""
+        return _M_MAX if self._max_cells is None else self._max_cells
+
+    @max_cells.setter
+    def max_cells(self, cells: int):
+        self._max_cells = cells
 
 
 def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray):
@@ -573,7 +618,7 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
             hi = min(hi, F0)
         slope = (end[1] - end[0]) / (cols[1] - cols[0])
         step = (1.0 - end[0]) / slope if slope > 0 and math.isfinite(slope) else math.nan
-        if math.isfinite(step) and abs(step) <= getattr(model, "accept", _ACCEPT) * F0:
+        if math.isfinite(step) and abs(step) <= model.accept * F0:
             t = step / (cols[1] - cols[0])
             arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in out]
             sol = _Solution(h, *arrays)
@@ -618,14 +663,12 @@ def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None):
     return np.where(z < 0, 0.0, known), np.where(z < 0, 0.0, coef)
 
 
-class _SXModel:
+class _SXModel(_GridModel):
     """S&X runtimes ``X S`` with discrete ``S``, one ``X`` per batch: given ``X = x`` the tasks
     are independent with ``q(w | x) = sum_k p_k F(w - x s_k)``; the equation and the batch law
     are averaged over ``X``: Gauss-Legendre in probability space, pieces split where
     ``w - x s_k = 0`` (the atom of ``V`` at 0 meets an atom of ``x S``); beyond
     ``x = w / s_min`` every task is unfinished (``q = 0``), exactly."""
-
-    kink_lattice = None
 
     def __init__(self, kernel: _Kernel, runtime, nodes: int = 12):
         X, S = runtime.X, runtime.S
@@ -636,11 +679,21 @@ class _SXModel:
         if not isinstance(S, Discrete):
             raise NotImplementedError("_SXModel takes discrete slowdowns S (continuous ones: "
                                       "removal_continuous._SXContinuousModel, via _model_of)")
+        _refuse_mixed_x(X)
         self.kernel, self.X = kernel, X
         self.s, self.p = np.asarray(S.values, dtype=float), np.asarray(S.probs, dtype=float)
         self.discrete_x = isinstance(X, Discrete)
         self.scale = runtime.mean_runtime()
         self.has_atoms = self.discrete_x
+        # a density of X with a jump or kink at c (uniform, Pareto: the ends of its support)
+        # puts a kink in f at w = c s_k, where the piece boundary F_X(w / s_k) starts or
+        # stops moving: nodes there where they have a common step (see _solve_grids), else a
+        # first-order error (an irregular O(h^2) term that Richardson's extrapolation cannot
+        # remove: Uniform(1, 2) x S in {1, 2}, 1.3e-5 off Pollaczek-Khinchine, 9.7e-7 stated)
+        kinks = () if self.discrete_x else tuple(
+            sorted({c * float(s) for c in _kinks(X) for s in self.s}))
+        self.kink_lattice = _kink_lattice(kinks)
+        self.loose_kinks = bool(kinks) and self.kink_lattice is None
         if self.discrete_x:
             xs, _ = _atoms(X)
             # products x s (distinct: two of them may coincide, 0.185 * 6 = 1.11 * 1)
@@ -1046,10 +1099,6 @@ def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = (),
 
 
 # ------------------------------------------------------------------------ grids and horizon
-_M_BASE = 128
-"""Cells of the coarsest of the three grids (``h``, ``h / 2``, ``h / 4``)."""
-_M_MAX = 4096
-"""Largest number of cells of the coarsest grid (memory: a few arrays of 4 * this)."""
 _TAIL = 1e-12
 """The horizon ``W`` is where ``1 - q(W)`` (a bound of the workload's tail) falls below this."""
 _HORIZON_DOUBLINGS = 14
@@ -1090,9 +1139,9 @@ def _grid_step(W: float, lattice: float | None) -> tuple[float, int, bool]:
 def _solve_grids(model, guess: float):
     """The horizon ``W`` (doubling), then the solutions on grids ``h``, ``h / 2``, ``h / 4``."""
     lattice = model.lattice
-    aligned = lattice is not None or not model.has_atoms
+    aligned = (lattice is not None or not model.has_atoms) and not model.loose_kinks
     W = 16.0 * model.scale
-    kinks = getattr(model, "kink_lattice", None)   # IR: kinks of G as nodes, where cheap
+    kinks = model.kink_lattice   # IR: kinks of G as nodes, where cheap
     for _ in range(_HORIZON_DOUBLINGS):
         use = kinks is not None and W / kinks <= _M_MAX
         h, M, on_nodes = _grid_step(W, kinks if use else lattice)
@@ -1168,14 +1217,14 @@ def _refine(model, sols, order: int):
     while True:
         M = sols[-3].F.size - 1
         means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
-        rough = getattr(model, "rough", False)
+        rough = model.rough
         mean, mean_error = _richardson(means[-3:], order, rough)
         idle, idle_error = _richardson(idles[-3:], order, rough)
         scales = _TARGET * mean, _TARGET * max(1 - idle, 1e-300)
         ratio = max(mean_error / scales[0], idle_error / scales[1])
         guarded = max(_guarded(means, order, rough)[1] / scales[0],
                       _guarded(idles, order, rough)[1] / scales[1])
-        limit = getattr(model, "max_cells", _M_MAX)
+        limit = model.max_cells
         if guarded <= 1 or M >= limit:
             return sols
         # the factor from the last three grids (the guard reads a coarser, less regular one)
@@ -1204,7 +1253,7 @@ def _grid_mean(sol: _Solution) -> float:
     return float(0.5 * sol.h * (sol.sf_right[:-1] + sol.sf_left[1:]).sum())
 
 
-class _IRModel:
+class _IRModel(_GridModel):
     """IR runtimes ``R``: the march of :func:`_march`, ``P(C > t) = Psi(q(t))``."""
 
     accept = 1e-7
@@ -1832,8 +1881,8 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
             horizon[0] *= 2.0
     else:
         raise RemovalError("the travelling front did not pass the horizon; use qt.simulate")
-    aligned = model.lattice is not None or not model.has_atoms
-    value, error = _guarded(values, 2 if aligned else 1, getattr(model, "rough", False))
+    aligned = (model.lattice is not None or not model.has_atoms) and not model.loose_kinks
+    value, error = _guarded(values, 2 if aligned else 1, model.rough)
     doubled = None if isinstance(model, _IRModel) else model.doubled()
     if doubled is not None:
         # the rule over a continuous X: twice the change of the 512-cell root when its nodes
@@ -1895,14 +1944,14 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     mean_runtime = runtime.mean_runtime()
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
-    cells = 4 * getattr(model, "max_cells", _M_MAX)
+    cells = 4 * model.max_cells
     if sols[0].h * (sols[0].F.size - 1) / cells > mean_runtime / 2:
         raise RemovalError(
             f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
             f"(a heavy tail): a uniform grid of at most {cells} cells cannot resolve "
             f"the runtime (mean {mean_runtime:.4g}) as well")
     sols = _refine(model, sols, order)
-    rough = getattr(model, "rough", False)
+    rough = model.rough
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order, rough)
     idle, busy_error = _guarded([s.F0 for s in sols], order, rough)
     doubled = None if isinstance(model, _IRModel) else model.doubled()
@@ -1923,7 +1972,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
     # (W >= log(1 / _TAIL) / rate): at most _TAIL W / 27
     W = sols[-1].h * (sols[-1].F.size - 1)
-    floor = getattr(model, "floor", 0.0) / max(idle, 1e-3)   # rounding, growing near load 1
+    floor = model.floor / max(idle, 1e-3)   # rounding, growing near load 1
     mean_error = max(mean_error, _TAIL * W, floor * abs(mean))
     sols = sols[-3:]
     # a probability: the extrapolated idle fraction may fall below 0 by its error near the
@@ -1952,7 +2001,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     if achieved > 1e-6:
         limit = (f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 22:.0f} MB of X nodes "
                  f"on the finest grid)" if isinstance(model, _SXModel) else
-                 f"{4 * getattr(model, 'max_cells', _M_MAX)} cells")
+                 f"{4 * model.max_cells} cells")
         method += (f"; relative accuracy about {achieved:.1g}, short of the 1e-6 goal: the "
                    f"grid has reached its limit of {limit}")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,

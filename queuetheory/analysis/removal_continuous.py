@@ -29,6 +29,7 @@ from .removal import (
     _LEAF,
     _M_MAX,
     _U_LEVELS,
+    _GridModel,
     _History,
     _IRModel,
     _jit_sums,
@@ -36,6 +37,7 @@ from .removal import (
     _kinks,
     _phi_compiled,
     _q_at,
+    _refuse_mixed_x,
     _sx_lower,
     _Weights,
 )
@@ -65,13 +67,11 @@ class _MixWeights:
         self.spectra = {}
 
 
-class _SXContinuousModel:
+class _SXContinuousModel(_GridModel):
     """S&X runtimes ``X S`` with a continuous ``S``: fixed ``X`` nodes, each an IR kernel
     (module docstring); the model interface of :class:`._IRModel` (``marcher``, ``node_sf``,
     ``sf_at``, ``tails``)."""
 
-    lattice = None
-    has_atoms = False
     floor = 1e-9
     """Smallest relative error stated for the mean and the busy fraction is this over the idle
     fraction: the FFT history sums of O(1) values carry rounding that the march accumulates,
@@ -88,12 +88,7 @@ class _SXContinuousModel:
         if S._has_atoms:
             raise NotImplementedError("S&X with removal: a slowdown mixing atoms with a density "
                                       "is not analysed; use qt.simulate")
-        if X._has_atoms and X.atoms is None:
-            # its quantile function jumps inside the pieces of the rule over X (MDS(1, 0) with
-            # X half Deterministic(1), half Exponential(1): 2.0e-3 off, 1.8e-3 stated)
-            raise NotImplementedError("S&X with removal and a continuous slowdown: a job size "
-                                      "mixing atoms with a density is not analysed; use "
-                                      "qt.simulate")
+        _refuse_mixed_x(X)
         self.kernel, self.runtime, self.nodes = kernel, runtime, nodes
         self.scale = runtime.mean_runtime()
         self.discrete_x = X.atoms is not None
