@@ -731,6 +731,32 @@ def test_m_equal_0_n_equal_1_is_pollaczek_khinchine(R):
     assert p.busy_fraction == pytest.approx(0.5, rel=1e-15)
 
 
+@pytest.mark.parametrize("R, load", [(qt.Deterministic(1.0), 0.99),
+                                     (qt.Discrete([1, 2], [0.5, 0.5]), 0.98),
+                                     (qt.Uniform(0.5, 1.5), 0.98)])
+def test_high_load_m_equal_0_is_pollaczek_khinchine(R, load):
+    # near load 1 the workload's tail decays slowly; F - q was a difference of two sums close
+    # to 1, its rounding a floor under f (5e-15 at load 0.99) that kept the horizon doubling:
+    # M/D/1 at 0.99 and {1, 2} at 0.98 were refused, Uniform(0.5, 1.5) at 0.98 was 1.5e-3 off.
+    # Now F - q is summed from the weights of 1 - G: measured 1.6e-11, 2.2e-11 and 1.9e-11 off
+    lam = load / R.mean()
+    exact = R.mean() + lam * R.moment(2) / (2 * (1 - load))
+    p = qt.analyze(qt.System(qt.MDS(1, 0), qt.IR(R), arrival_rate=lam))
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+
+
+def test_md1_quantiles_at_load_099():
+    # M/D/1 sojourn quantiles at load 0.99 from Erlang's waiting-time formula (as in
+    # _md1_batch_mean), bisection at 450 digits on [0, 400]:
+    #   cdf(t) = (1 - lam) sum_{k <= t} exp(-lam (k - t)) (lam (k - t))^k / k!, T = W + 1
+    # measured 1.1e-5, 1.1e-5, 2.1e-6 off (1.6e-4, 1.6e-4, 3.3e-5 stated)
+    p = qt.analyze(qt.System(qt.MDS(1, 0), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.99))
+    values, errors = p.response_time.ppf([0.5, 0.9, 0.99], full_output=True)
+    reference = [35.208115268840809994, 115.41087290766859979, 230.15507815438127431]
+    assert np.all(np.abs(np.asarray(values) - reference) <= errors)
+    assert np.all(np.asarray(errors) <= 1e-5 * np.asarray(reference))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("R,policy", [(qt.Pareto(2.5, 0.6), qt.MDS(4, 2)),
                                       (qt.Pareto(3.0, 2 / 3), qt.Replication(2, 3)),

@@ -215,19 +215,27 @@ class _Weights:
     ``alpha[k] = (1/h) int_{(k-1)h}^{kh} (u - (k-1)h) G(u) du`` and
     ``beta[k] = (1/h) int_{(k-1)h}^{kh} (kh - u) G(u) du`` (``k = 1..M``), so that for ``f``
     linear on each cell ``int_0^{ih} f(v) G(ih - v) dv = sum_k alpha_k f_{i-k}^+ +
-    beta_k f_{i-k+1}^-``; ``G_left[i] = G(ih-)``, ``G_right[i] = G(ih)``.
+    beta_k f_{i-k+1}^-``; ``G_left[i] = G(ih-)``, ``G_right[i] = G(ih)``. ``alpha_bar``,
+    ``beta_bar`` and ``Gbar_left`` are the same with ``1 - G`` (``alpha + alpha_bar = h / 2``),
+    computed from ``P(R > .)`` so that they keep their relative accuracy where ``G`` is close to
+    1: the march's ``F - q`` is their sum, not a difference of two sums close to 1 (only with
+    ``complement``).
     """
 
-    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = ()):
+    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = (),
+                 complement: bool = True):
         values, probs = _atoms(R)
         a = h * np.arange(M)                          # cell k = 1..M is [a[k-1], a[k-1] + h]
         if values.size:
             y = np.clip(values[None, :] - a[:, None], 0.0, h)
             self.alpha = ((h * h - y * y) / (2 * h)) @ probs
             self.beta = ((h - y) ** 2 / (2 * h)) @ probs
+            self.alpha_bar = (y * y / (2 * h)) @ probs
+            self.beta_bar = (y * (2 * h - y) / (2 * h)) @ probs
             grid = h * np.arange(M + 1)
             self.G_right = (values[None, :] <= grid[:, None] * (1 + 1e-13)) @ probs
             self.G_left = (values[None, :] < grid[:, None] * (1 - 1e-13)) @ probs
+            self.Gbar_left = (values[None, :] >= grid[:, None] * (1 - 1e-13)) @ probs
         else:
             self.G_right = self.G_left = R._cdf_all(h * np.arange(M + 1))
             # from the first node where G = 1 (in floating point) on, alpha = beta = h / 2
@@ -241,12 +249,22 @@ class _Weights:
             self.beta = np.full(M, 0.5 * h)
             self.alpha[:L] = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
             self.beta[:L] = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+            if complement:
+                Gbar = R._sf_all(u.ravel()).reshape(u.shape)
+                self.alpha_bar, self.beta_bar = np.zeros(M), np.zeros(M)
+                self.alpha_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
+                self.beta_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+                self.Gbar_left = R._sf_all(h * np.arange(M + 1))
             for c in kinks:   # G is not smooth at c: Gauss-Legendre on either side of it
                 k = int(c // h)
                 if k < M and 1e-12 * h < c - a[k] < h * (1 - 1e-12):
                     self.alpha[k], self.beta[k] = _split_cell(R, a[k], h, c)
-        self.alpha_rev = self.alpha[::-1].copy()     # alpha_rev[M - k] = alpha_k
-        self.beta_rev = self.beta[::-1].copy()
+                    if complement:
+                        self.alpha_bar[k] = 0.5 * h - self.alpha[k]
+                        self.beta_bar[k] = 0.5 * h - self.beta[k]
+        if complement:
+            self.abar_rev = self.alpha_bar[::-1].copy()  # abar_rev[M - k] = alpha_bar_k
+            self.bbar_rev = self.beta_bar[::-1].copy()
         self.spectra = {}                            # of _History, by block size
 
 
@@ -355,8 +373,8 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     L = max(int(ones[0]) + 2, 2) if ones.size else M + 1
     if compiled is not None and min(L, M) <= _COMPILED_SPAN:
         out = _march_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
-                              compiled[1], weights.alpha_rev, weights.beta_rev,
-                              weights.G_left, weights.G_right, h, M,
+                              compiled[1], weights.abar_rev, weights.bbar_rev,
+                              weights.beta[0], weights.G_left, weights.G_right, h, M,
                               np.ascontiguousarray(F0, dtype=float), L)
         return tuple(a.T for a in out)
     K = F0.size
@@ -369,17 +387,18 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     Gl, Gr = weights.G_left.tolist(), weights.G_right.tolist()
     beta1 = float(weights.beta[0])
     half = 0.5 * h
-    slope = half - beta1
+    slope = float(weights.beta_bar[0])     # h / 2 - beta_1
     starts = F0.tolist()
     F[0] = F0
     qm[0] = F0 * Gl[0]
     qp[0] = F0 * Gr[0]
     fp[0] = [lam_t * (a - a * Gr[0]) * phi(a * Gr[0]) for a in starts]
     jumps = {i for i in range(M + 1) if Gr[i] != Gl[i]}
-    # history[i] = F0 G(ih-) + sum_{j < i} alpha_{i-j} f^+_j + beta_{i-j+1} f^-_j, the nodes j
-    # outside node i's block of _LEAF added by _History as blocks complete
-    history = np.outer(weights.G_left, F0)
-    blocks = _History(weights, M, fp, fm, history)
+    # history[i] = F0 (1 - G(ih-)) + sum_{j < i} alpha_bar_{i-j} f^+_j + beta_bar_{i-j+1} f^-_j
+    # (F - q at node i without the term of f^-_i), the nodes j outside node i's block of _LEAF
+    # added by _History as blocks complete
+    history = np.outer(weights.Gbar_left, F0)
+    blocks = _History(weights.alpha_bar, weights.beta_bar, weights.spectra, M, fp, fm, history)
 
     a_in, b_in = blocks.a[:_LEAF].tolist(), blocks.b[:_LEAF].tolist()
     mul, lam_slope = operator.mul, lam_t * slope
@@ -396,20 +415,21 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
             a = starts[col]
             for i in range(start, hi):
                 u = i - lo
-                c = (known[i - start] + sum(map(mul, a_in[u:0:-1], fp_c))
+                d = (known[i - start] + sum(map(mul, a_in[u:0:-1], fp_c))
                      + sum(map(mul, b_in[u:0:-1], fm_c)))
                 A = F_prev + half * y_prev
+                c = A - d                      # q_i^- without the term of f^-_i
                 ph = phi(c + beta1 * y_prev)   # two fixed-point steps from y = f^+_{i-1}
-                y = lam_t * (A - c) * ph / (1.0 - lam_slope * ph)
+                y = lam_t * d * ph / (1.0 - lam_slope * ph)
                 ph = phi(c + beta1 * y)
-                y = lam_t * (A - c) * ph / (1.0 - lam_slope * ph)
+                y = lam_t * d * ph / (1.0 - lam_slope * ph)
                 Fi, qi = A + half * y, c + beta1 * y
                 F_c.append(Fi)
                 fm_c.append(y)
                 qm_c.append(qi)
                 if i in jumps:
                     qi += a * (Gr[i] - Gl[i])
-                    y = lam_t * (Fi - qi) * phi(qi)
+                    y = lam_t * (d + slope * y - a * (Gr[i] - Gl[i])) * phi(qi)
                 qp_c.append(qi)
                 fp_c.append(y)
                 F_prev, y_prev = Fi, y
@@ -440,23 +460,23 @@ class _History:
     blocks of ``_LEAF`` marched in turn; when the first half ``[lo, mid)`` of a range
     ``[lo, hi)`` is marched, its contribution ``sum_{lo <= j < mid} a_{i-j} f^+_j + b_{i-j}
     f^-_j`` to the nodes ``i`` of the second half is added to ``history`` at once (``a_k =
-    alpha_k``, ``b_k = beta_{k+1}``): an FFT of size ``hi - lo`` (a circular convolution of that
-    size is exact for these ``i``: the wrapped terms land below ``mid``), a Toeplitz product
-    below ``_FFT_MIN``. Each pair ``j < i`` in different blocks is added once; the cost is
-    ``O(M log^2 M)`` instead of ``O(M^2)`` (the same sums, the order of the terms changed:
-    rounding differences about 1e-16 of the history sums)."""
+    alpha_k``, ``b_k = beta_{k+1}``; the weights of ``1 - G`` for IR): an FFT of size ``hi -
+    lo`` (a circular convolution of that size is exact for these ``i``: the wrapped terms land
+    below ``mid``), a Toeplitz product below ``_FFT_MIN``. Each pair ``j < i`` in different
+    blocks is added once; the cost is ``O(M log^2 M)`` instead of ``O(M^2)`` (the same sums,
+    the order of the terms changed: rounding differences about 1e-16 of the history sums)."""
 
-    def __init__(self, weights: _Weights, M: int, fp, fm, history, fft_min: int = _FFT_MIN,
-                 leaf: int = _LEAF):
+    def __init__(self, alpha, beta, spectra: dict, M: int, fp, fm, history,
+                 fft_min: int = _FFT_MIN, leaf: int = _LEAF):
         self.M, self.fp, self.fm, self.history = M, fp, fm, history
         self.leaf = leaf
         self.size = max(1 << (M).bit_length(), 2 * leaf)
         # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S)
-        self.a = np.zeros((self.size,) + weights.alpha.shape[1:])
-        self.a[1:M + 1] = weights.alpha
+        self.a = np.zeros((self.size,) + alpha.shape[1:])
+        self.a[1:M + 1] = alpha
         self.b = np.zeros_like(self.a)
-        self.b[1:M] = weights.beta[1:]
-        self.spectra = weights.spectra   # kernels per block size, shared by the marches
+        self.b[1:M] = beta[1:]
+        self.spectra = spectra   # kernels per block size, shared by the marches
         self.fft_min = fft_min
 
     def run(self, leaf):
@@ -530,10 +550,10 @@ _SPECTRA_MAX = 4096
 
 
 @_jit_sums
-def _march_compiled(lam_t, mode, n, r, combs, aR, bR, Gl, Gr, h, M, F0, L):
+def _march_compiled(lam_t, mode, n, r, combs, aR, bR, beta1, Gl, Gr, h, M, F0, L):
     """:func:`_march` column by column (compiled with numba); arrays of shape
-    ``(columns, M + 1)``. Where ``G = 1`` (cells ``k >= L``) the history sum is the trapezoid
-    sum of ``f``: ``sum_{k >= L} (h / 2) (f^+_{i-k} + f^-_{i-k+1}) = F_{i-L+1} - F_0``, so a
+    ``(columns, M + 1)``. ``aR``, ``bR``: the weights of ``1 - G`` reversed; where ``G = 1``
+    (cells ``k >= L``) they vanish, so ``F - q`` at a node is a sum of ``min(i, L)`` terms and a
     node costs ``O(min(i, L))``."""
     K = F0.size
     F = np.empty((K, M + 1))
@@ -541,35 +561,33 @@ def _march_compiled(lam_t, mode, n, r, combs, aR, bR, Gl, Gr, h, M, F0, L):
     fp = np.empty((K, M + 1))
     qm = np.empty((K, M + 1))
     qp = np.empty((K, M + 1))
-    beta1 = bR[M - 1]
     half = 0.5 * h
-    slope = half - beta1
+    slope = bR[M - 1]                          # beta_bar_1 = h / 2 - beta_1
     bS = np.empty(M + 1)                       # bS[j] = bR[j - 1]: one loop for both sums
     bS[1:] = bR
     bS[0] = 0.0
     for k in range(K):
         a = F0[k]
-        Fk, fpk, fmk = F[k], fp[k], fm[k]
+        fpk, fmk = fp[k], fm[k]
         F[k, 0], qm[k, 0], qp[k, 0] = a, a * Gl[0], a * Gr[0]
         fp[k, 0] = lam_t * (a - a * Gr[0]) * _phi_compiled(a * Gr[0], mode, n, r, combs)
         for i in range(1, M + 1):
             base = M - i
-            first = max(i - L + 1, 0)          # j = i - k for k < L
-            c = a * Gl[i] + (Fk[first] - a if first > 0 else 0.0)
-            if first > 0:                      # the beta term of j = first is in F[first]
-                c -= bS[base + first] * fmk[first]
-            for j in range(first, i):          # fm[0] = 0: no beta term at j = 0
-                c += aR[base + j] * fpk[j] + bS[base + j] * fmk[j]
+            d = a * (1.0 - Gl[i])              # F - q without the term of f^-_i
+            for j in range(max(i - L + 1, 0), i):   # fm[0] = 0: no beta term at j = 0
+                d += aR[base + j] * fpk[j] + bS[base + j] * fmk[j]
             A = F[k, i - 1] + half * fp[k, i - 1]
+            c = A - d
             y = fp[k, i - 1]
             for _ in range(2):
                 ph = _phi_compiled(c + beta1 * y, mode, n, r, combs)
-                y = lam_t * (A - c) * ph / (1.0 - lam_t * slope * ph)
+                y = lam_t * d * ph / (1.0 - lam_t * slope * ph)
             Fi, qi = A + half * y, c + beta1 * y
             F[k, i], fm[k, i], qm[k, i] = Fi, y, qi
             if Gr[i] != Gl[i]:
                 qi += a * (Gr[i] - Gl[i])
-                y = lam_t * (Fi - qi) * _phi_compiled(qi, mode, n, r, combs)
+                y = (lam_t * (d + slope * y - a * (Gr[i] - Gl[i]))
+                     * _phi_compiled(qi, mode, n, r, combs))
             qp[k, i], fp[k, i] = qi, y
     return F, fm, fp, qm, qp
 
@@ -961,7 +979,7 @@ def _sx_point(i, h, x, s, p, F, fp, fm, out, row):
             at_zero += p[k]
             continue
         if z < 0.0:
-            continue
+            break   # s ascending: the later points are below 0 too
         c = min(int(z / h), i - 1)
         d = z - c * h
         quad = d * d / (2 * h)

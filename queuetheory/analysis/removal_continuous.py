@@ -60,7 +60,8 @@ class _MixWeights:
     ``beta`` of shape ``(M, J)``, ``G`` of shape ``(M + 1, J)`` (continuous: no jumps)."""
 
     def __init__(self, model: _SXContinuousModel, h: float, M: int):
-        per = [_Weights(R, h, M, kinks) for R, kinks in zip(model.laws, model.kinks)]
+        per = [_Weights(R, h, M, kinks, complement=False)
+               for R, kinks in zip(model.laws, model.kinks)]
         self.alpha = np.stack([w.alpha for w in per], axis=1)
         self.beta = np.stack([w.beta for w in per], axis=1)
         self.G = np.stack([w.G_right for w in per], axis=1)
@@ -174,7 +175,8 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     Q[0], qbar[0] = q0, q0 @ wx
     history = F0[None, :, None] * weights.G[:, None, :]
     compiled = kernel.compiled_phi()
-    blocks = _History(weights, M, fp, fm, history, fft_min=_FFT_MIN,
+    blocks = _History(weights.alpha, weights.beta, weights.spectra, M, fp, fm, history,
+                      fft_min=_FFT_MIN,
                       leaf=_LEAF if compiled is None else _COMPILED_LEAF)
     a_in, b_in = blocks.a[:blocks.leaf], blocks.b[:blocks.leaf]
     phi = kernel.phi
