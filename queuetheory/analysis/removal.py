@@ -357,6 +357,14 @@ class _GridModel:
     def max_cells(self, cells: int):
         self._max_cells = cells
 
+    def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
+        """``|P(C > t)|`` from the march's quadratic of each cell minus the same from cubics
+        through four nodes (:func:`_F_cubic`), at the times ``t`` off the nodes, where the
+        quadratic's error depends on where ``t - x`` falls in its cell (atoms of the runtime:
+        see :meth:`RemovalBatchTime._quantile_errors`); ``None`` where the runtime has no
+        atoms (the cells' errors average out)."""
+        return None
+
 
 def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray):
     """March the level-crossing equation from ``w = 0`` for each starting atom ``F0`` (columns).
@@ -801,11 +809,16 @@ class _SXModel(_GridModel):
                 self._blocks[start] = block
         return block
 
-    def _sf(self, sol: _Solution, t: np.ndarray, nodes) -> tuple[np.ndarray, np.ndarray]:
-        """``P(C > t^-)`` and ``P(C > t)`` at the times ``t`` (rows of ``nodes``)."""
+    def _sf(self, sol: _Solution, t: np.ndarray, nodes,
+            cubic: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``P(C > t^-)`` and ``P(C > t)`` at the times ``t`` (rows of ``nodes``); ``F`` off the
+        nodes by the march's quadratic of the cell, or by :func:`_F_cubic`."""
         x, w, ptop = nodes
         z = t[:, None, None] - x[:, :, None] * self.s
-        F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
+        if cubic:
+            F = np.where(z < 0, 0.0, _F_cubic(sol, np.maximum(z, 0.0), self.lattice))
+        else:
+            F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
         used = w > 0
         sf = np.zeros(w.shape)
         sf[used] = self.kernel.batch_sf((F @ self.p)[used])
@@ -855,11 +868,17 @@ class _SXModel(_GridModel):
                 right[start + jump] = (sf * w[jump]).sum(axis=1) + ptops[rows][jump]
         return left, right
 
-    def sf_at(self, sol: _Solution, t: np.ndarray) -> np.ndarray:
+    def sf_at(self, sol: _Solution, t: np.ndarray, cubic: bool = False) -> np.ndarray:
         """``P(C > t)`` at the times ``t >= 0`` (a 1-d array), ``_SF_ROWS`` times at a time
         (bounds the memory of the ``X`` nodes)."""
-        return np.concatenate([self._sf(sol, t[a:a + _SF_ROWS], self.nodes(t[a:a + _SF_ROWS]))[1]
+        return np.concatenate([self._sf(sol, t[a:a + _SF_ROWS], self.nodes(t[a:a + _SF_ROWS]),
+                                        cubic)[1]
                                for a in range(0, t.size, _SF_ROWS)] or [np.empty(0)])
+
+    def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
+        if not self.discrete_x:
+            return None
+        return np.abs(self.sf_at(sol, t) - self.sf_at(sol, t, cubic=True))
 
 
 _HORNER_M = 32
@@ -1073,6 +1092,31 @@ def _sx_node_q(h, xs, ws, s, p, F, fp, fm, start, stop):
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
+def _F_cubic(sol: _Solution, z: np.ndarray, lattice: float | None = None) -> np.ndarray:
+    """``F(z)`` for ``z >= 0`` (capped at the horizon) by Lagrange interpolation of the node
+    values, a second interpolation of the grid's ``F`` beside the march's quadratic of the cell
+    (``f`` linear), for :meth:`RemovalBatchTime._quantile_errors`: cubic on four nodes (centred
+    where the grid allows) within one step of the ``lattice`` (``f`` jumps, or its slope does,
+    only at its multiples: the atom of ``V`` at 0 meets the atoms of the runtime there), of
+    lower degree where a step has fewer than three cells."""
+    h, F = sol.h, sol.F
+    M = F.size - 1
+    z = np.minimum(np.asarray(z, dtype=float), M * h)
+    cell = np.clip(np.floor(z / h).astype(np.intp), 0, M - 1)
+    k = M if lattice is None else max(int(round(lattice / h)), 1)   # cells per step
+    degree = min(3, k, M)
+    step = np.minimum(cell // k, (M - 1) // k)
+    start = np.clip(cell - 1, step * k, np.minimum((step + 1) * k, M) - degree)
+    start = np.clip(start, 0, M - degree)
+    x = z / h - start                             # position within the stencil
+    nodes = np.arange(degree + 1)
+    weights = np.ones(z.shape + (degree + 1,))
+    for j in nodes:
+        for i in nodes[nodes != j]:
+            weights[..., j] *= (x - i) / (j - i)
+    return (weights * F[start[..., None] + nodes]).sum(axis=-1)
+
+
 def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = (),
           one: float = math.inf) -> float:
     """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` with the grid's piecewise-linear ``f``
@@ -1305,6 +1349,15 @@ class _IRModel(_GridModel):
         q = np.array([_q_at(sol, self.R, float(ti), self.kinks) for ti in t])
         return self.kernel.batch_sf(q)
 
+    def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
+        values, probs = _atoms(self.R)
+        if not values.size:
+            return None
+        # q(t) = sum_{x_k <= t} p_k F(t - x_k) for a law on atoms
+        q = np.array([_F_cubic(sol, ti - values[values <= ti], self.lattice)
+                      @ probs[values <= ti] for ti in t])
+        return np.abs(self.sf_at(sol, t) - self.kernel.batch_sf(q))
+
     @staticmethod
     def tails(sol: _Solution) -> tuple[float, float]:
         """What the horizon ``W`` leaves out, at ``W`` and at ``W / 2`` (for the rate): the
@@ -1424,18 +1477,34 @@ class RemovalBatchTime(BatchCompletionTime):
         grids when atoms of ``R`` lie between the nodes."""
         coarse = self._quantiles(q, coarser=True)
         errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
+        times = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
+        # errors of P(C > t) the difference above does not see, each turned into one of the
+        # quantile by the density (a central difference over the coarsest step)
+        extra = np.zeros(times.size)
         if self._rule_error is not None:
             # the rule over X moves P(C > t) by up to its error at the nodes around t (two
-            # steps of that grid either side): the quantile by that over the density (a
-            # central difference over the coarsest step)
-            h, (nodes, rule) = self._sols[0].h, self._rule_error
+            # steps of that grid either side), or at t itself, where it may be larger (S&X,
+            # Uniform(1, 3) x {1, 2, 5}: 1.2e-9 at a p50, 2.4e-10 at the nodes around it)
+            nodes, rule, doubled, double, base = self._rule_error
             step = nodes[1] - nodes[0]
-            for i, t in np.ndenumerate(np.asarray(values, dtype=float)):
+            at_t = 2 * np.abs(doubled.sf_at(double, times) - self._model.sf_at(base, times))
+            for i, t in enumerate(times):
                 near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
-                local = float(near.max()) if near.size else float(rule.max())
+                extra[i] += max(float(near.max()) if near.size else float(rule.max()), at_t[i])
+        gaps = [self._model.interpolation_gap(sol, times) for sol in self._sols[1:]]
+        if self._order == 2 and gaps[0] is not None:
+            # off the nodes the quadratic of a cell errs by O(h^3) depending on where t - x
+            # falls in the cell: a term the extrapolation cannot remove, and a difference of
+            # two extrapolations can miss (M/D/1 at load 0.3: a p90 9.6e-9 off, 4.4e-9
+            # stated). Its size on each grid is that of the gap to a cubic interpolation; in
+            # the extrapolation (4 s_{h/4} - s_{h/2}) / 3 at most (4 gap_{h/4} + gap_{h/2}) / 3
+            extra += (4 * gaps[1] + gaps[0]) / 3
+        h = self._sols[0].h
+        for i, t in enumerate(times):
+            if extra[i] > 0:
                 lo, hi = self._extrapolated_sf(np.array([max(t - h, 0.0), t + h]))
                 density = (lo - hi) / (t + h - max(t - h, 0.0))
-                errors[i] += local / density if density > 0 else math.inf
+                errors.flat[i] += extra[i] / density if density > 0 else math.inf
         return errors
 
 
@@ -1984,7 +2053,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         busy_error += 2 * abs(double.F0 - base.F0)
         # and of P(C > t): twice its change at each node (for the quantiles' errors)
         rule_error = (base.h * np.arange(base.F.size),
-                      2 * np.abs(double.sf_right - base.sf_right))
+                      2 * np.abs(double.sf_right - base.sf_right), doubled, double, base)
+        doubled.release()
     else:
         rule_error = None
     # int_W^inf P(C > t) dt, P(C > W) < _TAIL decaying at least at the rate the horizon assumed
