@@ -358,11 +358,12 @@ class _GridModel:
         self._max_cells = cells
 
     def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
-        """``|P(C > t)|`` from the march's quadratic of each cell minus the same from cubics
-        through four nodes (:func:`_F_cubic`), at the times ``t`` off the nodes, where the
-        quadratic's error depends on where ``t - x`` falls in its cell (atoms of the runtime:
-        see :meth:`RemovalBatchTime._quantile_errors`); ``None`` where the runtime has no
-        atoms (the cells' errors average out)."""
+        """The gap between ``P(C > t)`` with ``F`` read off the march's quadratic of each cell
+        and with ``F`` from cubics through four nodes (:func:`_F_cubic`), at the times ``t``:
+        the size of the quadratic's error between the nodes, which depends on where ``t - x``
+        falls in its cell for runtimes on atoms (see :meth:`RemovalBatchTime.
+        _quantile_errors`); ``None`` for runtimes without atoms (the cells' errors average
+        out)."""
         return None
 
 
@@ -1474,7 +1475,10 @@ class RemovalBatchTime(BatchCompletionTime):
         reported one's wherever halving ``h`` at least halves the error (a third of it covered
         too little next to the jumps of atoms: measured against the delay equation in
         ``tests/test_removal.py``); twice the difference between the ``h / 4`` and ``h / 2``
-        grids when atoms of ``R`` lie between the nodes."""
+        grids when atoms of ``R`` lie between the nodes. Added, over the density: the rule
+        over a continuous ``X`` (its change when doubled, near ``t`` and at ``t``), and for
+        runtimes on atoms the error of reading ``F`` between the nodes
+        (:meth:`_GridModel.interpolation_gap`)."""
         coarse = self._quantiles(q, coarser=True)
         errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
         times = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
@@ -1491,8 +1495,9 @@ class RemovalBatchTime(BatchCompletionTime):
             for i, t in enumerate(times):
                 near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
                 extra[i] += max(float(near.max()) if near.size else float(rule.max()), at_t[i])
-        gaps = [self._model.interpolation_gap(sol, times) for sol in self._sols[1:]]
-        if self._order == 2 and gaps[0] is not None:
+        gaps = ([self._model.interpolation_gap(sol, times) for sol in self._sols[1:]]
+                if self._order == 2 else [None])
+        if gaps[0] is not None:
             # off the nodes the quadratic of a cell errs by O(h^3) depending on where t - x
             # falls in the cell: a term the extrapolation cannot remove, and a difference of
             # two extrapolations can miss (M/D/1 at load 0.3: a p90 9.6e-9 off, 4.4e-9
