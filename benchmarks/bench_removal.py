@@ -133,7 +133,9 @@ def main():
             "S&X, exp X, S in {1, 2}": qt.SX(qt.Exponential(1.3), qt.Discrete([1, 2], [.7, .3])),
             "S&X, Erlang X, S in {1, 3}": qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 3], [.8, .2])),
             "S&X, det. X, S in {1, 2}": qt.SX(qt.Deterministic(1.0),
-                                              qt.Discrete([1, 2], [.7, .3]))}
+                                              qt.Discrete([1, 2], [.7, .3])),
+            "S&X, unif. X, S in {1, 2}": qt.SX(qt.Uniform(1.0, 2.0),
+                                               qt.Discrete([1, 2], [.7, .3]))}
     qt.analyze(qt.System(qt.MDS(2, 1), laws["S&X, exp X, S in {1, 2}"], arrival_rate=0.3))
     print("one point: qt.analyze + p99 (best of 3: wall, CPU)")
     for name, runtime in laws.items():

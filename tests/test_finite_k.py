@@ -132,6 +132,7 @@ def test_map_rows_are_consistent_with_the_analysis():
             assert limit.mean == pytest.approx(float(row["limit_mean"]), rel=1e-5)
 
 
+@pytest.mark.slow   # 10 s without numba (Redundancy-10 under S&X: its frontier decides)
 def test_finite_farm_found_unstable_gives_an_infinite_gap():
     # The map's k = 10 simulation of Redundancy-10 at load 0.5 was unstable although the
     # mean-field limit is stable (frontier 0.663). Independently: with d = k all servers start
@@ -280,6 +281,7 @@ def test_gap_fields_are_none_when_unknown_and_json_has_no_nan(policy, lam, known
         assert all(len(r) == 2 for r in (out["mean_interval"], out["p99_interval"]))
 
 
+@pytest.mark.slow   # 17 s without numba (Redundancy-10 under S&X: its frontier decides)
 def test_cli_json_with_servers_is_strict_json(capsys):
     # --servers 10: RIQ(3) mapped at k = 10, RIQ(7) not (gap null), Redundancy-10 found
     # unstable at k = 10 (gap "inf", as the CLI writes infinities). No NaN anywhere.
