@@ -999,7 +999,7 @@ def _sx_point(i, h, x, s, p, F, fp, fm, out, row):
             at_zero += p[k]
             continue
         if z < 0.0:
-            break   # s ascending: the later points are below 0 too
+            continue
         c = min(int(z / h), i - 1)
         d = z - c * h
         quad = d * d / (2 * h)
