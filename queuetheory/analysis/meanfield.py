@@ -1024,8 +1024,8 @@ def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndar
     """``P(T > t)`` from node values: right limits ``right``, left limits ``left``, step ``h``.
 
     Cubic Lagrange interpolation on 4 nodes of the lattice cell (``steps`` grid steps) holding
-    ``t``, never across a lattice point, where the law may jump or kink (linear if the cell
-    holds fewer than 3 steps); 1 below 0, 0 beyond the grid. A ``t`` equal to a multiple
+    ``t``, never across a lattice point, where the law may jump or kink (quadratic on 3 nodes if
+    the cell holds 2 steps, linear if 1); 1 below 0, 0 beyond the grid. A ``t`` equal to a multiple
     ``k g`` of the ``lattice`` (computed as ``k * g``) is read as that lattice node, so its
     right limit is taken however ``k g / h`` rounds."""
     n = right.size - 1
@@ -1042,20 +1042,19 @@ def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndar
         i = np.where(below, node - 1, np.minimum(pos.astype(np.int64), n - 1))
     start = (i // steps) * steps
     end = np.minimum(start + steps, n)
-    cubic = end - start >= 3
-    first = np.where(cubic, np.clip(i - 1, start, end - 3), i)
+    degree = np.minimum(end - start, 3)
+    first = np.where(degree > 1, np.clip(i - 1, start, end - degree), i)
     u = pos - first
     base = np.where(first == end, left[first], right[first])
     out = base.copy()                     # differences: a constant stencil stays exact
-    for m in range(4):
+    for m in range(1, 4):                 # m = 0 adds its value minus base: nothing
         node = np.minimum(first + m, n)
         value = np.where(node == end, left[node], right[node]) - base
-        weight = np.ones(pos.shape)
+        weight = (m <= degree).astype(float)
         for k in range(4):
             if k != m:
-                weight *= (u - k) / (m - k)
-        linear = np.where(m == 0, 1.0 - u, np.where(m == 1, u, 0.0))
-        out += np.where(cubic, weight, linear) * value
+                weight = weight * np.where(k <= degree, (u - k) / (m - k), 1.0)
+        out += weight * value
     out = np.clip(out, 0.0, 1.0)
     return np.where(t < 0, 1.0, np.where(t > h * n, 0.0, out))
 

@@ -86,6 +86,7 @@ from ..runtime import IR, SX
 from ..system import System
 from . import frontier_verdict
 from .mds import BatchCompletionTime
+from .meanfield import _table
 
 try:
     import numba
@@ -1094,28 +1095,14 @@ def _sx_node_q(h, xs, ws, s, p, F, fp, fm, start, stop):
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
 def _F_cubic(sol: _Solution, z: np.ndarray, lattice: float | None = None) -> np.ndarray:
-    """``F(z)`` for ``z >= 0`` (capped at the horizon) by Lagrange interpolation of the node
-    values, a second interpolation of the grid's ``F`` beside the march's quadratic of the cell
-    (``f`` linear), for :meth:`RemovalBatchTime._quantile_errors`: cubic on four nodes (centred
-    where the grid allows) within one step of the ``lattice`` (``f`` jumps, or its slope does,
-    only at its multiples: the atom of ``V`` at 0 meets the atoms of the runtime there), of
-    lower degree where a step has fewer than three cells."""
-    h, F = sol.h, sol.F
-    M = F.size - 1
-    z = np.minimum(np.asarray(z, dtype=float), M * h)
-    cell = np.clip(np.floor(z / h).astype(np.intp), 0, M - 1)
-    k = M if lattice is None else max(int(round(lattice / h)), 1)   # cells per step
-    degree = min(3, k, M)
-    step = np.minimum(cell // k, (M - 1) // k)
-    start = np.clip(cell - 1, step * k, np.minimum((step + 1) * k, M) - degree)
-    start = np.clip(start, 0, M - degree)
-    x = z / h - start                             # position within the stencil
-    nodes = np.arange(degree + 1)
-    weights = np.ones(z.shape + (degree + 1,))
-    for j in nodes:
-        for i in nodes[nodes != j]:
-            weights[..., j] *= (x - i) / (j - i)
-    return (weights * F[start[..., None] + nodes]).sum(axis=-1)
+    """``F(z)`` for ``0 <= z <= W`` by cubic Lagrange interpolation of the node values within
+    one step of the ``lattice`` (:func:`.meanfield._table`: ``f`` jumps, or its slope does, only
+    at its multiples, where the atom of ``V`` at 0 meets the atoms of the runtime), a second
+    interpolation of the grid's ``F`` beside the march's quadratic of the cell (``f`` linear),
+    for :meth:`RemovalBatchTime._quantile_errors`."""
+    M = sol.F.size - 1
+    steps = M if lattice is None else max(int(round(lattice / sol.h)), 1)
+    return _table(sol.F, sol.F, sol.h, steps, np.asarray(z, dtype=float), lattice)
 
 
 def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = (),
