@@ -42,7 +42,8 @@ continuous ``R``, exact for atoms). The march is explicit in ``w`` up to a scala
 give Richardson-extrapolated statistics and their error estimates (``Prediction.errors``,
 ``response_time.quantile_error``); under IR they are refined until the estimated relative
 errors of the mean and the busy fraction are below ``5e-7`` (a fourth grid ``2 h`` guards the
-estimates), kinks of ``G`` (ends of a support) are nodes or split their cells, and the march is
+estimates) and those of the quantiles at levels 0.5, 0.9, 0.99 and 0.999 below ``5e-6``,
+kinks of ``G`` (ends of a support) are nodes or split their cells, and the march is
 compiled with numba when installed, else its history sums are a blocked FFT (online)
 convolution (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
 four grids of at most ``4 * 4096`` cells, five arrays of two columns each (IR, about 5 MB); the
@@ -1105,47 +1106,46 @@ def _F_cubic(sol: _Solution, z: np.ndarray, lattice: float | None = None) -> np.
     return _table(sol.F, sol.F, sol.h, steps, np.asarray(z, dtype=float), lattice)
 
 
-def _q_at(sol: _Solution, R: Distribution, t: float, kinks: tuple = (),
-          one: float = math.inf) -> float:
-    """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` with the grid's piecewise-linear ``f``
-    (exact product integration: the same approximation the march used at the nodes; for a
-    continuous ``R`` Gauss-Legendre per cell, the cells split where ``t - v`` is a kink of
-    ``G``). ``one``: ``G = 1`` (in floating point) from there on, so the cells with
-    ``t - v >= one`` add ``F`` at their end minus ``F(0)`` (the trapezoid of ``f``, exactly as
-    the march's weights ``h / 2`` do) instead of their quadrature."""
-    h = sol.h
-    j = min(int(t / h), sol.F.size - 1)
-    first = min(int(max(t - one, 0.0) // h), j)   # cells 0..first - 1 lie where G = 1
-    base = float(sol.F[first]) - sol.F0 if first > 0 else 0.0
-    a = h * np.arange(first, j + 1)
-    b = np.minimum(a + h, t)
-    cuts = [t - c for c in kinks if a[0] < t - c < t]
-    if cuts and not _atoms(R)[0].size:
-        edges = np.unique(np.concatenate([a, b, cuts]))
-        lo, hi = edges[:-1], edges[1:]
-        cell = np.minimum(np.floor(0.5 * (lo + hi) / h).astype(np.intp), j)
-        fa, fb = sol.f_right[cell], np.append(sol.f_left[1:], 0.0)[cell]
+_Q_AT_VALUES = 2 ** 20
+"""Gauss-Legendre points :func:`_q_at` evaluates at once (memory: a few arrays of this)."""
+
+
+def _q_at(sol: _Solution, R: Distribution, t: np.ndarray, kinks: tuple = (),
+          one: float = math.inf) -> np.ndarray:
+    """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` at the times ``t >= 0`` (a 1-d array),
+    for a continuous ``R``, with the grid's piecewise-linear ``f``: Gauss-Legendre per cell
+    (exact product integration up to the rule: the approximation the march used at the
+    nodes), the cells split where ``t - v`` is a kink of ``G``. ``one``: ``G = 1`` (in floating
+    point) from there on, so the cells with ``t - v >= one`` add ``F`` at their end minus
+    ``F(0)`` (the trapezoid of ``f``, exactly as the march's weights ``h / 2`` do) instead of
+    their quadrature. The times are taken a block at a time (``_Q_AT_VALUES`` points)."""
+    h, M = sol.h, sol.F.size - 1
+    t = np.asarray(t, dtype=float)
+    j = np.minimum((t / h).astype(np.intp), M)
+    first = np.minimum((np.maximum(t - one, 0.0) // h).astype(np.intp), j)
+    base = np.where(first > 0, sol.F[first] - sol.F0, 0.0)
+    cuts = np.asarray(kinks, dtype=float)
+    f_end = np.append(sol.f_left[1:], 0.0)   # f at the right end of each cell
+    out = sol.F0 * R._cdf_all(t) + base
+    span = int((j - first).max(initial=0)) + 2 + cuts.size   # pieces per time, at most
+    rows = max(1, _Q_AT_VALUES // (span * _GL_NODES.size))
+    for a in range(0, t.size, rows):
+        ti, start, stop = t[a:a + rows, None], first[a:a + rows, None], j[a:a + rows, None]
+        width = int((stop - start).max()) + 2
+        # each time's breakpoints: its cells' ends up to t, and t - c for the kinks c inside
+        edges = np.minimum(h * (start + np.arange(width)), ti)
+        inner = ti - cuts
+        edges = np.sort(np.concatenate(
+            [edges, np.where((inner > h * start) & (inner < ti), inner, ti)], axis=1), axis=1)
+        lo, hi = edges[:, :-1], edges[:, 1:]
+        cell = np.clip(np.floor(0.5 * (lo + hi) / h).astype(np.intp), start, stop)
+        fa, fb = sol.f_right[cell], f_end[cell]
         half = 0.5 * (hi - lo)
-        v = 0.5 * (lo + hi)[:, None] + half[:, None] * _GL_NODES
-        f = fa[:, None] + (fb - fa)[:, None] * (v - (h * cell)[:, None]) / h
-        g = R._cdf_all(np.maximum(t - v, 0.0).ravel()).reshape(v.shape)
-        integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
-        return sol.F0 * float(R._cdf_all(np.array([t]))[0]) + base + float(integral.sum())
-    fa = sol.f_right[first:j + 1]
-    fb = np.append(sol.f_left[first + 1:j + 1], sol.f_left[j + 1] if j + 1 < sol.F.size else 0.0)
-    values, probs = _atoms(R)
-    if values.size:
-        u = np.clip(t - values[None, :], a[:, None], b[:, None]) - a[:, None]
-        integral = (u * fa[:, None] + (fb - fa)[:, None] * u * u / (2 * h)) @ probs
-        G = float(probs[values <= t].sum())
-    else:
-        half = 0.5 * (b - a)
-        v = 0.5 * (a + b)[:, None] + half[:, None] * _GL_NODES
-        f = fa[:, None] + (fb - fa)[:, None] * (v - a[:, None]) / h
-        g = R._cdf_all((t - v).ravel()).reshape(v.shape)
-        integral = (f * g * (half[:, None] * _GL_WEIGHTS)).sum(axis=1)
-        G = float(R._cdf_all(np.array([t]))[0])
-    return sol.F0 * G + base + float(integral.sum())
+        v = 0.5 * (lo + hi)[..., None] + half[..., None] * _GL_NODES
+        f = fa[..., None] + (fb - fa)[..., None] * (v - (h * cell)[..., None]) / h
+        g = R._cdf_all(np.maximum(ti[..., None] - v, 0.0).ravel()).reshape(v.shape)
+        out[a:a + rows] += (f * g * (half[..., None] * _GL_WEIGHTS)).sum(axis=(1, 2))
+    return out
 
 
 # ------------------------------------------------------------------------ grids and horizon
@@ -1236,6 +1236,11 @@ def _richardson(values, order: int = 2, rough: bool = False) -> tuple[float, flo
 
 _TARGET = 5e-7
 """Relative error the IR grids are refined to (mean and busy fraction; the goal is 1e-6)."""
+_QUANTILE_TARGET = 5e-6
+"""Relative error the grids are refined to for the quantiles at :data:`_QUANTILE_LEVELS`
+(their estimates, :meth:`RemovalBatchTime._quantile_errors`; the goal is 1e-5)."""
+_QUANTILE_LEVELS = (0.5, 0.9, 0.99, 0.999)
+"""Levels whose quantiles the grids are refined for (others carry their own estimates)."""
 
 
 def _guarded(values, order: int, rough: bool = False) -> tuple[float, float]:
@@ -1251,14 +1256,30 @@ def _guarded(values, order: int, rough: bool = False) -> tuple[float, float]:
     return value, max(error, _FLOOR * abs(value))
 
 
+def _quantile_excess(model, sols, order: int) -> float:
+    """Largest estimated relative error of the quantiles at :data:`_QUANTILE_LEVELS` from the
+    grids ``sols`` (``h``, ``h / 2``, ``h / 4``), over :data:`_QUANTILE_TARGET`; quantiles on a
+    jump of ``P(C > t)`` (an atom's, where the level is within rounding of the jump's top,
+    finer grids do not help) are left out."""
+    law = RemovalBatchTime(model, sols, _grid_mean(sols[-1]), order)
+    levels = np.array(_QUANTILE_LEVELS)
+    values, coarse = law._quantile_sets(levels, (False, True))
+    errors = law._quantile_errors(levels, values, coarse)
+    smooth = ~np.isin(values, model.jumps) & ~np.isin(coarse, model.jumps)
+    relative = np.where(smooth, errors / np.maximum(values, 1e-300), 0.0)
+    return float(relative.max()) / _QUANTILE_TARGET
+
+
 def _refine(model, sols, order: int):
     """The IR grids: ``sols`` (``h``, ``h / 2``, ``h / 4``), one grid of step ``2 h`` ahead of them
     (for the guard of :func:`_guarded`; when it holds the atoms as nodes), and finer grids
     (``h`` divided by a power of 2, grids already solved reused) until the estimated relative
-    errors of the mean and the busy fraction are below ``_TARGET`` or the coarsest of the last
-    three grids has ``_M_MAX`` cells (then the estimates say what was reached). The factor is
-    chosen for an ``h^4`` rate (``h`` for ``order = 1``); if that was optimistic the loop
-    refines again. Returns the last four grids (``2 h``, ``h``, ``h / 2``, ``h / 4``), or three."""
+    errors of the mean and the busy fraction are below ``_TARGET`` and those of the quantiles
+    at :data:`_QUANTILE_LEVELS` below ``_QUANTILE_TARGET``, or the coarsest of the last three
+    grids has ``_M_MAX`` cells (then the estimates say what was reached). The factor is chosen
+    for an ``h^4`` rate of the mean and ``h^3`` of the quantiles (``h`` for ``order = 1``); if
+    that was optimistic the loop refines again. Returns the last four grids (``2 h``, ``h``,
+    ``h / 2``, ``h / 4``), or three."""
     M, h = sols[0].F.size - 1, sols[0].h
     steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
     steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
@@ -1275,11 +1296,16 @@ def _refine(model, sols, order: int):
         guarded = max(_guarded(means, order, rough)[1] / scales[0],
                       _guarded(idles, order, rough)[1] / scales[1])
         limit = model.max_cells
-        if guarded <= 1 or M >= limit:
+        if M >= limit:
+            return sols
+        quantiles = _quantile_excess(model, sols[-3:], order) if guarded <= 1 else 0.0
+        if guarded <= 1 and quantiles <= 1:
             return sols
         # the factor from the last three grids (the guard reads a coarser, less regular one)
-        factor = 2 ** max(1, math.ceil(math.log2(max(ratio, 1.0) ** (
-            (0.5 if rough else 0.25) if order == 2 else 1.0))))
+        power = (0.5 if rough else 0.25) if order == 2 else 1.0
+        factor = 2 ** max(1, math.ceil(math.log2(max(
+            max(ratio, 1.0) ** power,
+            quantiles ** ((0.5 if rough else 1 / 3) if order == 2 else 1.0), 1.0))))
         factor = min(factor, 2 ** int(math.log2(limit / M)))
         if factor < 2:
             return sols
@@ -1332,19 +1358,24 @@ class _IRModel(_GridModel):
     def node_sf(self, sol: _Solution):
         return self.kernel.batch_sf(sol.q_left), self.kernel.batch_sf(sol.q_right)
 
-    def sf_at(self, sol: _Solution, t: np.ndarray) -> np.ndarray:
-        """``P(C > t)`` at the times ``t >= 0`` (a 1-d array)."""
-        q = np.array([_q_at(sol, self.R, float(ti), self.kinks) for ti in t])
-        return self.kernel.batch_sf(q)
-
-    def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
+    def sf_at(self, sol: _Solution, t: np.ndarray, cubic: bool = False) -> np.ndarray:
+        """``P(C > t)`` at the times ``t >= 0`` (a 1-d array); for a law on atoms
+        ``q(t) = sum_{x_k <= t} p_k F(t - x_k)``, ``F`` off the nodes by the march's quadratic
+        of the cell (what :func:`_q_at` integrates) or by :func:`_F_cubic`."""
         values, probs = _atoms(self.R)
         if not values.size:
+            return self.kernel.batch_sf(_q_at(sol, self.R, t, self.kinks))
+        z = np.minimum(t[:, None] - values, sol.h * (sol.F.size - 1))
+        if cubic:
+            F = np.where(z < 0, 0.0, _F_cubic(sol, np.maximum(z, 0.0), self.lattice))
+        else:
+            F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
+        return self.kernel.batch_sf(F @ probs)
+
+    def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
+        if not _atoms(self.R)[0].size:
             return None
-        # q(t) = sum_{x_k <= t} p_k F(t - x_k) for a law on atoms
-        q = np.array([_F_cubic(sol, ti - values[values <= ti], self.lattice)
-                      @ probs[values <= ti] for ti in t])
-        return np.abs(self.sf_at(sol, t) - self.kernel.batch_sf(q))
+        return np.abs(self.sf_at(sol, t) - self.sf_at(sol, t, cubic=True))
 
     @staticmethod
     def tails(sol: _Solution) -> tuple[float, float]:
@@ -1422,41 +1453,105 @@ class RemovalBatchTime(BatchCompletionTime):
         return (4 * s[1] - s[0]) / 3 if coarser else (4 * s[2] - s[1]) / 3
 
     def _ppf(self, q):
-        return self._quantiles(q, coarser=False)
+        return self._quantile_sets(q, (False,))[0]
 
-    def _quantiles(self, q, coarser: bool):
+    def _fast_quantile(self, q: np.ndarray, errors: bool):
+        if not errors:
+            return super()._fast_quantile(q, False)
+        values, coarse = self._quantile_sets(q, (False, True))
+        values = np.maximum(values, 0.0)
+        return values, self._quantile_errors(q, values, coarse)
+
+    def _quantile_sets(self, q, variants: tuple) -> list:
+        """Quantiles at the levels ``q`` of the extrapolation from the finest grids (``coarser``
+        False) and from the grids one step coarser (True), one array per entry of
+        ``variants``: each root bracketed by the coarsest grid's nodes, all of them refined
+        together (:meth:`_roots`)."""
         q = np.asarray(q, dtype=float)
-        nodes = self._node_sf(coarser)
-        out = np.empty(q.shape)
-        for i, level in np.ndenumerate(q):
-            target = 1.0 - level
-            j = int(np.argmax(nodes <= target))
-            if j == 0 and nodes[0] <= target:
-                out[i] = 0.0
-            elif nodes[j] > target:   # beyond the last node (levels are in (0, 1) here)
-                out[i] = float(super()._ppf(np.array([level]))[0])
-            else:
-                lo, hi = self._edges[j - 1], self._edges[j]
-
-                def excess(t, target=target):
-                    return float(self._extrapolated_sf(t, coarser)[0]) - target
-
-                root = hi if excess(hi) > 0 or excess(lo) <= 0 else optimize.brentq(
-                    excess, lo, hi, xtol=1e-14 * hi, rtol=1e-15)
-                # a jump of P(C > t) at a node (atoms of the runtime are nodes of every grid):
-                # the quantile is the node itself; a root within the roots' tolerance of a
-                # jump between nodes is the jump
-                root = hi if hi - root <= 1e-12 * hi and excess(root) > 0 else root
+        levels = q.ravel()
+        out = np.empty((len(variants), levels.size))
+        brackets = []   # (variant, index, lo, hi, target)
+        for v, coarser in enumerate(variants):
+            nodes = self._node_sf(coarser)
+            for i, level in enumerate(levels):
+                target = 1.0 - level
+                j = int(np.argmax(nodes <= target))
+                if j == 0 and nodes[0] <= target:
+                    out[v, i] = 0.0
+                elif nodes[j] > target:   # beyond the last node (levels are in (0, 1) here)
+                    out[v, i] = float(super()._ppf(np.array([level]))[0])
+                else:
+                    brackets.append((v, i, self._edges[j - 1], self._edges[j], target))
+        if brackets:
+            v, i, lo, hi, target = (np.array(column) for column in zip(*brackets))
+            coarser = np.array(variants)[v]
+            roots = self._roots(lo, hi, target, coarser)
+            # a jump of P(C > t) between nodes: a root within the roots' tolerance of it is
+            # the jump
+            for k, root in enumerate(roots):
                 near = np.abs(self._jumps - root) <= 1e-12 * root
-                out[i] = float(self._jumps[near][0]) if near.any() else root
+                out[v[k], i[k]] = float(self._jumps[near][0]) if near.any() else root
         # a batch takes at least the shortest runtime; the roots' tolerance (1e-14 relative)
         # must not make quantiles at nearby levels decrease
-        flat = np.maximum(out.ravel(), self._lower)
-        order = np.argsort(q.ravel(), kind="stable")
-        flat[order] = np.maximum.accumulate(flat[order])
-        return flat.reshape(out.shape)
+        order = np.argsort(levels, kind="stable")
+        sets = []
+        for row in out:
+            flat = np.maximum(row, self._lower)
+            flat[order] = np.maximum.accumulate(flat[order])
+            sets.append(flat.reshape(q.shape))
+        return sets
 
-    def _quantile_errors(self, q, values):
+    def _excess(self, t: np.ndarray, target: np.ndarray, coarser: np.ndarray) -> np.ndarray:
+        """``P(C > t) - target`` elementwise, each from its own extrapolation (``coarser``)."""
+        s = self._grid_sf(t)
+        value = np.where(coarser, self._combine(s, True), self._combine(s, False))
+        return np.clip(value, 0.0, 1.0) - target
+
+    def _roots(self, lo, hi, target, coarser) -> np.ndarray:
+        """The smallest ``t`` in ``(lo, hi]`` with ``P(C > t) <= target`` (to ``1e-14``
+        relative), elementwise: Chandrupatla's method (inverse quadratic interpolation where
+        the last three points allow it, else bisection, each point at least the tolerance
+        inside the bracket), all roots refined together. ``hi`` itself where ``P(C > t)`` is
+        still above ``target`` at ``hi`` (a jump at the node: atoms of the runtime are nodes
+        of every grid) or already at most ``target`` at ``lo``.
+
+        References: T. R. Chandrupatla, "A new hybrid quadratic/bisection algorithm for
+        finding the zero of a nonlinear function without using derivatives", Advances in
+        Engineering Software 28 (1997) 145-149."""
+        x1, x2 = hi.astype(float), lo.astype(float)
+        f1, f2 = self._excess(x1, target, coarser), self._excess(x2, target, coarser)
+        bracketed = (f1 <= 0) & (f2 > 0)
+        active = bracketed.copy()
+        x3, f3 = x2.copy(), f2.copy()
+        step = np.full(x1.size, 0.5)
+        for _ in range(200):
+            tolerance = 5e-15 * np.maximum(x1, x2) / np.abs(x2 - x1)
+            active &= tolerance < 0.5
+            if not active.any():
+                break
+            k = np.flatnonzero(active)
+            x = x1[k] + np.clip(step[k], tolerance[k], 1 - tolerance[k]) * (x2[k] - x1[k])
+            g = self._excess(x, target[k], coarser[k])
+            # the new point and the end of the other sign bracket the root; the end dropped
+            # (or the old x1) is kept as the third point
+            same = (g > 0) == (f1[k] > 0)
+            x3[k] = np.where(same, x1[k], x2[k])
+            f3[k] = np.where(same, f1[k], f2[k])
+            x2[k] = np.where(same, x2[k], x1[k])
+            f2[k] = np.where(same, f2[k], f1[k])
+            x1[k], f1[k] = x, g
+            with np.errstate(divide="ignore", invalid="ignore"):
+                xi = (x1[k] - x2[k]) / (x3[k] - x2[k])
+                phi = (f1[k] - f2[k]) / (f3[k] - f2[k])
+                quadratic = (f1[k] / (f2[k] - f1[k]) * f3[k] / (f2[k] - f3[k])
+                             + (x3[k] - x1[k]) / (x2[k] - x1[k])
+                             * f1[k] / (f3[k] - f1[k]) * f2[k] / (f3[k] - f2[k]))
+            usable = (phi ** 2 < xi) & ((1 - phi) ** 2 < 1 - xi) & np.isfinite(quadratic)
+            step[k] = np.where(usable, quadratic, 0.5)
+        # the end at which P(C > t) <= target
+        return np.where(bracketed & (f1 > 0), x2, x1)
+
+    def _quantile_errors(self, q, values, coarse=None):
         """The difference between the quantiles of the extrapolations from grids (``h / 2``,
         ``h / 4``) and (``h``, ``h / 2``), that is the error of the coarser one, a bound of the
         reported one's wherever halving ``h`` at least halves the error (a third of it covered
@@ -1466,7 +1561,8 @@ class RemovalBatchTime(BatchCompletionTime):
         over a continuous ``X`` (its change when doubled, near ``t`` and at ``t``), and for
         runtimes on atoms the error of reading ``F`` between the nodes
         (:meth:`_GridModel.interpolation_gap`)."""
-        coarse = self._quantiles(q, coarser=True)
+        if coarse is None:
+            coarse = self._quantile_sets(q, (True,))[0]
         errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
         times = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
         # errors of P(C > t) the difference above does not see, each turned into one of the
@@ -1491,12 +1587,15 @@ class RemovalBatchTime(BatchCompletionTime):
             # stated). Its size on each grid is that of the gap to a cubic interpolation; in
             # the extrapolation (4 s_{h/4} - s_{h/2}) / 3 at most (4 gap_{h/4} + gap_{h/2}) / 3
             extra += (4 * gaps[1] + gaps[0]) / 3
-        h = self._sols[0].h
-        for i, t in enumerate(times):
-            if extra[i] > 0:
-                lo, hi = self._extrapolated_sf(np.array([max(t - h, 0.0), t + h]))
-                density = (lo - hi) / (t + h - max(t - h, 0.0))
-                errors.flat[i] += extra[i] / density if density > 0 else math.inf
+        h, used = self._sols[0].h, extra > 0
+        if used.any():
+            t = times[used]
+            left = np.maximum(t - h, 0.0)
+            sf = self._extrapolated_sf(np.concatenate([left, t + h]))
+            density = (sf[:t.size] - sf[t.size:]) / (t + h - left)
+            with np.errstate(divide="ignore"):
+                errors.flat[np.flatnonzero(used)] += np.where(density > 0,
+                                                              extra[used] / density, math.inf)
         return errors
 
 
@@ -1590,7 +1689,7 @@ class ExponentialBatchTime(ResponseLaw):
     def __repr__(self):
         return f"ExponentialBatchTime(mean={self._mean!r})"
 
-    def _quantile_errors(self, q, values):
+    def _quantile_errors(self, q, values, coarse=None):
         """The quadrature tolerance: 1e-12 relative."""
         return 1e-12 * values
 

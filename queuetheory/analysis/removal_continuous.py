@@ -148,9 +148,8 @@ class _SXContinuousModel(_GridModel):
     def sf_at(self, sol, t: np.ndarray) -> np.ndarray:
         """``P(C > t)`` at the times ``t >= 0``: ``q(t | x_j)`` by the product integration of
         :func:`._q_at` (the approximation the march used at the nodes)."""
-        q = np.array([[_q_at(sol, R, float(ti), kinks, one)
-                       for R, kinks, one in zip(self.laws, self.kinks, self.ones)]
-                      for ti in t]).reshape(t.size, self.x.size)
+        q = np.stack([_q_at(sol, R, t, kinks, one)
+                      for R, kinks, one in zip(self.laws, self.kinks, self.ones)], axis=1)
         return self.kernel.batch_sf(q) @ self.w
 
     tails = staticmethod(_IRModel.tails)
