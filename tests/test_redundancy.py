@@ -512,3 +512,24 @@ def test_prediction_errors_cover_the_true_errors():
     assert set(p.errors) == {"mean", "busy_fraction"}
     assert abs(p.mean - 0.77258872223978123767) <= p.errors["mean"]
     assert abs(p.busy_fraction - 0.5) <= p.errors["busy_fraction"]
+
+
+@pytest.mark.parametrize("d,lam,mean,quantiles", [
+    (2, 0.25, 1.5451774444795624753, [1.2069122052035746766, 5.88887795833288092]),
+    (3, 0.35, 1.2747116355977240603, [1.0845145497377582258, 4.2410555839286606734]),
+])
+def test_continuous_slowdown_with_a_job_size_on_atoms_is_the_level_crossing_grid(
+        d, lam, mean, quantiles):
+    # S&X with X = 2 and S ~ Exponential(1) is IR Exponential(1/2): Gardner et al.'s closed
+    # form, at 40 digits (mu = 1/2, rho = lam / mu, a = d / (d - 1)):
+    #   mean = hyp2f1(1, a, a + 1, rho) / (mu d)
+    #   t_L = log(((1 - L)^(-(d - 1) / d) - rho) / (1 - rho)) / ((d - 1) mu), L = 0.5, 0.99
+    # The cavity grid stated 4.9e-4 (mean) where this grid states about 1e-8, in 0.01 s
+    model = qt.SX(qt.Deterministic(2.0), qt.Exponential(1.0))
+    p = qt.analyze(qt.System(qt.RedundancyD(d), model, arrival_rate=lam))
+    assert "solved as Replication(1" in p.method
+    assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-6 * mean
+    assert abs(p.busy_fraction - 2 * lam) <= p.errors["busy_fraction"] <= 1e-6
+    values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    assert np.all(np.abs(np.asarray(values) - quantiles) <= errors)
+    assert np.all(np.asarray(errors) <= 1e-5 * np.asarray(quantiles))
