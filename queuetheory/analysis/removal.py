@@ -1210,7 +1210,9 @@ def _solve_grids(model, guess: float):
     kinks = model.kink_lattice   # IR: kinks of G as nodes, where cheap
     for _ in range(_HORIZON_DOUBLINGS):
         use = kinks is not None and W / kinks <= _M_MAX
-        cells = min(model.max_cells, max(_M_BASE, math.ceil(W / (2.0 * model.scale))))
+        # a power of 2 times _M_BASE (the refinement halves steps up to the cell bound)
+        cells = _M_BASE * 2 ** max(0, math.ceil(math.log2(W / (2.0 * model.scale * _M_BASE))))
+        cells = min(model.max_cells, cells)
         h, M, on_nodes = _grid_step(W, kinks if use else lattice, cells)
         on_nodes = on_nodes and (use or kinks is None)
         coarse = _shoot(model, h, M, guess)
