@@ -46,7 +46,7 @@ estimates) and those of the quantiles at levels 0.5, 0.9, 0.99 and 0.999 below `
 kinks of ``G`` (ends of a support) are nodes or split their cells, and the march is
 compiled with numba when installed, else its history sums are a blocked FFT (online)
 convolution (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
-four grids of at most ``4 * 4096`` cells, five arrays of two columns each (IR, about 5 MB); the
+four grids of at most ``4 * 16384`` cells, five arrays of two columns each (IR, about 20 MB); the
 S&X tables hold a few hundred ``X`` nodes per cell (the finest grid's at most ``_SX_BYTES / 4``,
 64 MB, all grids' about three times that), and the numpy S&X march keeps the latest grid's
 geometry while it fits in ``_SX_GEOMETRY_BYTES`` (256 MB).
@@ -65,7 +65,7 @@ S&X with a continuous slowdown: fixed ``X`` nodes, each an IR convolution with `
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
 an error estimate from four grids (``full_output=True``).
 Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`, and so
-are long tails whose workload tail a grid of ``4 * 4096`` cells cannot reach while resolving
+are long tails whose workload tail a grid of ``4 * 16384`` cells cannot reach while resolving
 ``R`` (Pareto runtimes with nothing removed).
 """
 
@@ -109,8 +109,11 @@ _ACCEPT = 1e-5
 """Newton steps on ``F(0)`` below this (relative) end the iteration (see :func:`_shoot`)."""
 _M_BASE = 128
 """Cells of the coarsest of the three grids (``h``, ``h / 2``, ``h / 4``)."""
-_M_MAX = 4096
-"""Largest number of cells of the coarsest grid (memory: a few arrays of 4 * this)."""
+_M_MAX = 16384
+"""Largest number of cells of the coarsest grid under IR (memory: a few arrays of 4 * this,
+about 5 MB per grid; loads up to about 0.995 for runtimes on atoms, 0.99 for smooth ones)."""
+_M_MAX_SX = 4096
+"""The same under S&X (its grids also hold ``X`` nodes: further bounded by memory)."""
 
 
 class RemovalError(ArithmeticError):
@@ -740,7 +743,7 @@ class _SXModel(_GridModel):
                       else np.array([]))
         # the finest grid (4 max_cells cells) holds its table within _SX_BYTES / 4
         columns = X.values.size if self.discrete_x else (_U_LEVELS.size - 1 + self.s.size) * nodes
-        self.max_cells = max(_M_BASE, min(_M_MAX, int(_SX_BYTES / (256 * columns))))
+        self.max_cells = max(_M_BASE, min(_M_MAX_SX, int(_SX_BYTES / (256 * columns))))
 
     def doubled(self) -> _SXModel | None:
         """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on atoms,
@@ -1157,7 +1160,7 @@ _TAIL_FINEST = 1e-9
 before the grid method refuses (see :func:`grid_prediction`)."""
 _FLOOR = 1e-9
 """Smallest relative error estimate of a grid statistic: what the horizon, Newton's method and
-rounding over up to ``4 * 4096`` nodes leave (measured up to 4.3e-10 of an M/D/1 mean at load
+rounding over up to ``4 * 16384`` nodes leave (measured up to 4.3e-10 of an M/D/1 mean at load
 0.98 against Pollaczek-Khinchine, where the grids' differences stated 5e-11)."""
 
 
@@ -1177,15 +1180,16 @@ def _lattice(R: Distribution) -> float | None:
     return top * g / lcm
 
 
-def _grid_step(W: float, lattice: float | None, cells: int = _M_BASE) -> tuple[float, int, bool]:
-    """Step ``h`` (about ``W / cells``, a divisor of the lattice step if any), cells ``M``
-    covering ``[0, W]``, and whether every atom is a node."""
+def _grid_step(W: float, lattice: float | None, cells: int = _M_BASE,
+               limit: int = _M_MAX) -> tuple[float, int, bool]:
+    """Step ``h`` (about ``W / cells``, a divisor of the lattice step if any, with at most
+    ``limit`` cells), cells ``M`` covering ``[0, W]``, and whether every atom is a node."""
     h = W / cells
     aligned = True
     if lattice is not None:
         h = lattice / math.ceil(lattice / h - 1e-9)
-        if math.ceil(W / h - 1e-9) > _M_MAX:
-            h, aligned = W / _M_MAX, False
+        if math.ceil(W / h - 1e-9) > limit:
+            h, aligned = W / limit, False
     return h, math.ceil(W / h - 1e-9), aligned
 
 
@@ -1209,11 +1213,11 @@ def _solve_grids(model, guess: float):
     W = 16.0 * model.scale
     kinks = model.kink_lattice   # IR: kinks of G as nodes, where cheap
     for _ in range(_HORIZON_DOUBLINGS):
-        use = kinks is not None and W / kinks <= _M_MAX
+        limit = model.max_cells
+        use = kinks is not None and W / kinks <= limit
         # a power of 2 times _M_BASE (the refinement halves steps up to the cell bound)
         cells = _M_BASE * 2 ** max(0, math.ceil(math.log2(W / (2.0 * model.scale * _M_BASE))))
-        cells = min(model.max_cells, cells)
-        h, M, on_nodes = _grid_step(W, kinks if use else lattice, cells)
+        h, M, on_nodes = _grid_step(W, kinks if use else lattice, min(limit, cells), limit)
         on_nodes = on_nodes and (use or kinks is None)
         coarse = _shoot(model, h, M, guess)
         guess = coarse.F0

@@ -27,7 +27,7 @@ import numpy as np
 
 from .removal import (
     _LEAF,
-    _M_MAX,
+    _M_MAX_SX,
     _U_LEVELS,
     _GridModel,
     _History,
@@ -120,7 +120,7 @@ class _SXContinuousModel(_GridModel):
         self.rough = not self.discrete_x or (len(every) > 0 and self.kink_lattice is None)
         # the finest grid's history (two columns, 8 J (M + 1) bytes each) within 128 MB:
         # binds for J > 512
-        self.max_cells = max(128, min(_M_MAX, int(2 ** 27 / (8 * 2 * self.x.size * 4))))
+        self.max_cells = max(128, min(_M_MAX_SX, int(2 ** 27 / (8 * 2 * self.x.size * 4))))
         self.lower = _sx_lower(runtime)
 
     def doubled(self) -> _SXContinuousModel | None:
