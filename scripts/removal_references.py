@@ -193,6 +193,8 @@ CASES = {
     ("atoms", ((1, 10), (0.9, 0.1)), False, 2, 3, 0.2): 150,
     ("atoms", ((1,), (1.0,)), True, 10, 4, 0.8): 80,
     ("erlang", (3, 3.0), True, 10, 1, 0.9): 200,
+    ("atoms", ((1, 10), (0.9, 0.1)), True, 20, 10, 0.25): 200,
+    ("atoms", ((1,), (1.0,)), True, 20, 10, 0.4): 80,
 }
 
 # key: (phase-type name, (beta, S), n, lam) -> mph1_batch(beta, S, n, lam) (MDS(n, 0))

@@ -140,7 +140,9 @@ class _Kernel:
         if self.r == 0:
             return np.ones_like(q)
         if self.r > 8:
-            return special.betainc(self.r, self.n, p)
+            # p <= 1: a q within rounding below 0 (before the first atom of R) gives 1, as
+            # the Horner sums do (betainc is NaN at p > 1)
+            return special.betainc(self.r, self.n, np.minimum(p, 1.0))
         # m <= 8: 1 - (1-p)^n sum_{j < m} C(N-1, j) p^j (1-p)^(m-1-j), the sum by Horner's
         # rule (absolute error ~1e-16, as phi_scalar; several times faster than betainc)
         rest = np.maximum(1.0 - p, 0.0)
@@ -161,7 +163,10 @@ class _Kernel:
             power = self.r - 1
             return lambda q: (1.0 - q if q < 1.0 else 0.0) ** power
         if self.r > 8:
-            return lambda q: float(special.betainc(self.r, self.n, 1.0 - q if q < 1.0 else 0.0))
+            # p <= 1: a q within rounding below 0 (before the first atom of R) gives 1, as the
+            # Horner sums do (betainc is NaN at p > 1: MDS(20, 10) with R in {1, 10} was 24%
+            # off without numba)
+            return lambda q: float(special.betainc(self.r, self.n, min(max(1.0 - q, 0.0), 1.0)))
         first, ratios = self.tasks - 1, [(self.tasks - j) / j for j in range(1, self.r)]
 
         def phi(q: float) -> float:
@@ -190,6 +195,14 @@ class _Kernel:
         if numba is None or max(combs) >= 1e280:
             return None
         return mode, np.array(combs, dtype=float)
+
+    def compiled_sf(self) -> tuple[bool, np.ndarray] | None:
+        """``(mds, combs)`` for :func:`_batch_sf_compiled` (``combs = C(N, k)``, ``k < n``, for
+        MDS), or ``None`` when numba is not installed or the coefficients overflow."""
+        combs = [math.comb(self.tasks, k) for k in range(self.n)] if self.mds else [1]
+        if numba is None or max(combs) >= 1e280:
+            return None
+        return self.mds, np.array(combs, dtype=float)
 
     def batch_sf(self, q):
         """``P(C > t)`` from ``q = q(t)``."""
@@ -736,6 +749,7 @@ class _SXModel(_GridModel):
             self.lattice = None
         self._tables, self._blocks, self._blocks_key = {}, {}, None
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
+        self._fixed = None
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         # (the atom of V at 0 times an atom of x S)
         self.lower = _sx_lower(runtime)
@@ -771,12 +785,25 @@ class _SXModel(_GridModel):
                                         axis=1), axis=1)
         lo, hi = levels[:, :-1, None], levels[:, 1:, None]
         gl_nodes, gl_weights = self.gl
-        u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes).reshape(t.size, -1)
+        u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes
         w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * gl_weights).reshape(t.size, -1)
-        # the pieces between fixed levels are the same at every t: F_X^{-1} once per value
-        levels_u, where = np.unique(np.clip(u, 0.0, 1.0), return_inverse=True)
-        x = X._ppf_all(levels_u)[where.reshape(u.shape)]
-        return np.nan_to_num(x, posinf=1e300), w, 1.0 - top
+        # a piece between two consecutive fixed levels has the same nodes at every t (the same
+        # operations on the same levels): F_X^{-1} there from the model's own table
+        piece = np.minimum(np.searchsorted(_U_LEVELS, lo[..., 0]), _U_LEVELS.size - 2)
+        fixed = (_U_LEVELS[piece] == lo[..., 0]) & (_U_LEVELS[piece + 1] == hi[..., 0])
+        x = np.empty(u.shape)
+        x[fixed] = self._fixed_x()[piece[fixed]]
+        x[~fixed] = X._ppf_all(np.clip(u[~fixed], 0.0, 1.0))
+        return np.nan_to_num(x.reshape(t.size, -1), posinf=1e300), w, 1.0 - top
+
+    def _fixed_x(self) -> np.ndarray:
+        """``F_X^{-1}`` at the Gauss-Legendre nodes of the pieces between consecutive levels of
+        :data:`_U_LEVELS` (one row per piece), computed once."""
+        if self._fixed is None:
+            lo, hi = _U_LEVELS[:-1, None], _U_LEVELS[1:, None]
+            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0]
+            self._fixed = self.X._ppf_all(np.clip(u, 0.0, 1.0))
+        return self._fixed
 
     def table(self, h: float, M: int):
         """``X`` nodes at every grid node (kept for the grid's marches and its ``P(C > t)``)."""
@@ -841,27 +868,25 @@ class _SXModel(_GridModel):
 
     def node_sf(self, sol: _Solution) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes: :meth:`_sf` through the points
-        of :func:`_sx_geometry` (with numba :func:`_sx_node_q`, the same coefficients), a block
-        of ``_SF_ROWS`` nodes at a time."""
+        of :func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a time (with numba
+        :func:`_sx_node_sf`, the same coefficients, node by node)."""
         h, M = sol.h, sol.F.size - 1
         xs, ws, ptops = self.table(h, M)
-        compiled = self.kernel.compiled_phi() is not None
-        if compiled:
+        compiled = self.kernel.compiled_sf()
+        if compiled is not None:
             columns = [np.ascontiguousarray(a[:, None]) for a in (sol.F, sol.f_right, sol.f_left)]
-        else:
-            state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
+            mds, combs = compiled
+            return _sx_node_sf(h, xs, ws, ptops, self.s, self.p, *columns, sol.F0, mds,
+                               self.kernel.n, self.kernel.r, combs)
+        state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
         left, right = np.empty(M + 1), np.empty(M + 1)
         batch_sf = self.kernel.batch_sf
         for start in range(0, M + 1, _SF_ROWS):
             rows = slice(start, start + _SF_ROWS)
             w = ws[rows]
             used = w > 0
-            if compiled:
-                q, at_zero = _sx_node_q(h, xs, ws, self.s, self.p, *columns, start,
-                                        min(start + _SF_ROWS, M + 1))
-            else:
-                cells, coef, _, at_zero, _ = self.block(h, M, start)
-                q = np.einsum("ijst,ijst->ij", coef, np.take(state, cells, axis=0))
+            cells, coef, _, at_zero, _ = self.block(h, M, start)
+            q = np.einsum("ijst,ijst->ij", coef, np.take(state, cells, axis=0))
             sf = np.zeros(q.shape)
             sf[used] = batch_sf(q[used])
             left[rows] = (sf * w).sum(axis=1) + ptops[rows]
@@ -991,6 +1016,24 @@ def _phi_compiled(q, mode, n, r, combs):
     return max(1.0 - rest ** n * below, 0.0)
 
 
+@_jit
+def _batch_sf_compiled(q, mds, n, r, combs):
+    """:meth:`_Kernel.batch_sf` at one point (compiled with numba). MDS: ``P(Binomial(N, q) <=
+    n - 1) = p^(m+1) sum_{k<n} C(N, k) q^k p^(n-1-k)``, ``p = 1 - q``, a sum of positive terms
+    by Horner's rule (relative error about ``n`` units of 1e-16, in the tail too);
+    replication: ``1 - (1 - p^d)^n``."""
+    p = min(max(1.0 - q, 0.0), 1.0)
+    if not mds:
+        pd = p ** r
+        return 1.0 if pd >= 1.0 else -math.expm1(n * math.log1p(-pd))
+    rest = 1.0 - p
+    total, power = 0.0, 1.0
+    for k in range(n):
+        total = total * p + combs[k] * power
+        power *= rest
+    return p ** (r + 1) * total
+
+
 @_jit_inline
 def _sx_point(i, h, x, s, p, F, fp, fm, out, row):
     """Add ``sum_k p_k F(w_i - x s_k)`` to ``out`` (one entry per column of ``F``) without the
@@ -1083,18 +1126,30 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p):
 
 
 @_jit
-def _sx_node_q(h, xs, ws, s, p, F, fp, fm, start, stop):
-    """``q(w_i^- | x_j)`` and the masses on the atom of ``V`` at 0 for the grid nodes
-    ``start..stop - 1`` of a solution (one column; its ``f_i^-`` known): :func:`_sx_point`."""
-    J = ws.shape[1]
-    q = np.zeros(((stop - start) * J, 1))
-    at_zero = np.zeros((stop - start, J))
-    for i in range(max(start, 1), stop):
+def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs):
+    """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes of a solution (one column; its
+    ``f_i^-`` known): ``q(w_i^- | x_j)`` by :func:`_sx_point`, the jump ``at_zero F(0)`` on the
+    atom of ``V`` at 0, :func:`_batch_sf_compiled`, summed with the ``X`` weights (compiled
+    with numba; no array of the nodes' ``q`` in memory)."""
+    rows, J = ws.shape
+    left, right = np.empty(rows), np.empty(rows)
+    q = np.zeros((1, 1))
+    for i in range(rows):
+        below = above = ptops[i]
         for j in range(J):
-            if ws[i, j] != 0.0:
-                at_zero[i - start, j] = _sx_point(i, h, xs[i, j], s, p, F, fp, fm, q,
-                                                  (i - start) * J + j)[1]
-    return q.reshape(stop - start, J), at_zero
+            w = ws[i, j]
+            if w == 0.0:
+                continue
+            q[0, 0] = 0.0
+            at_zero = 0.0
+            if i > 0:
+                at_zero = _sx_point(i, h, xs[i, j], s, p, F, fp, fm, q, 0)[1]
+            sf = _batch_sf_compiled(q[0, 0], mds, n, r, combs)
+            below += w * sf
+            above += w * (sf if at_zero == 0.0 else
+                          _batch_sf_compiled(q[0, 0] + at_zero * F0, mds, n, r, combs))
+        left[i], right[i] = below, above
+    return left, right
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
@@ -2050,11 +2105,18 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
 
     def root(cells, lo, hi, grow=True):
         """Brent's method on ``excess`` in ``[lo, hi]`` (``excess(lo) < 0``); ``hi`` if
-        ``excess(hi) <= 0``."""
+        ``excess(hi) <= 0``. A horizon grown since ``lo`` was bracketed (a coarser step) may
+        move the sign at ``lo``: then :class:`RemovalError`, not scipy's ValueError."""
         if excess(hi, cells, grow) <= 0:
             return hi
-        return optimize.brentq(lambda rate: excess(rate, cells, grow), lo, hi, xtol=tol,
-                               rtol=1e-12)
+        try:
+            return optimize.brentq(lambda rate: excess(rate, cells, grow), lo, hi, xtol=tol,
+                                   rtol=1e-12)
+        except ValueError:
+            raise RemovalError(
+                f"the front's level at the rate {lo:.6g} changed sign when the horizon grew to "
+                f"w = {horizon[0]:.4g} (a step too coarse for the front far above the "
+                f"frontier); use qt.simulate") from None
 
     coarsest = _FRONT_CELLS[0]
     hi, width = upper, upper - no_removal
