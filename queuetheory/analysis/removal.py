@@ -673,7 +673,9 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
         F0 = new if lo < new < hi else (0.5 * (lo + hi) if lo > 0 else 0.1 * hi)
         if hi - lo <= 1e-15 * hi:
             break
-    raise RemovalError("Newton's method on the idle probability F(0) did not converge")
+    raise RemovalError("Newton's method on the idle probability F(0) did not converge (F(W) = 1 "
+                       "has no root on this grid: a load close to the stability frontier, or "
+                       "a step too coarse for the runtime)")
 
 
 # ------------------------------------------------------------------------ S&X: condition on X
@@ -1041,6 +1043,7 @@ def _sx_point(i, h, x, s, p, F, fp, fm, out, row):
     of the points on the atom of ``V`` at 0: the coefficients of :func:`_sx_geometry`, computed
     where they are used (compiled with numba; no array of them in memory)."""
     bq = at_zero = 0.0
+    inverse = 1.0 / h
     for k in range(s.size):
         z = i * h - x * s[k]
         if abs(z) <= 1e-9 * h:
@@ -1048,9 +1051,9 @@ def _sx_point(i, h, x, s, p, F, fp, fm, out, row):
             continue
         if z < 0.0:
             continue
-        c = min(int(z / h), i - 1)
+        c = min(int(z * inverse), i - 1)
         d = z - c * h
-        quad = d * d / (2 * h)
+        quad = 0.5 * d * d * inverse
         a0, a1, a2 = p[k], (d - quad) * p[k], quad * p[k]
         if c == i - 1:
             bq += a2
