@@ -40,6 +40,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_precision():
+    """Restore mpmath's global precision after every test: a test that sets ``mp.dps`` and
+    does not restore it changes what later doctests print (``sympy.nsolve`` at 50 digits)."""
+    dps = mpmath.mp.dps
+    yield
+    mpmath.mp.dps = dps
+
+
 #: Facebook slowdowns, typed in from the published table (Ananthanarayanan et al., NSDI 2013,
 #: as used by Gardner et al., IEEE/ACM ToN 25(6) 2017; docs/theory/model.rst), independently of
 #: ``qt.slowdowns.facebook`` so that the two can be compared.

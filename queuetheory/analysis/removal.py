@@ -134,15 +134,16 @@ class _Kernel:
     def phi(self, q):
         if not self.remove:
             return np.ones_like(q)
-        p = np.maximum(1.0 - q, 0.0)
+        # p = 1 - q in [0, 1] (phi is a probability): rounding puts q a few units of 1e-16
+        # below 0 before the first atom of R, and far above the frontier the march's q runs
+        # negative (phi > 1 there had fed back into f < 0 and overflowed)
+        p = np.clip(1.0 - q, 0.0, 1.0)
         if not self.mds:
             return p ** (self.r - 1)
         if self.r == 0:
             return np.ones_like(q)
         if self.r > 8:
-            # p <= 1: a q within rounding below 0 (before the first atom of R) gives 1, as
-            # the Horner sums do (betainc is NaN at p > 1)
-            return special.betainc(self.r, self.n, np.minimum(p, 1.0))
+            return special.betainc(self.r, self.n, p)   # NaN at p > 1
         # m <= 8: 1 - (1-p)^n sum_{j < m} C(N-1, j) p^j (1-p)^(m-1-j), the sum by Horner's
         # rule (absolute error ~1e-16, as phi_scalar; several times faster than betainc)
         rest = np.maximum(1.0 - p, 0.0)
@@ -159,18 +160,17 @@ class _Kernel:
         scalar ``betainc``)."""
         if not self.remove or (self.mds and self.r == 0):
             return lambda q: 1.0
+        # p = 1 - q in [0, 1], as in phi (betainc is NaN at p > 1: MDS(20, 10) with R in
+        # {1, 10} was 24% off without numba)
         if not self.mds:
             power = self.r - 1
-            return lambda q: (1.0 - q if q < 1.0 else 0.0) ** power
+            return lambda q: min(max(1.0 - q, 0.0), 1.0) ** power
         if self.r > 8:
-            # p <= 1: a q within rounding below 0 (before the first atom of R) gives 1, as the
-            # Horner sums do (betainc is NaN at p > 1: MDS(20, 10) with R in {1, 10} was 24%
-            # off without numba)
             return lambda q: float(special.betainc(self.r, self.n, min(max(1.0 - q, 0.0), 1.0)))
         first, ratios = self.tasks - 1, [(self.tasks - j) / j for j in range(1, self.r)]
 
         def phi(q: float) -> float:
-            p = 1.0 - q if q < 1.0 else 0.0
+            p = min(max(1.0 - q, 0.0), 1.0)
             rest = 1.0 - p
             if rest <= 0:
                 return 1.0
@@ -1005,7 +1005,7 @@ def _phi_compiled(q, mode, n, r, combs):
     ``m`` units of 1e-16)."""
     if mode == 0:
         return 1.0
-    p = max(1.0 - q, 0.0)
+    p = min(max(1.0 - q, 0.0), 1.0)
     if mode == 1:
         return p ** (r - 1)
     if r == 0:
@@ -2108,30 +2108,41 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
 
     def root(cells, lo, hi, grow=True):
         """Brent's method on ``excess`` in ``[lo, hi]`` (``excess(lo) < 0``); ``hi`` if
-        ``excess(hi) <= 0``. A horizon grown since ``lo`` was bracketed (a coarser step) may
-        move the sign at ``lo``: then :class:`RemovalError`, not scipy's ValueError."""
+        ``excess(hi) <= 0``."""
         if excess(hi, cells, grow) <= 0:
             return hi
-        try:
-            return optimize.brentq(lambda rate: excess(rate, cells, grow), lo, hi, xtol=tol,
-                                   rtol=1e-12)
-        except ValueError:
-            raise RemovalError(
-                f"the front's level at the rate {lo:.6g} changed sign when the horizon grew to "
-                f"w = {horizon[0]:.4g} (a step too coarse for the front far above the "
-                f"frontier); use qt.simulate") from None
+        return optimize.brentq(lambda rate: excess(rate, cells, grow), lo, hi, xtol=tol,
+                               rtol=1e-12)
 
-    coarsest = _FRONT_CELLS[0]
-    hi, width = upper, upper - no_removal
-    for k in range(1, 9):  # the front is far (slow) near the no-removal limit: come down
-        lo = no_removal + width * 0.5 ** k
-        if excess(lo, coarsest) < 0:
-            break
-        hi = lo
-    else:
+    def bracket(hi):
+        """Rates ``lo < hi`` with ``excess(lo) < 0`` on the coarsest grid, coming down from
+        ``hi`` towards the no-removal limit (there the front is far and slow)."""
+        for k in range(1, 9):
+            lo = no_removal + width * 0.5 ** k
+            if lo < hi:
+                if excess(lo, coarsest) < 0:
+                    return lo, hi
+                hi = lo
         raise RemovalError(f"the frontier lies within {width * 0.5 ** 8:.3g} of the "
                            f"no-removal limit {no_removal:.6g}; use qt.simulate")
-    values = [root(coarsest, lo, hi)]
+
+    coarsest, width = _FRONT_CELLS[0], upper - no_removal
+    lo, hi = bracket(upper)
+    for _ in range(_HORIZON_DOUBLINGS):
+        # a horizon grown since lo was bracketed (a coarser step: 256 cells on each) may move
+        # the sign at lo (a Redundancy-10 S&X frontier far above it: scipy's "f(a) and f(b)
+        # must have different signs"): bracket again on the grown horizon
+        if excess(hi, coarsest) > 0 and excess(lo, coarsest) >= 0:
+            lo, hi = bracket(lo)
+            continue
+        try:
+            values = [root(coarsest, lo, hi)]
+            break
+        except ValueError:   # the horizon grew within Brent's method
+            lo, hi = bracket(hi)
+    else:
+        raise RemovalError(f"no bracket of the frontier holds as the horizon grows to w = "
+                           f"{horizon[0]:.4g}; use qt.simulate")
     # the horizon of the grids: the shortest (doubling) the front passes at that root (the
     # bracket may have needed a longer one: near the no-removal limit the front forms slowly)
     model.kernel = _kernel_of(policy, values[0])
