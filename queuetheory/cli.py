@@ -263,8 +263,7 @@ def _run(args) -> tuple[Comparison, dict]:
         raise _attributed(exc) from None
     for row in table.rows:
         if row.get("note"):
-            row["method"] = f"no analysis of {row['policy']}; rerun with --simulate"
-            row["note"] = ""
+            row["method"], row["note"] = _refusal(row["policy"], row["note"]), ""
     metadata = {"queuetheory": __version__, "policy": args.policy, "d": d,
                 "arrival_rates": rates, "model": args.model, "X": args.size,
                 "size_mean": size_mean, "S": args.slowdown, "mean_slowdown": scale,
@@ -275,6 +274,17 @@ def _run(args) -> tuple[Comparison, dict]:
         metadata |= {"jobs": options["jobs"], "replications": options["replications"],
                      "seed": options["seed"], "confidence": table.confidence}
     return table, metadata
+
+
+def _refusal(policy: str, reason: str) -> str:
+    """The analysis's reason for refusing (a tail too heavy for the grid, a policy without an
+    analysis, ...) in the options of this command."""
+    reason = (reason.rstrip(". ").replace("qt.simulate(system)", "--simulate")
+              .replace("qt.simulate", "--simulate")
+              .replace("qt.analyze with remove=False", "--remove no"))
+    if not reason.startswith("no analysis"):
+        reason = f"no analysis of {policy}: {reason}"
+    return reason if "--simulate" in reason else f"{reason}; rerun with --simulate"
 
 
 def _attributed(exc: ValueError) -> _OptionError:

@@ -83,6 +83,12 @@ def test_no_analysis_points_at_the_option(capsys):
     assert main(["--policy", "threshold:1", "--d", "2", "--rate", "0.5"]) == 0
     out = capsys.readouterr().out
     assert "--simulate" in out and "qt." not in out and "simulate=True" not in out
+    assert "(THRESHOLD-n with n >= 1)" in out           # the analysis's own reason, kept
+    # a refusal by the grid: its reason (the tail), in the command's options
+    assert main(["--policy", "mds:4", "--d", "2", "--remove", "yes", "--rate", "0.5",
+                 "--X", "pareto:1.5"]) == 0
+    out = capsys.readouterr().out
+    assert "E[R^2] = inf" in out and "use --simulate" in out and "qt." not in out
 
 
 def test_unstable_is_inf_in_json(capsys):

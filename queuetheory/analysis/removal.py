@@ -1260,6 +1260,17 @@ def _horizon_tails(model, sol: _Solution) -> tuple[float, float]:
     return 1.0 - float(sol.q_left[-1]), 1.0 - float(sol.q_left[M // 2])
 
 
+def _check_resolved(model, W: float) -> None:
+    """:class:`RemovalError` if the finest grid (``4 max_cells`` cells) on ``[0, W]`` has a step
+    above half the mean runtime (it cannot resolve the runtime)."""
+    cells = 4 * model.max_cells
+    if W / cells > model.scale / 2:
+        raise RemovalError(
+            f"the workload's tail reaches w = {W:.4g} (a heavy tail, or a load close to the "
+            f"stability frontier): a uniform grid of at most {cells} cells cannot resolve the "
+            f"runtime (mean {model.scale:.4g}) as well")
+
+
 def _solve_grids(model, guess: float):
     """The horizon ``W`` (growing), then the solutions on grids ``h``, ``h / 2``, ``h / 4``.
     The grids that place the horizon keep ``h`` within twice the mean runtime (within their
@@ -1285,6 +1296,7 @@ def _solve_grids(model, guess: float):
         rate = math.log(tail_mid / tail_end) / (0.5 * M * h) if tail_mid > tail_end > 0 else 0
         grow = 1.25 * math.log(tail_end / _TAIL) / rate / W if rate > 0 else 1.0
         W *= min(max(grow + 1.0, 1.5), 4.0)
+        _check_resolved(model, W)   # before the next (longer) march: a refusal is certain
     else:
         raise RemovalError(
             f"the workload's tail P(V > w) is still above {_TAIL:g} at w = {W:.4g} (a heavy tail "
@@ -2220,13 +2232,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     mean_runtime = runtime.mean_runtime()
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
-    cells = 4 * model.max_cells
-    if sols[0].h * (sols[0].F.size - 1) / cells > mean_runtime / 2:
-        raise RemovalError(
-            f"the workload's tail reaches w = {sols[0].h * (sols[0].F.size - 1):.4g} "
-            f"(a heavy tail, or a load close to the stability frontier): a uniform grid of "
-            f"at most {cells} cells cannot resolve the runtime (mean {mean_runtime:.4g}) as "
-            f"well")
+    _check_resolved(model, sols[0].h * (sols[0].F.size - 1))
     sols = _refine(model, sols, order)
     # the horizon, read again on the finest grid (placed on coarser ones)
     tail = _horizon_tails(model, sols[-1])[0]
