@@ -195,6 +195,7 @@ CASES = {
     ("erlang", (3, 3.0), True, 10, 1, 0.9): 200,
     ("atoms", ((1, 10), (0.9, 0.1)), True, 20, 10, 0.25): 200,
     ("atoms", ((1,), (1.0,)), True, 20, 10, 0.4): 80,
+    ("atoms", ((1,), (1.0,)), True, 17, 3, 0.255): 40,
 }
 
 # key: (phase-type name, (beta, S), n, lam) -> mph1_batch(beta, S, n, lam) (MDS(n, 0))
