@@ -279,10 +279,12 @@ def _run(args) -> tuple[Comparison, dict]:
 def _refusal(policy: str, reason: str) -> str:
     """The analysis's reason for refusing (a tail too heavy for the grid, a policy without an
     analysis, ...) in the options of this command."""
-    reason = (reason.rstrip(". ").replace("qt.simulate(system)", "--simulate")
+    reason = (reason.strip().removesuffix(".").replace("qt.simulate(system)", "--simulate")
               .replace("qt.simulate", "--simulate")
               .replace("qt.analyze with remove=False", "--remove no"))
-    if not reason.startswith("no analysis"):
+    if reason.startswith(policy):          # "MDS(n=4, m=2) with removal: ..."
+        reason = f"no analysis of {reason}"
+    elif not reason.startswith("no analysis"):
         reason = f"no analysis of {policy}: {reason}"
     return reason if "--simulate" in reason else f"{reason}; rerun with --simulate"
 

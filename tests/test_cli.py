@@ -89,6 +89,7 @@ def test_no_analysis_points_at_the_option(capsys):
                  "--X", "pareto:1.5"]) == 0
     out = capsys.readouterr().out
     assert "E[R^2] = inf" in out and "use --simulate" in out and "qt." not in out
+    assert out.count("MDS(n=4, m=2)") == 2 and out.count("--simulate") == 1   # row, reason
 
 
 def test_unstable_is_inf_in_json(capsys):

@@ -537,12 +537,12 @@ def test_continuous_slowdown_with_a_job_size_on_atoms_is_the_level_crossing_grid
 
 def test_cavity_grid_points_to_the_level_crossing_grid_where_it_applies():
     # S&X with a continuous job size and a continuous slowdown: the cavity grid answers
-    # (0.2 to 1 s, stated 1e-4 to 1e-3) and names the more accurate, slower solution of the
-    # same system (Replication(1, d) with removal; its accuracy against an independent solver:
+    # (0.2 to 1 s) and names the second, slower solution of the same system (Replication(1, d)
+    # with removal; its accuracy against an independent solver:
     # tests/test_removal.py::test_sx_continuous_slowdown_against_an_independent_solver)
     model = qt.SX(qt.Exponential(1.0), qt.Exponential(1.0))
     p = qt.analyze(qt.System(qt.RedundancyD(2), model, 0.3))
     assert "mean-field (cavity) approximation" in p.method
-    assert "for errors about 1e-6 analyse qt.Replication(1, 2)" in p.method
+    assert "independent solution of the same system: Replication(1, 2) with removal" in p.method
     q = qt.analyze(qt.System(qt.RedundancyD(2), qt.IR(qt.Erlang(2, 2.0)), 0.3))
-    assert "analyse qt.Replication" not in q.method
+    assert "independent solution" not in q.method

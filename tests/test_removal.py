@@ -728,7 +728,7 @@ _SURVEY = {
     ("atoms", ((1,), (1.0,)), True, 20, 10, 0.4): (
         0.511222545722243, 1.4527021451843467, 1.8713600883461017),
     # on [1, 2) q(t) = F(0) exp(lam_t (t - 1)) exactly (F' = lam_t F before the first atom):
-    # with this F(0) the p99 is 1.9591324682477577 in closed form (mpmath, 30 digits)
+    # with F(0) = 1 - busy the p99 is 1.9591324682477577 in closed form (mpmath, 30 digits)
     ("atoms", ((1,), (1.0,)), True, 17, 3, 0.255): (
         0.2827527909882741, 1.4237196978488391, 1.9591324682478495),
 }
@@ -776,7 +776,7 @@ def test_stated_errors_cover_the_true_errors(key):
 def test_stated_errors_cover_the_true_errors_without_numba(key, monkeypatch):
     # the numpy marches (a plain install) against the same references; m > 8 parities: phi
     # by betainc there, NaN where rounding put q just below 0 before the first atom
-    # (MDS(20, 10) with R in {1, 10}: 24% off with 0.3% stated, the deterministic runtime
+    # (MDS(20, 10) with R in {1, 10}: 24% off with 0.4% stated, the deterministic runtime
     # refused) while the compiled march (Horner's sum) was right
     monkeypatch.setattr(removal, "numba", None)
     _check_survey(key)

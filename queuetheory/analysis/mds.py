@@ -215,13 +215,13 @@ def analyze_batch(system: System) -> Prediction:
     if isinstance(runtime, IR) and runtime.R.atoms is not None:
         # atoms: the P-K transform's inversion converges slowly at the jumps; the workload's
         # level-crossing equation on a grid holding the atoms as nodes does not
-        from .removal import RemovalError, grid_prediction
+        from .removal import RemovalError, grid_prediction, refusal
 
         try:
             return grid_prediction(system, method + "; the wait law by", assumptions,
                                    exact=True)
         except RemovalError as error:
-            raise NotImplementedError(f"{policy.label()}: {error}; use qt.simulate") from None
+            raise NotImplementedError(f"{policy.label()}: {refusal(error)}") from None
     # (runtimes with atoms under IR: the grid above, with its error estimates)
     closed = isinstance(runtime, IR) and isinstance(runtime.R, Exponential)
     if not closed and 1.0 - load_task < _NEAR_ONE:

@@ -120,6 +120,13 @@ class RemovalError(ArithmeticError):
     """The mean-field equation with removal could not be solved to the stated accuracy."""
 
 
+def refusal(error) -> str:
+    """A :class:`RemovalError`'s message ending with what to do instead: "; use qt.simulate"
+    unless it already says so."""
+    text = str(error)
+    return text if "qt.simulate" in text else f"{text}; use qt.simulate"
+
+
 # ------------------------------------------------------------------------ the policy's kernel
 class _Kernel:
     """``lam_t``, ``phi``, ``phi'`` and the batch survival function for MDS or replication."""
@@ -1651,8 +1658,8 @@ class RemovalBatchTime(BatchCompletionTime):
         ``tests/test_removal.py``); twice the difference between the ``h / 4`` and ``h / 2``
         grids when atoms of ``R`` lie between the nodes. Added, over the density: the rule
         over a continuous ``X`` (its change when doubled, near ``t`` and at ``t``), and for
-        runtimes on atoms the error of reading ``F`` between the nodes
-        (:meth:`_GridModel.interpolation_gap`)."""
+        runtimes on atoms the error of reading ``F`` between the nodes: twice its leading-order
+        bound from :meth:`_GridModel.interpolation_gap` (see the comment below)."""
         if coarse is None:
             coarse = self._quantile_sets(q, (True,))[0]
         errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
@@ -2150,10 +2157,14 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
         if excess(hi, coarsest) > 0 and excess(lo, coarsest) >= 0:
             lo, hi = bracket(lo)
             continue
+        W = horizon[0]
         try:
             values = [root(coarsest, lo, hi)]
             break
-        except ValueError:   # the horizon grew within Brent's method
+        except ValueError:
+            if horizon[0] == W:   # not a horizon grown within Brent's method
+                raise RemovalError("Brent's method on the front's level failed on a fixed "
+                                   "horizon; use qt.simulate") from None
             lo, hi = bracket(hi)
     else:
         raise RemovalError(f"no bracket of the frontier holds as the horizon grows to w = "
@@ -2359,4 +2370,4 @@ def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Pr
         hint = (" (or qt.analyze with remove=False: nothing is redundant here, so that is the "
                 "same system; its batch mean integrates the runtime's tail, slowly for power "
                 "tails)")
-    raise NotImplementedError(f"{policy.label()} with removal: {error}; use qt.simulate{hint}")
+    raise NotImplementedError(f"{policy.label()} with removal: {refusal(error)}{hint}")
