@@ -12,15 +12,10 @@ import mpmath
 
 from . import _checks
 from .export import short_repr
-from .response import ResponseLaw, ResponseTime
+from .response import AccuracyWarning, ResponseLaw, ResponseTime
 from .system import System
 
 __all__ = ["AccuracyWarning", "Prediction"]
-
-
-class AccuracyWarning(UserWarning):
-    """A result may be less accurate than its method suggests (e.g. the ``k -> infinity``
-    limit used for a small farm); the message gives the estimated size of the error."""
 
 
 class Prediction:

@@ -15,6 +15,7 @@ region of the parameter space is fixed or excluded here with its reason, never l
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 import queuetheory as qt
+from queuetheory import mg1
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -190,6 +192,31 @@ def test_analyze_random_and_riq_within_1e_12_of_the_stability_boundary(model, rh
     p = qt.analyze(qt.System(policy, model, arrival_rate=rate))
     assert not math.isnan(p.mean) and p.mean >= model.fastest(d).mean() * (1 - 1e-9)
     assert 0 <= p.busy_fraction <= 1
+
+
+@ANALYSIS
+@given(model=runtime_models(quantiles=True), rho=near_one, d=st.integers(1, 3))
+def test_quantiles_within_1e_12_of_the_stability_boundary(model, rho, d):
+    """Quantiles at loads 0.999, 1 - 1e-9, 1 - 1e-12: finite and monotone; where the
+    replica's law has every moment finite (the transforms' moment series near ``s = 0``,
+    ``mg1._Remainder``), stated to 1e-6 relative at most; otherwise (a heavy tail keeps the
+    loss of digits ``eps / (1 - rho)``) an estimate above 1e-3 of the value comes with an
+    AccuracyWarning, never silently."""
+    policy = qt.Random() if d == 1 else qt.RIQ(d)
+    rate = rho / model.mean_runtime()
+    assume(math.isfinite(rate) and rate > 0)
+    p = qt.analyze(qt.System(policy, model, arrival_rate=rate))
+    assume(p.stable and math.isfinite(p.mean))
+    levels = np.array([0.5, 0.99])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        q = p.quantile(levels)
+    errors = p.response_time.quantile_error(levels)
+    assert np.all(np.isfinite(q)) and np.all(q >= 0) and np.all(np.diff(q) >= 0)
+    if np.any(errors > 1e-3 * q):
+        assert any(issubclass(w.category, qt.AccuracyWarning) for w in caught)
+    if mg1._Remainder.of(model.replica()) is not None:
+        assert np.all(errors <= 1e-6 * q)
 
 
 @ANALYSIS

@@ -620,6 +620,31 @@ def test_sx_compiled_march_is_the_numpy_march(policy, runtime, monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("policy", [qt.MDS(4, 2), qt.MDS(20, 10), qt.Replication(3, 2),
+                                    qt.MDS(3, 0, remove=False)])
+@pytest.mark.parametrize("R", [qt.HyperExponential([0.9, 0.1], [2.0, 0.25]),
+                               qt.Mixture([qt.Deterministic(0.75), qt.Exponential(1.0)],
+                                          [0.3, 0.7]),
+                               qt.Discrete([0.5, 1.25], [0.6, 0.4])])
+def test_ir_compiled_marches_are_the_numpy_march(policy, R, monkeypatch):
+    # the IR march three ways: compiled with direct history sums, compiled by blocks (FFT
+    # across blocks, direct sums within: beyond _COMPILED_SPAN), and the numpy march (Python
+    # leaves); the same operations up to the order of the history sums: rounding (a mixture
+    # with an atom: jumps of G between the nodes, handled at the node after them)
+    pytest.importorskip("numba")
+    model = removal._IRModel(removal._kernel_of(policy, 0.3), R)
+    h, M = 0.0625, 700
+    cols = np.array([0.4, 0.4 * (1 + 1e-7)])
+    direct = model.marcher(h, M)(cols)
+    monkeypatch.setattr(removal, "_COMPILED_SPAN", 16)
+    blocked = model.marcher(h, M)(cols)
+    monkeypatch.setattr(removal, "numba", None)
+    plain = model.marcher(h, M)(cols)
+    for a, b, c in zip(direct, blocked, plain):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(c, a, rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize("runtime", [
     _SX, qt.SX(qt.Discrete([1.0, 1.5], [0.5, 0.5]), qt.Discrete([1, 2], [0.7, 0.3]))])
 def test_sx_node_survival_is_the_off_node_evaluation(runtime):

@@ -397,9 +397,10 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
 
     Returns arrays of shape ``(M + 1, columns)``: ``F``, ``f^-``, ``f^+``, ``q^-``, ``q^+``. The
     history sums are a blocked online convolution (:class:`_History`, ``O(M log^2 M)``); the
-    per-node solve is scalar Python, column by column; compiled (:func:`_march_compiled`, the
-    same operations, direct ``O(M min(M, L))`` sums) when numba is installed and ``phi`` has the
-    polynomial form of :func:`_phi_compiled` and ``min(M, L) <= _COMPILED_SPAN``.
+    per-node solve is scalar Python, column by column. When numba is installed and ``phi`` has
+    the polynomial form of :func:`_phi_compiled`: the same operations compiled, with direct
+    ``O(M min(M, L))`` sums (:func:`_march_compiled`) where ``min(M, L) <= _COMPILED_SPAN``,
+    else with the blocks of :class:`_History` marched by :func:`_leaf_compiled`.
     """
     compiled = kernel.compiled_phi()
     # cells k >= L lie where G = 1 (in floating point): alpha_k = beta_k = h / 2 there
@@ -422,20 +423,28 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     beta1 = float(weights.beta[0])
     half = 0.5 * h
     slope = float(weights.beta_bar[0])     # h / 2 - beta_1
-    starts = F0.tolist()
     F[0] = F0
     qm[0] = F0 * Gl[0]
     qp[0] = F0 * Gr[0]
-    fp[0] = [lam_t * (a - a * Gr[0]) * phi(a * Gr[0]) for a in starts]
-    jumps = {i for i in range(M + 1) if Gr[i] != Gl[i]}
+    fp[0] = [lam_t * (a - a * Gr[0]) * phi(a * Gr[0]) for a in F0.tolist()]
     # history[i] = F0 (1 - G(ih-)) + sum_{j < i} alpha_bar_{i-j} f^+_j + beta_bar_{i-j+1} f^-_j
     # (F - q at node i without the term of f^-_i), the nodes j outside node i's block of _LEAF
     # added by _History as blocks complete
     history = np.outer(weights.Gbar_left, F0)
-    blocks = _History(weights.alpha_bar, weights.beta_bar, weights.spectra, M, fp, fm, history)
+    blocks = _History(weights.alpha_bar, weights.beta_bar, weights.spectra, M, fp, fm, history,
+                      leaf=_LEAF if compiled is None else _COMPILED_LEAF)
+    if compiled is not None:   # the blocks' nodes compiled, the sums across blocks by FFT
+        a_in, b_in = blocks.a[:blocks.leaf], blocks.b[:blocks.leaf]
+        jump = np.asarray(weights.G_right) - np.asarray(weights.G_left)
+        blocks.run(lambda lo, hi: _leaf_compiled(
+            lo, hi, history, a_in, b_in, F, fm, fp, qm, qp, F0, jump, lam_t, beta1, slope,
+            half, compiled[0], kernel.n, kernel.r, compiled[1]))
+        return F, fm, fp, qm, qp
 
     a_in, b_in = blocks.a[:_LEAF].tolist(), blocks.b[:_LEAF].tolist()
     mul, lam_slope = operator.mul, lam_t * slope
+    jumps = {i for i in range(M + 1) if Gr[i] != Gl[i]}
+    starts = F0.tolist()
 
     def leaf(lo, hi):
         """March the nodes ``lo..hi - 1`` (not 0) of a block, column by column (the columns are
@@ -475,11 +484,17 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray)
     return F, fm, fp, qm, qp
 
 
-_COMPILED_SPAN = 4096
-"""The compiled march's direct history sums cost about 1.2 ns per node, column and term
-(``min(i, L)`` terms at node ``i``), the numpy march about 2.4 us per node and column: beyond
-this span (long-tailed ``R``: ``G < 1`` on the whole grid) the numpy march is the faster
-(Pareto(2.5, 0.6), Replication(10, 2): 0.8 s compiled, 0.33 s numpy)."""
+_COMPILED_SPAN = 256
+"""With numba, the IR march sums the history directly (:func:`_march_compiled`, about 1.2 ns
+per node, column and term, ``min(i, L)`` terms at node ``i``) up to this span; beyond it
+(``G < 1`` on more of the grid: long tails, fine grids) by blocks, FFT products across blocks
+and compiled direct sums within them (:func:`_leaf_compiled`). Measured (``benchmarks/
+bench_removal.py``, CPU s per point): Pareto(2.5, 0.6), Replication(10, 2) 0.22 at 256 and
+0.30 at 4096 (1.3 with the numpy leaves); hyperexponential MDS(4, 2) 0.049, 0.055 at 1024 and
+0.12 at 4096; rounding differences of the two sums about 1e-14 of the mean."""
+_COMPILED_LEAF = 64
+"""Nodes per block of the IR march beyond ``_COMPILED_SPAN`` with numba (32 and 128 measured
+within 5% of it)."""
 _LEAF = 16
 """Nodes of the numpy march's blocks (:class:`_History`): history sums within a block in Python
 floats per node, across blocks products of blocks (FFT or Toeplitz)."""
@@ -610,20 +625,44 @@ def _march_compiled(lam_t, mode, n, r, combs, aR, bR, beta1, Gl, Gr, h, M, F0, L
             d = a * (1.0 - Gl[i])              # F - q without the term of f^-_i
             for j in range(max(i - L + 1, 0), i):   # fm[0] = 0: no beta term at j = 0
                 d += aR[base + j] * fpk[j] + bS[base + j] * fmk[j]
-            A = F[k, i - 1] + half * fp[k, i - 1]
-            c = A - d
-            y = fp[k, i - 1]
-            for _ in range(2):
-                ph = _phi_compiled(c + beta1 * y, mode, n, r, combs)
-                y = lam_t * d * ph / (1.0 - lam_t * slope * ph)
-            Fi, qi = A + half * y, c + beta1 * y
-            F[k, i], fm[k, i], qm[k, i] = Fi, y, qi
-            if Gr[i] != Gl[i]:
-                qi += a * (Gr[i] - Gl[i])
-                y = (lam_t * (d + slope * y - a * (Gr[i] - Gl[i]))
-                     * _phi_compiled(qi, mode, n, r, combs))
-            qp[k, i], fp[k, i] = qi, y
+            F[k, i], fm[k, i], qm[k, i], qp[k, i], fp[k, i] = _node_compiled(
+                d, F[k, i - 1] + half * fp[k, i - 1], fp[k, i - 1], a, Gr[i] - Gl[i], lam_t,
+                beta1, slope, half, mode, n, r, combs)
     return F, fm, fp, qm, qp
+
+
+@_jit_inline
+def _node_compiled(d, A, y, a, jump, lam_t, beta1, slope, half, mode, n, r, combs):
+    """The solve at one node of the IR march (compiled with numba): ``d`` is ``F - q`` without
+    the term of ``f^-_i``, ``A = F_{i-1} + h f^+_{i-1} / 2``, ``y = f^+_{i-1}`` the start of two
+    fixed-point steps on ``f^-_i``, ``a = F(0)`` and ``jump`` the atom of ``G`` at the node.
+    Returns ``F_i``, ``f^-_i``, ``q^-_i``, ``q^+_i``, ``f^+_i``."""
+    c = A - d
+    for _ in range(2):
+        ph = _phi_compiled(c + beta1 * y, mode, n, r, combs)
+        y = lam_t * d * ph / (1.0 - lam_t * slope * ph)
+    Fi, qi = A + half * y, c + beta1 * y
+    if jump == 0.0:
+        return Fi, y, qi, qi, y
+    q_right = qi + a * jump
+    return Fi, y, qi, q_right, (lam_t * (d + slope * y - a * jump)
+                                * _phi_compiled(q_right, mode, n, r, combs))
+
+
+@_jit_sums
+def _leaf_compiled(lo, hi, history, a_in, b_in, F, fm, fp, qm, qp, F0, jump, lam_t, beta1,
+                   slope, half, mode, n, r, combs):
+    """The leaf of :func:`_march` compiled with numba: the nodes ``lo..hi - 1`` (not 0) of a
+    block of :class:`_History`, the sums within the block direct, then :func:`_node_compiled`
+    (the arrays of shape ``(M + 1, columns)``, written in place)."""
+    for k in range(F0.size):
+        for i in range(max(lo, 1), hi):
+            d = history[i, k]
+            for j in range(lo, i):
+                d += a_in[i - j] * fp[j, k] + b_in[i - j] * fm[j, k]
+            F[i, k], fm[i, k], qm[i, k], qp[i, k], fp[i, k] = _node_compiled(
+                d, F[i - 1, k] + half * fp[i - 1, k], fp[i - 1, k], F0[k], jump[i], lam_t,
+                beta1, slope, half, mode, n, r, combs)
 
 
 def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solution:

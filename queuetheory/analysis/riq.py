@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 from scipy import optimize
 
 from .. import _checks, mg1
@@ -53,9 +54,10 @@ def _check_d(d: int) -> None:
                          f"k -> infinity limit also assumes d << k")
 
 
-def _first_service_moment(model, d: int, b: float, k: int) -> float:
-    """``E[B_e^k]`` given busy fraction ``b``: ``I - 1 ~ Binomial(d - 1, 1 - b)``."""
-    w = _binomial_weights(d - 1, 1.0 - b)
+def _first_service_moment(model, d: int, idle: float, k: int) -> float:
+    """``E[B_e^k]`` given the idle fraction ``idle = 1 - b``: ``I - 1 ~ Binomial(d - 1,
+    idle)``."""
+    w = _binomial_weights(d - 1, idle)
     return sum(wj * model.fastest_moment(j + 1, k) for j, wj in enumerate(w) if wj > 0)
 
 
@@ -65,31 +67,58 @@ def busy_fraction(system: System) -> float:
     The root in (0, 1) of ``b (1 - lam b^(d-1) E[B]) = (1 - b) lam d E[B_e](b)``; ``1.0`` if the
     system is unstable (``lam E[B] >= 1``).
     """
+    return _busy_state(system)[0]
+
+
+def _busy_state(system: System) -> tuple[float, float, float, float]:
+    """``(b, 1 - b, lam_B, 1 - rho_B)`` with ``lam_B = lam b^(d-1)`` and ``rho_B = lam_B E[B]``,
+    the differences from 1 to full relative accuracy (near load 1 they set the wait, which is
+    inversely proportional to ``1 - rho_B``): the balance of :func:`busy_fraction` solved for
+    ``b`` and, within ``mg1._NEAR_ONE`` of load 1, for ``delta = 1 - b`` as
+    ``(1 - delta) (1 - rho_B(delta)) = delta lam d E[B_e]`` with ``1 - rho_B(delta) = (1 - rho)
+    + lam E[B] (1 - (1 - delta)^(d-1))``, a sum of positive terms (the root for ``b`` to the
+    rounding of ``b`` had left ``1 - rho_B`` 4.7e-10 off at load ``1 - 2^-30``, RIQ(2),
+    exponential runtimes, and up to ``1e-15 / (1 - rho)`` relative). ``(1, 0, lam, 0)`` for
+    an unstable system."""
     model, lam = system.runtime, system.arrival_rate
     d = system.policy.polled
     _check_d(d)
     rho = system.load
     if not _checks.stable_load(rho):
-        return 1.0
-    if d == 1:
-        return rho
+        return 1.0, 0.0, lam, 0.0
     m1 = model.fastest_moment(1, 1)
+    free = mg1._slack(lam, m1)   # 1 - rho
+    if d == 1:
+        return rho, free, lam, free
+    if free < mg1._NEAR_ONE:
+        def lost(delta):   # 1 - (1 - delta)^(d-1)
+            return 1.0 if delta >= 1.0 else -math.expm1((d - 1) * math.log1p(-delta))
+
+        def balance_idle(delta):
+            return ((1.0 - delta) * (free + lam * m1 * lost(delta))
+                    - delta * lam * d * _first_service_moment(model, d, delta, 1))
+
+        delta = optimize.brentq(balance_idle, 0.0, 1.0, xtol=1e-300,
+                                rtol=4 * np.finfo(float).eps)
+        return 1.0 - delta, delta, lam * (1.0 - lost(delta)), free + lam * m1 * lost(delta)
 
     def balance(b):
         return (b * (1.0 - lam * b ** (d - 1) * m1)
-                - (1.0 - b) * lam * d * _first_service_moment(model, d, b, 1))
+                - (1.0 - b) * lam * d * _first_service_moment(model, d, 1.0 - b, 1))
 
     # b = lam * cost <= d * rho: a tight bracket keeps full relative precision for tiny loads
     hi = min(1.0, 2.0 * d * rho)
     if balance(hi) <= 0:
         hi = 1.0
-    return optimize.brentq(balance, 0.0, hi, xtol=1e-300, rtol=1e-15)
+    b = optimize.brentq(balance, 0.0, hi, xtol=1e-300, rtol=1e-15)
+    lam_b = lam * b ** (d - 1)
+    return b, 1.0 - b, lam_b, mg1._slack(lam_b, m1)
 
 
 @register(Random, RIQ)
 def analyze_riq(system: System) -> Prediction:
     """Random (d = 1) and RIQ(d) in the k -> infinity limit; see the module docstring."""
-    policy, model, lam = system.policy, system.runtime, system.arrival_rate
+    policy, model = system.policy, system.runtime
     d = policy.polled
     _check_d(d)
     if d == 1:
@@ -108,46 +137,50 @@ def analyze_riq(system: System) -> Prediction:
         return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
                           busy_fraction=1.0, cost=model.mean_runtime(), assumptions=assumptions,
                           references=_REFERENCES, limit=d > 1)
-    b = busy_fraction(system)
-    idle_weights = _binomial_weights(d, 1.0 - b)  # P(i of the d polled servers are idle)
-    lam_b = lam * b ** (d - 1)
+    b, idle, lam_b, free = _busy_state(system)
+    idle_weights = _binomial_weights(d, idle)  # P(i of the d polled servers are idle)
     b1, b2 = model.fastest_moment(1, 1), model.fastest_moment(1, 2)
-    be1 = _first_service_moment(model, d, b, 1)
-    be2 = _first_service_moment(model, d, b, 2)
+    be1 = _first_service_moment(model, d, idle, 1)
+    be2 = _first_service_moment(model, d, idle, 2)
     all_busy = idle_weights[0]
     immediate = sum(idle_weights[i] * model.fastest_moment(i, 1) for i in range(1, d + 1))
     # lam_b > 0 in exact arithmetic (b > 0), even where it underflows: E[B^2] = inf means an
     # infinite wait
-    wait = math.inf if math.isinf(b2) else mg1._efs_wait_mean(lam_b, be1, be2, b1, b2)
+    wait = math.inf if math.isinf(b2) else mg1._efs_wait_mean(lam_b, be1, be2, b1, b2, free)
     # b > 0, so an infinite wait makes the mean infinite even if b^d underflows to 0
     mean = immediate + (math.inf if math.isinf(wait) else all_busy * (wait + b1))
     cost = sum(idle_weights[i] * i * model.fastest_moment(i, 1) for i in range(1, d + 1))
     cost += all_busy * b1
 
-    response_time = functools.partial(_response_time, model, d, b, lam_b, mean, wait + b1)
+    response_time = functools.partial(_response_time, model, d, idle, lam_b, free, mean,
+                                      wait + b1)
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=b, cost=cost,
                       assumptions=assumptions, references=_REFERENCES, limit=d > 1)
 
 
-def _response_time(model, d: int, b: float, lam_b: float, mean: float,
+def _response_time(model, d: int, idle: float, lam_b: float, free: float, mean: float,
                    busy_mean: float) -> ResponseTime:
     """The response-time law: with probability ``1 - b^d`` the job finds ``i >= 1`` idle servers
     and runs the fastest of ``i`` replicas (a law known in the time domain, split off so that
     only the rest is inverted), otherwise it queues behind a busy server (the efs busy
-    transform, mean ``busy_mean``). For Random (``d = 1``) this is the Pollaczek-Khinchine law
-    split at the empty queue: ``T = B`` with probability ``1 - rho``."""
-    idle_weights = _binomial_weights(d, 1.0 - b)
+    transform, mean ``busy_mean``, ``free = 1 - rho_B``). For Random (``d = 1``) this is the
+    Pollaczek-Khinchine law split at the empty queue: ``T = B`` with probability ``1 - rho``
+    (``idle``)."""
+    idle_weights = _binomial_weights(d, idle)
     all_busy = idle_weights[0]
-    first = model.fastest_mixture(_binomial_weights(d - 1, 1.0 - b))
-    busy = mg1._efs_busy_transform(lam_b, first, model.replica())
+    first = model.fastest_mixture(_binomial_weights(d - 1, idle))
+    busy = mg1._efs_busy_transform(lam_b, first, model.replica(), free)
     lower = _smallest(model.fastest(d))
-    scale = model.mean_runtime()
+    # the inversion allows for the loss of digits of the busy transform at small |s| (near
+    # load 1) unless the transform is computed without it (mg1._Remainder)
+    scale = None if busy.accurate else model.mean_runtime()
     if all_busy >= 1.0:
         return ResponseTime(busy, mean, lower=lower, scale=scale)
     immediate = model.fastest_mixture(idle_weights[1:])
-    transform = _TwoParts(1.0 - all_busy, immediate.lst, busy)
-    split = (1.0 - all_busy, immediate, busy, busy_mean)
+    some_idle = -math.expm1(d * math.log1p(-idle))   # 1 - b^d
+    transform = _TwoParts(some_idle, immediate.lst, busy)
+    split = (some_idle, immediate, busy, busy_mean)
     return ResponseTime(transform, mean, split=split, lower=lower, scale=scale)
 
 
