@@ -278,8 +278,13 @@ class Distribution:
     def moment(self, k: int) -> float:
         """Raw moment ``E[X^k]`` for a positive integer ``k`` (``inf`` if it diverges)."""
         k = _checks.positive_int("k", k)
-        value = float(self._moment(k))
-        return value if value >= 0 else math.inf
+        # remembered per law (laws are immutable; a generic moment is a quadrature, and the
+        # transforms near load 1 ask for a law's first 27 moments at every analysis)
+        memo = self.__dict__.setdefault("_moment_memo", {})
+        if k not in memo:
+            value = float(self._moment(k))
+            memo[k] = value if value >= 0 else math.inf
+        return memo[k]
 
     def var(self) -> float:
         """Variance (``inf`` when the second moment diverges)."""

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
+from scipy import special
 
 from . import _checks
 from .distributions import Distribution, _is_mp, as_distribution
@@ -58,9 +59,10 @@ that loss, was larger than the value."""
 
 class _Remainder:
     """``psi(s) = E[exp(-s B) - 1 + s B]`` for ``Re(s) >= 0`` (numpy arrays), to full relative
-    accuracy: the moment series ``sum_{k >= 2} (-s)^k E[B^k] / k!`` (``_TERMS`` terms, by
+    accuracy: the moment series ``sum_{k >= 2} (-s)^k E[B^k] / k!`` (``k <= _TERMS``, by
     Horner's rule) where ``|s| E[B]`` is below ``radius`` (a quarter of the inverse of the
-    largest ratio of consecutive coefficients, so the terms fall at least fourfold), else
+    largest ratio of consecutive coefficients, so the terms fall at least fourfold and the
+    first left out is below ``4^-25`` of the first), else
     ``B~(s) - 1 + s E[B]`` (no cancellation there). :meth:`of` gives ``None`` for a law whose
     moments are not all finite (heavy tails: no series), whose transforms keep the direct form.
 
@@ -74,7 +76,7 @@ class _Remainder:
     True
     """
 
-    _TERMS = 40
+    _TERMS = 27
 
     def __init__(self, B: Distribution, mean: float, coefficients: np.ndarray, radius: float):
         self.B, self.mean = B, mean
@@ -85,9 +87,17 @@ class _Remainder:
         mean = B.mean()
         if not (math.isfinite(mean) and mean > 0):
             return None
-        unit = B.scaled(1.0 / mean)   # moments in units of E[B] (no overflow at any unit)
+        # E[(B / E[B])^k] / k! through logarithms: the law's own moments (remembered on it; a
+        # scaled copy would recompute them at every analysis), or, where they overflow (a long
+        # time unit), the moments of the law in units of E[B]
+        k = np.arange(2, cls._TERMS + 1)
         with np.errstate(all="ignore"):
-            a = np.array([unit.moment(k) / math.factorial(k) for k in range(2, cls._TERMS + 1)])
+            moments = np.array([B.moment(int(j)) for j in k])
+            scale = math.log(mean)
+            if not np.all(np.isfinite(moments)):
+                unit = B.scaled(1.0 / mean)
+                moments, scale = np.array([unit.moment(int(j)) for j in k]), 0.0
+            a = np.exp(np.log(moments) - k * scale - special.gammaln(k + 1))
             ratios = a[1:] / a[:-1]
         if not (np.all(np.isfinite(a)) and np.all(a > 0) and np.all(np.isfinite(ratios))):
             return None
