@@ -16,6 +16,7 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
+from fractions import Fraction
 from functools import cached_property
 
 import mpmath
@@ -282,9 +283,30 @@ class Distribution:
         # transforms near load 1 ask for a law's first 27 moments at every analysis)
         memo = self.__dict__.setdefault("_moment_memo", {})
         if k not in memo:
-            value = float(self._moment(k))
+            try:
+                value = float(self._moment(k))
+            except (OverflowError, ZeroDivisionError):   # a power beyond the floats: logs
+                value = self._moment_in_logs(k)
             memo[k] = value if value >= 0 else math.inf
         return memo[k]
+
+    def _moment_in_logs(self, k: int) -> float:
+        """``E[X^k] = c^k E[(X / c)^k]`` with ``c = E[X]``, combined in logarithms: ``inf`` or
+        0 where the value is beyond the floats (a closed form's ``rate^k`` had raised
+        ``OverflowError``)."""
+        c = self.mean()
+        if not (math.isfinite(c) and c > 0):
+            return math.inf
+        unit = self.scaled(1.0 / c).moment(k)
+        with np.errstate(over="ignore", divide="ignore"):
+            return float(np.exp(k * math.log(c) + np.log(unit)))
+
+    def _mean_exact(self) -> Fraction | None:
+        """``E[X]`` as the exact rational number the law's float parameters give, where a
+        closed form allows (``None`` otherwise): near load 1 the wait is inversely
+        proportional to ``1 - lam E[X]``, which the rounding of ``E[X]`` alone moves by
+        ``eps / (1 - rho)`` relative."""
+        return None
 
     def var(self) -> float:
         """Variance (``inf`` when the second moment diverges)."""
@@ -785,6 +807,9 @@ class Exponential(Distribution):
     def _moment(self, k):
         return math.factorial(k) / self.rate**k
 
+    def _mean_exact(self):
+        return 1 / Fraction(self.rate)
+
     def _lst(self, s):
         return self.rate / (self.rate + s)
 
@@ -936,6 +961,10 @@ class Discrete(Distribution):
     def _moment(self, k):
         return math.fsum(self.probs * self.values**k)
 
+    def _mean_exact(self):
+        return sum((Fraction(p) * Fraction(v) for p, v in zip(self.probs, self.values)),
+                   Fraction(0))
+
     def _lst(self, s):
         return _over_atoms(lambda z, v: np.exp(-z * v), s, self.values, self.probs)
 
@@ -1055,6 +1084,9 @@ class Erlang(Distribution):
     def _moment(self, n):
         return math.exp(special.gammaln(self.k + n) - special.gammaln(self.k)) / self.rate**n
 
+    def _mean_exact(self):
+        return self.k / Fraction(self.rate)
+
     def _lst(self, s):
         return (self.rate / (self.rate + s)) ** self.k
 
@@ -1108,6 +1140,10 @@ class HyperExponential(Distribution):
 
     def _moment(self, k):
         return math.factorial(k) * math.fsum(self.probs * self.rates**-float(k))
+
+    def _mean_exact(self):
+        return sum((Fraction(p) / Fraction(r) for p, r in zip(self.probs, self.rates)),
+                   Fraction(0))
 
     def _lst(self, s):
         return _weighted(self.rates / (self.rates + s[..., None]), self.probs)
@@ -1167,6 +1203,9 @@ class ShiftedExponential(Distribution):
         return sum(math.comb(k, j) * self.shift ** (k - j) * math.factorial(j) / self.rate**j
                    for j in range(k + 1))
 
+    def _mean_exact(self):
+        return Fraction(self.shift) + 1 / Fraction(self.rate)
+
     def _lst(self, s):
         return np.exp(-s * self.shift) * self.rate / (self.rate + s)
 
@@ -1222,6 +1261,9 @@ class Uniform(Distribution):
     def _moment(self, k):
         a, b = self.low, self.high
         return (b ** (k + 1) - a ** (k + 1)) / ((k + 1) * (b - a))
+
+    def _mean_exact(self):
+        return (Fraction(self.low) + Fraction(self.high)) / 2
 
     def _lst(self, s):
         width = self.high - self.low
@@ -1504,6 +1546,13 @@ class Mixture(Distribution):
         return math.fsum(w * c.moment(k) for c, w in zip(self.components, self.weights)
                          if w > 0)
 
+    def _mean_exact(self):
+        means = [(Fraction(w), c._mean_exact()) for c, w in zip(self.components, self.weights)
+                 if w > 0]
+        if any(mean is None for _, mean in means):
+            return None
+        return sum((w * mean for w, mean in means), Fraction(0))
+
     def _lst(self, s):
         return self._combine("_lst", s)
 
@@ -1647,6 +1696,10 @@ class _Product(Distribution):
     def _moment(self, k):
         a, b = self.X.moment(k), self.M.moment(k)
         return 0.0 if a == 0 or b == 0 else a * b
+
+    def _mean_exact(self):
+        a, b = self.X._mean_exact(), self.M._mean_exact()
+        return None if a is None or b is None else a * b
 
     def _given(self, hook: str, x):
         """``P(X M <= x)`` (``_cdf_all``) or ``P(X M > x)`` (``_sf_all``) at the array ``x``."""
@@ -1979,6 +2032,10 @@ class _Scaled(Distribution):
 
     def _moment(self, k):
         return self.c**k * self.base.moment(k)
+
+    def _mean_exact(self):
+        base = self.base._mean_exact()
+        return None if base is None else Fraction(self.c) * base
 
     def _lst(self, s):
         return self.base._lst(self.c * s)

@@ -17,9 +17,11 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 from scipy import special
 
@@ -61,10 +63,13 @@ class _Remainder:
     """``psi(s) = E[exp(-s B) - 1 + s B]`` for ``Re(s) >= 0`` (numpy arrays), to full relative
     accuracy: the moment series ``sum_{k >= 2} (-s)^k E[B^k] / k!`` (``k <= _TERMS``, by
     Horner's rule) where ``|s| E[B]`` is below ``radius`` (a quarter of the inverse of the
-    largest ratio of consecutive coefficients, so the terms fall at least fourfold and the
-    first left out is below ``4^-25`` of the first), else
-    ``B~(s) - 1 + s E[B]`` (no cancellation there). :meth:`of` gives ``None`` for a law whose
-    moments are not all finite (heavy tails: no series), whose transforms keep the direct form.
+    largest ratio of consecutive coefficients, so the terms fall at least fourfold), else
+    ``B~(s) - 1 + s E[B]`` (``b = B~(s)`` from the caller where it has it), whose rounding is
+    then at most ``_DIRECT_LOSS`` relative. :meth:`of` gives ``None`` (the transforms keep the
+    direct form) unless the series is trusted: every moment finite, the ratios of the last
+    coefficients not growing (a geometric tail, or faster: a lognormal's grow without end),
+    and the series
+    and the direct form agree at the radius.
 
     Examples
     --------
@@ -77,6 +82,7 @@ class _Remainder:
     """
 
     _TERMS = 27
+    _DIRECT_LOSS = 1e-12
 
     def __init__(self, B: Distribution, mean: float, coefficients: np.ndarray, radius: float):
         self.B, self.mean = B, mean
@@ -88,62 +94,97 @@ class _Remainder:
         if not (math.isfinite(mean) and mean > 0):
             return None
         # E[(B / E[B])^k] / k! through logarithms: the law's own moments (remembered on it; a
-        # scaled copy would recompute them at every analysis), or, where they overflow (a long
-        # time unit), the moments of the law in units of E[B]
+        # scaled copy would recompute them at every analysis), or, where they leave the
+        # normal floats (a long or short time unit), those of the law in units of E[B]
         k = np.arange(2, cls._TERMS + 1)
-        with np.errstate(all="ignore"):
+        # (a moment by a failing quadrature warns; the checks below reject it)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             moments = np.array([B.moment(int(j)) for j in k])
             scale = math.log(mean)
-            if not np.all(np.isfinite(moments)):
+            if not np.all(np.isfinite(moments) & (moments > 1e-300)):
                 unit = B.scaled(1.0 / mean)
                 moments, scale = np.array([unit.moment(int(j)) for j in k]), 0.0
             a = np.exp(np.log(moments) - k * scale - special.gammaln(k + 1))
             ratios = a[1:] / a[:-1]
-        if not (np.all(np.isfinite(a)) and np.all(a > 0) and np.all(np.isfinite(ratios))):
+        if not (np.all(np.isfinite(a)) and np.all(a > 0) and np.all(np.isfinite(ratios))
+                and ratios[-1] <= 1.02 * ratios[-2]):
             return None
-        return cls(B, mean, a[::-1].copy(), 0.25 / float(ratios.max()))
+        psi = cls(B, mean, a[::-1].copy(), 0.25 / float(ratios.max()))
+        # at the radius: the direct form's rounding (eps (2 + |w|) / |psi|) small, and the two
+        # forms agreeing within it (moments by a failing quadrature disagree)
+        w = psi.radius * np.exp(1j * np.array([0.0, 0.25, 0.5]) * np.pi)
+        series = psi._series(w)
+        with np.errstate(all="ignore"):
+            direct = B.lst(w / mean) - 1.0 + w
+        loss = np.finfo(float).eps * (2.0 + np.abs(w)) / np.abs(series)
+        if not (np.all(loss <= cls._DIRECT_LOSS)
+                and np.all(np.abs(direct - series) <= 16 * loss * np.abs(series))):
+            return None
+        return psi
 
-    def __call__(self, s):
+    def _series(self, w):
+        """The series at ``w = s E[B]`` (``|w| <= radius``)."""
+        u = -w
+        total = np.zeros(u.shape, dtype=np.result_type(u, float))
+        for coefficient in self.coefficients:
+            total = total * u + coefficient
+        return total * u * u
+
+    def __call__(self, s, b=None):
         s = np.asarray(s)
         w = s * self.mean
         near = np.abs(w) <= self.radius
         out = np.empty(s.shape, dtype=complex if np.iscomplexobj(s) else float)
-        u = -w[near]
-        total = np.zeros(u.shape, dtype=out.dtype)
-        for coefficient in self.coefficients:
-            total = total * u + coefficient
-        out[near] = total * u * u
+        out[near] = self._series(w[near])
         far = s[~near]
+        lst = self.B.lst(far) if b is None else np.broadcast_to(b, s.shape)[~near]
         with np.errstate(over="ignore", invalid="ignore"):
-            out[~near] = self.B.lst(far) - 1.0 + far * self.mean
+            out[~near] = lst - 1.0 + far * self.mean
         return out
 
 
-def _slack(lam: float, mean: float) -> float:
-    """``1 - lam mean`` to the rounding of the result alone (the product taken exactly): near
-    load 1 the rounded product ``lam mean`` moves ``1 - rho``, and with it the wait, by up to
-    ``eps / (1 - rho)`` relative (1e-4 at ``1 - rho = 1e-12``).
+def _slack(rate, B: Distribution) -> tuple[Fraction | float, bool]:
+    """``1 - rate E[B]`` (``rate`` a float or a Fraction) and whether it is exact to its final
+    rounding: a Fraction from the law's exact rational mean where its closed form gives one
+    (:meth:`Distribution._mean_exact`), else a float from its float mean (the product taken
+    exactly; the mean's own rounding stays). Near load 1 the wait is inversely proportional to
+    it, and the rounded product ``rate E[B]`` or mean moves it by up to ``eps / (1 - rho)``
+    relative (1.2e-5 at ``1 - rho = 1e-12``).
 
     Examples
     --------
+    >>> from queuetheory import Exponential
     >>> lam = (1 - 1e-12) / 1.3
-    >>> _slack(lam, 1.3), 1 - lam * 1.3
-    (9.99965922031921e-13, 9.999778782798785e-13)
+    >>> free, exact = _slack(lam, Exponential(1 / 1.3))
+    >>> float(free), exact, 1 - lam * Exponential(1 / 1.3).mean()
+    (9.999112648984011e-13, True, 9.999778782798785e-13)
     """
-    if not (math.isfinite(lam) and math.isfinite(mean)):
-        return 1.0 - lam * mean
-    return float(1 - Fraction(lam) * Fraction(mean))
+    mean = B._mean_exact()
+    if mean is not None:
+        return 1 - Fraction(rate) * mean, True
+    value = B.mean()
+    if not (math.isfinite(value) and math.isfinite(float(rate))):
+        return 1.0 - float(rate) * value, False
+    return float(1 - Fraction(rate) * Fraction(value)), False
 
 
-def _pk_wait_mean(lam: float, m1: float, m2: float, free: float | None = None) -> float:
+def _at_precision(value):
+    """``value`` (a Fraction or a float) as an mpmath number at the working precision."""
+    if isinstance(value, Fraction):
+        return mpmath.mpf(value.numerator) / value.denominator
+    return mpmath.mpf(value)
+
+
+def _pk_wait_mean(lam: float, m1: float, m2: float, free=None) -> float:
     """The Pollaczek-Khinchine wait ``lam E[B^2] / (2 (1 - rho))``; ``free`` is ``1 - rho``
-    when it is known more accurately than from ``lam m1``."""
+    (:func:`_slack`), else taken from the float product ``lam m1``."""
     rho = lam * m1
     if not _checks.stable_load(rho):
         return math.inf
     if lam == 0:
         return 0.0  # no arrivals while busy: nothing to wait for, even if E[B^2] = inf
-    return lam * m2 / (2.0 * (_slack(lam, m1) if free is None else free))
+    return lam * m2 / (2.0 * float(1.0 - rho if free is None else free))
 
 
 def pk_mean(arrival_rate: float, service) -> float:
@@ -179,7 +220,7 @@ def pk_mean(arrival_rate: float, service) -> float:
     m1 = B.mean()
     if not _checks.stable_load(lam * m1):
         return math.inf
-    return m1 + _pk_wait_mean(lam, m1, B.moment(2))
+    return m1 + _pk_wait_mean(lam, m1, B.moment(2), _slack(lam, B)[0])
 
 
 def pk_lst(arrival_rate: float, service) -> Callable:
@@ -215,16 +256,42 @@ def pk_lst(arrival_rate: float, service) -> Callable:
         raise ValueError(f"arrival_rate * E[service] must be < 1 for a stationary queue, "
                          f"got {rho!r}")
 
-    return _PKTransform(lam, B, rho)
+    return _PKTransform(lam, B)
 
 
-class _PKTransform:
+class _NearOne:
+    """What the M/G/1 transforms share near load 1: ``1 - rho`` (``free``, a Fraction where
+    exact), the service's :class:`_Remainder` within ``_NEAR_ONE`` of load 1 where ``1 - rho``
+    is exact, the denominator ``z - lam (1 - b)`` through it, and ``1 - rho`` at the working
+    precision for mpmath arguments (a float ``1 - rho`` had left ``ppf(precision=20)`` of
+    M/M/1 1.2e-6 off at load ``1 - 1e-9``, agreeing with itself at every precision)."""
+
+    def _near_one(self, lam: float, B: Distribution, free=None, exact: bool = False):
+        self.lam, self.B = lam, B
+        if free is None:
+            free, exact = _slack(lam, B)
+        self.free_value = free
+        self.free = float(free)
+        self.remainder = (_Remainder.of(B) if exact and self.free < _NEAR_ONE else None)
+
+    def _free(self, z):
+        """``1 - rho`` for the argument ``z`` (at the working precision for mpmath)."""
+        return _at_precision(self.free_value) if _is_mp(z) else self.free
+
+    def _denominator(self, z, b):
+        """``z - lam (1 - b)`` with ``b = B~(z)``: as ``z (1 - rho) + lam psi(z)`` through
+        the remainder when there is one and ``z`` is not an mpmath number (whose working
+        precision absorbs the cancellation), else directly."""
+        if self.remainder is None or _is_mp(z):
+            return z - self.lam * (1 - b)
+        return z * self.free + self.lam * self.remainder(z, b)
+
+
+class _PKTransform(_NearOne):
     """``(1 - rho) s B~(s) / (s - lam (1 - B~(s)))`` (a class, so that it can be pickled)."""
 
-    def __init__(self, lam: float, B: Distribution, rho: float):
-        self.lam, self.B, self.rho = lam, B, rho
-        self.free = _slack(lam, B.mean())   # 1 - rho
-        self.remainder = _Remainder.of(B) if self.free < _NEAR_ONE else None
+    def __init__(self, lam: float, B: Distribution):
+        self._near_one(lam, B)
 
     @property
     def accurate(self) -> bool:
@@ -234,17 +301,7 @@ class _PKTransform:
     def __call__(self, s):
         b = self.B.lst(s)
         z = _safe(s)
-        return _one_at_zero(s, self.free * z * b / _denominator(
-            z, b, self.lam, self.free, self.remainder))
-
-
-def _denominator(z, b, lam: float, free: float, remainder: _Remainder | None):
-    """``z - lam (1 - b)`` with ``b = B~(z)``: as ``z (1 - rho) + lam psi(z)`` (``free = 1 -
-    rho``) through ``remainder`` (:class:`_Remainder` of ``B``) when there is one and ``z`` is
-    not an mpmath number (whose working precision absorbs the cancellation), else directly."""
-    if remainder is None or _is_mp(z):
-        return z - lam * (1 - b)
-    return z * free + lam * remainder(z)
+        return _one_at_zero(s, self._free(z) * z * b / self._denominator(z, b))
 
 
 def efs_busy_fraction(idle_rate: float, busy_rate: float, first_service, service) -> float:
@@ -268,17 +325,17 @@ def efs_busy_fraction(idle_rate: float, busy_rate: float, first_service, service
     """
     lam_i = _checks.positive("idle_rate", idle_rate)
     lam_b = _checks.nonnegative("busy_rate", busy_rate)
-    mean = as_distribution(service).mean()
-    if not _checks.stable_load(lam_b * mean):
+    B = as_distribution(service)
+    if not _checks.stable_load(lam_b * B.mean()):
         return 1.0
-    x = lam_i * as_distribution(first_service).mean() / _slack(lam_b, mean)
+    x = lam_i * as_distribution(first_service).mean() / float(_slack(lam_b, B)[0])
     return x / (1.0 + x) if math.isfinite(x) else 1.0
 
 
 def _efs_wait_mean(lam_b: float, be1: float, be2: float, b1: float, b2: float,
-                   free: float | None = None) -> float:
+                   free=None) -> float:
     """Mean work found by an arrival during a busy period: excess of B_e plus a P-K wait
-    (``free``: ``1 - rho_B`` if known more accurately than from ``lam_b b1``)."""
+    (``free``: ``1 - rho_B``, as for :func:`_pk_wait_mean`)."""
     return be2 / (2.0 * be1) + _pk_wait_mean(lam_b, b1, b2, free)
 
 
@@ -303,7 +360,8 @@ def efs_busy_response_mean(busy_rate: float, first_service, service) -> float:
     b1 = B.mean()
     if not _checks.stable_load(lam_b * b1):
         return math.inf
-    return _efs_wait_mean(lam_b, Be.mean(), Be.moment(2), b1, B.moment(2)) + b1
+    return _efs_wait_mean(lam_b, Be.mean(), Be.moment(2), b1, B.moment(2),
+                          _slack(lam_b, B)[0]) + b1
 
 
 def efs_busy_response_lst(busy_rate: float, first_service, service) -> Callable:
@@ -331,26 +389,22 @@ def efs_busy_response_lst(busy_rate: float, first_service, service) -> Callable:
     return _efs_busy_transform(lam_b, Be, B)
 
 
-def _efs_busy_transform(lam_b: float, Be: Distribution, B: Distribution,
-                        free: float | None = None) -> Callable:
-    return _EFSBusyTransform(lam_b, Be, B, free)
+def _efs_busy_transform(lam_b: float, Be: Distribution, B: Distribution, free=None,
+                        exact: bool = False) -> Callable:
+    return _EFSBusyTransform(lam_b, Be, B, free, exact)
 
 
-class _EFSBusyTransform:
-    """The transform of :func:`efs_busy_response_lst` (a class, so that it can be pickled)."""
+class _EFSBusyTransform(_NearOne):
+    """The transform of :func:`efs_busy_response_lst` (a class, so that it can be pickled).
+    ``free``: ``1 - rho_B`` from the caller (a Fraction where exact; ``exact``: accurate to its
+    rounding), else :func:`_slack`."""
 
-    def __init__(self, lam_b: float, Be: Distribution, B: Distribution,
-                 free: float | None = None):
-        self.lam_b, self.Be, self.B = lam_b, Be, B
-        self.be1 = Be.mean()
-        self.rho_b = lam_b * B.mean()
-        # 1 - rho_B, from the caller where it knows it more accurately than lam_b E[B]
-        self.free = _slack(lam_b, B.mean()) if free is None else free
-        self.remainder = self.first = None
-        if self.free < _NEAR_ONE:
-            self.remainder = _Remainder.of(B)
-            self.first = (self.remainder if Be is B or self.remainder is None
-                          else _Remainder.of(Be))
+    def __init__(self, lam_b: float, Be: Distribution, B: Distribution, free=None,
+                 exact: bool = False):
+        self._near_one(lam_b, B, free, exact)
+        self.Be, self.be1 = Be, Be.mean()
+        self.first = (self.remainder if Be is B or self.remainder is None
+                      else _Remainder.of(Be))
 
     @property
     def accurate(self) -> bool:
@@ -360,13 +414,11 @@ class _EFSBusyTransform:
     def __call__(self, s):
         z = _safe(s)
         b = self.B.lst(s)
+        wait = self._free(z) * z / self._denominator(z, b)
         if self.accurate and not _is_mp(s):
             # (1 - B_e~(z)) / z = E[B_e] - psi_e(z) / z: no cancellation at small |z|
-            excess = 1 - self.first(z) / (z * self.be1)
-            wait = self.free * z / _denominator(z, b, self.lam_b, self.free, self.remainder)
-            return _one_at_zero(s, excess * wait * b)
+            psi = self.first(z, b) if self.Be is self.B else self.first(z)
+            return _one_at_zero(s, (1 - psi / (z * self.be1)) * wait * b)
         # Random (d = 1): the first service is the service (a costly transform, once)
         be = b if self.Be is self.B else self.Be.lst(s)
-        excess = (1 - be) / (z * self.be1)
-        wait = self.free * z / (z - self.lam_b * (1 - b))
-        return _one_at_zero(s, excess * wait * b)
+        return _one_at_zero(s, (1 - be) / (z * self.be1) * wait * b)

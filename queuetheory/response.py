@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 from collections.abc import Callable
 
@@ -750,6 +752,7 @@ def _warn_if_inaccurate(values: np.ndarray, errors: np.ndarray, statistic: str) 
             size = np.where(np.isfinite(values) & (values > 0), errors / values, 0.0)
     else:
         size = errors
+    size = np.where(np.isnan(size), np.inf, size)   # an estimate that is NaN says nothing
     worst = int(np.argmax(size))
     if size[worst] > _WARN_RELATIVE:
         quantile = statistic == "quantiles"
@@ -758,7 +761,17 @@ def _warn_if_inaccurate(values: np.ndarray, errors: np.ndarray, statistic: str) 
             f"a {'quantile' if quantile else statistic} value ({values[worst]:.6g}) has an "
             f"estimated error of "
             f"{errors[worst]:.2g}{relative}: fewer digits than shown are right "
-            f"(full_output=True gives every estimate)"), stacklevel=3)
+            f"(full_output=True gives every estimate)"), stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """``stacklevel`` of the first frame outside this package (the user's call: ``ppf``,
+    ``quantile``, ``interval`` and ``Prediction.quantile`` sit at different depths)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _zero(s):

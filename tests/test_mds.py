@@ -512,10 +512,11 @@ def test_one_task_per_batch_is_the_random_system(policy):
     for load in (0.9, 1 - 1e-9):
         lam = load / runtime.mean_runtime()
         p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
-        B = runtime.replica()
-        # Pollaczek-Khinchine in rational arithmetic on the same floats (1 - lam E[B] from the
-        # rounded product is 4.6e-9 relative off at 1 - 1e-9)
-        m1, m2, f = Fraction(B.mean()), Fraction(B.moment(2)), Fraction(lam)
+        # Pollaczek-Khinchine in rational arithmetic on the law's float parameters: E[X S] =
+        # (p1 + 3 p3) * 3, E[(X S)^2] = (p1 + 9 p3) * 31 / 3 (1 - lam E[B] from rounded floats
+        # is 4.6e-9 relative off at 1 - 1e-9)
+        p1, p3 = (Fraction(v) for v in runtime.X.probs)
+        m1, m2, f = (p1 + 3 * p3) * 3, (p1 + 9 * p3) * Fraction(31, 3), Fraction(lam)
         pk = float(m1 + f * m2 / (2 * (1 - f * m1)))
         assert p.mean == pytest.approx(pk, rel=1e-14) and p.exact
         assert "one task per batch, the Random system" in p.method

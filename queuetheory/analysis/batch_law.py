@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import interpolate, optimize, special
@@ -489,17 +490,22 @@ def _sojourn_scale(lam_task: float, B: Distribution) -> float:
     return mean if math.isfinite(mean) else B.mean()
 
 
-def _ir_batch_law(policy, runtime: IR, lam_task: float):
+def _ir_batch_law(policy, runtime: IR, lam_task: float, exact_rate: Fraction | None = None):
     """Batch time under IR: an order statistic of i.i.d. P-K sojourns (exact M/M/1 forms),
     the sojourn's law, and the map from the batch time's levels to the sojourn's (the
-    ``q``-quantile of the batch time is the sojourn's quantile at that level)."""
+    ``q``-quantile of the batch time is the sojourn's quantile at that level). ``exact_rate``:
+    the task rate ``N lam / n`` as a Fraction, whose float ``lam_task`` would move ``1 - rho``
+    by ``eps / (1 - rho)`` near load 1."""
     R = runtime.R
+    rate = Fraction(lam_task) if exact_rate is None else exact_rate
     if isinstance(R, Exponential):
-        sojourn = Exponential(R.rate - lam_task)
+        sojourn = Exponential(float(Fraction(R.rate) - rate))
     else:
         # the M/G/1 (Random) response time: R itself, split off with probability 1 - rho, and
         # the queueing part inverted (kinks of R cost nothing)
-        sojourn = analyze_riq(System(Random(), runtime, arrival_rate=lam_task)).response_time
+        free, exact = mg1._slack(rate, R)
+        sojourn = analyze_riq(System(Random(), runtime, arrival_rate=lam_task),
+                              free=free if exact else None).response_time
     n = policy.n
     if isinstance(policy, MDS):
         return (OrderStatistic(sojourn, n, n + policy.m), sojourn,

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 from .. import _checks, mg1
 from ..distributions import Exponential
@@ -226,11 +227,11 @@ def analyze_batch(system: System) -> Prediction:
             raise NotImplementedError(f"{policy.label()}: {refusal(error)}") from None
     # (runtimes with atoms under IR: the grid above, with its error estimates)
     # IR near load 1: the sojourn's transform through the moment series of the runtime's
-    # (mg1._Remainder), to full accuracy at the small |s| that decide the tail; a heavy tail
-    # has no such series
-    accurate = (isinstance(runtime, IR)
-                and (isinstance(runtime.R, Exponential) or mg1._Remainder.of(B) is not None))
-    if not accurate and 1.0 - load_task < _NEAR_ONE:
+    # (mg1._Remainder) and 1 - rho from its exact rational mean, to full accuracy at the small
+    # |s| that decide the tail; a heavy tail has no such series
+    if 1.0 - load_task < _NEAR_ONE and not (isinstance(runtime, IR) and (
+            isinstance(runtime.R, Exponential)
+            or (B._mean_exact() is not None and mg1._Remainder.of(B) is not None))):
         raise NotImplementedError(
             f"{policy.label()} at task load {load_task:.12g}: within "
             f"{_NEAR_ONE:g} of 1 the task sojourn's tail, inverted numerically, loses digits "
@@ -255,7 +256,8 @@ def analyze_batch(system: System) -> Prediction:
         law = BatchCompletionTime(sf, scale, edges=edges, adaptive=adaptive,
                                   points=2 * _GL_T_POINTS, coarser=coarser)
     else:
-        inner, sojourn, levels = _ir_batch_law(policy, runtime, lam_task)
+        inner, sojourn, levels = _ir_batch_law(policy, runtime, lam_task,
+                                               Fraction(tasks) * Fraction(lam) / policy.n)
         law = BatchCompletionTime(inner._sf_all, _sojourn_scale(lam_task, B), law=inner,
                                   heavy=heavy, sojourn=(sojourn, levels))
     index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf

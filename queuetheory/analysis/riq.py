@@ -70,26 +70,31 @@ def busy_fraction(system: System) -> float:
     return _busy_state(system)[0]
 
 
-def _busy_state(system: System) -> tuple[float, float, float, float]:
-    """``(b, 1 - b, lam_B, 1 - rho_B)`` with ``lam_B = lam b^(d-1)`` and ``rho_B = lam_B E[B]``,
-    the differences from 1 to full relative accuracy (near load 1 they set the wait, which is
-    inversely proportional to ``1 - rho_B``): the balance of :func:`busy_fraction` solved for
-    ``b`` and, within ``mg1._NEAR_ONE`` of load 1, for ``delta = 1 - b`` as
-    ``(1 - delta) (1 - rho_B(delta)) = delta lam d E[B_e]`` with ``1 - rho_B(delta) = (1 - rho)
-    + lam E[B] (1 - (1 - delta)^(d-1))``, a sum of positive terms (the root for ``b`` to the
-    rounding of ``b`` had left ``1 - rho_B`` 4.7e-10 off at load ``1 - 2^-30``, RIQ(2),
-    exponential runtimes, and up to ``1e-15 / (1 - rho)`` relative). ``(1, 0, lam, 0)`` for
-    an unstable system."""
+def _busy_state(system: System, free=None) -> tuple[float, float, float, object, bool]:
+    """``(b, 1 - b, lam_B, 1 - rho_B, exact)`` with ``lam_B = lam b^(d-1)`` and ``rho_B = lam_B
+    E[B]``, the differences from 1 to full relative accuracy (near load 1 they set the wait,
+    which is inversely proportional to ``1 - rho_B``) where ``exact``: ``1 - rho`` from the
+    law's exact rational mean (:func:`queuetheory.mg1._slack`; a Fraction for ``d = 1``, or
+    ``free`` from the caller), and the balance of :func:`busy_fraction` solved for ``b`` and,
+    within ``mg1._NEAR_ONE`` of load 1, for ``delta = 1 - b`` as ``(1 - delta) (1 -
+    rho_B(delta)) = delta lam d E[B_e]`` with ``1 - rho_B(delta) = (1 - rho) + lam E[B] (1 -
+    (1 - delta)^(d-1))``, a sum of positive terms (the root for ``b`` to the rounding of ``b``
+    had left ``1 - rho_B`` 4.7e-10 off at load ``1 - 2^-30``, RIQ(2), exponential runtimes,
+    and up to ``1e-15 / (1 - rho)`` relative). ``(1, 0, lam, 0, True)`` for an unstable
+    system."""
     model, lam = system.runtime, system.arrival_rate
     d = system.policy.polled
     _check_d(d)
     rho = system.load
     if not _checks.stable_load(rho):
-        return 1.0, 0.0, lam, 0.0
+        return 1.0, 0.0, lam, 0.0, True
     m1 = model.fastest_moment(1, 1)
-    free = mg1._slack(lam, m1)   # 1 - rho
+    exact = True
+    if free is None:
+        free, exact = mg1._slack(lam, model.replica())   # 1 - rho
     if d == 1:
-        return rho, free, lam, free
+        return rho, float(free), lam, free, exact
+    free = float(free)
     if free < mg1._NEAR_ONE:
         def lost(delta):   # 1 - (1 - delta)^(d-1)
             return 1.0 if delta >= 1.0 else -math.expm1((d - 1) * math.log1p(-delta))
@@ -100,7 +105,8 @@ def _busy_state(system: System) -> tuple[float, float, float, float]:
 
         delta = optimize.brentq(balance_idle, 0.0, 1.0, xtol=1e-300,
                                 rtol=4 * np.finfo(float).eps)
-        return 1.0 - delta, delta, lam * (1.0 - lost(delta)), free + lam * m1 * lost(delta)
+        return (1.0 - delta, delta, lam * (1.0 - lost(delta)), free + lam * m1 * lost(delta),
+                exact)
 
     def balance(b):
         return (b * (1.0 - lam * b ** (d - 1) * m1)
@@ -112,12 +118,15 @@ def _busy_state(system: System) -> tuple[float, float, float, float]:
         hi = 1.0
     b = optimize.brentq(balance, 0.0, hi, xtol=1e-300, rtol=1e-15)
     lam_b = lam * b ** (d - 1)
-    return b, 1.0 - b, lam_b, mg1._slack(lam_b, m1)
+    return b, 1.0 - b, lam_b, 1.0 - lam_b * m1, False
 
 
 @register(Random, RIQ)
-def analyze_riq(system: System) -> Prediction:
-    """Random (d = 1) and RIQ(d) in the k -> infinity limit; see the module docstring."""
+def analyze_riq(system: System, *, free=None) -> Prediction:
+    """Random (d = 1) and RIQ(d) in the k -> infinity limit; see the module docstring.
+
+    ``free``: ``1 - rho`` exactly (a Fraction) where the caller knows it better than the
+    arrival rate's float does (a batch's task rate ``N lam / n``)."""
     policy, model = system.policy, system.runtime
     d = policy.polled
     _check_d(d)
@@ -137,7 +146,7 @@ def analyze_riq(system: System) -> Prediction:
         return Prediction(system, method=method, exact=True, stable=False, mean=math.inf,
                           busy_fraction=1.0, cost=model.mean_runtime(), assumptions=assumptions,
                           references=_REFERENCES, limit=d > 1)
-    b, idle, lam_b, free = _busy_state(system)
+    b, idle, lam_b, free, exact = _busy_state(system, free)
     idle_weights = _binomial_weights(d, idle)  # P(i of the d polled servers are idle)
     b1, b2 = model.fastest_moment(1, 1), model.fastest_moment(1, 2)
     be1 = _first_service_moment(model, d, idle, 1)
@@ -152,25 +161,26 @@ def analyze_riq(system: System) -> Prediction:
     cost = sum(idle_weights[i] * i * model.fastest_moment(i, 1) for i in range(1, d + 1))
     cost += all_busy * b1
 
-    response_time = functools.partial(_response_time, model, d, idle, lam_b, free, mean,
-                                      wait + b1)
+    response_time = functools.partial(_response_time, model, d, idle, lam_b, free, exact,
+                                      mean, wait + b1)
     return Prediction(system, method=method, exact=True, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=b, cost=cost,
                       assumptions=assumptions, references=_REFERENCES, limit=d > 1)
 
 
-def _response_time(model, d: int, idle: float, lam_b: float, free: float, mean: float,
+def _response_time(model, d: int, idle: float, lam_b: float, free, exact: bool, mean: float,
                    busy_mean: float) -> ResponseTime:
     """The response-time law: with probability ``1 - b^d`` the job finds ``i >= 1`` idle servers
     and runs the fastest of ``i`` replicas (a law known in the time domain, split off so that
     only the rest is inverted), otherwise it queues behind a busy server (the efs busy
-    transform, mean ``busy_mean``, ``free = 1 - rho_B``). For Random (``d = 1``) this is the
+    transform, mean ``busy_mean``, ``free = 1 - rho_B``, ``exact`` as :func:`_busy_state`).
+    For Random (``d = 1``) this is the
     Pollaczek-Khinchine law split at the empty queue: ``T = B`` with probability ``1 - rho``
     (``idle``)."""
     idle_weights = _binomial_weights(d, idle)
     all_busy = idle_weights[0]
     first = model.fastest_mixture(_binomial_weights(d - 1, idle))
-    busy = mg1._efs_busy_transform(lam_b, first, model.replica(), free)
+    busy = mg1._efs_busy_transform(lam_b, first, model.replica(), free, exact)
     lower = _smallest(model.fastest(d))
     # the inversion allows for the loss of digits of the busy transform at small |s| (near
     # load 1) unless the transform is computed without it (mg1._Remainder)
@@ -178,7 +188,7 @@ def _response_time(model, d: int, idle: float, lam_b: float, free: float, mean: 
     if all_busy >= 1.0:
         return ResponseTime(busy, mean, lower=lower, scale=scale)
     immediate = model.fastest_mixture(idle_weights[1:])
-    some_idle = -math.expm1(d * math.log1p(-idle))   # 1 - b^d
+    some_idle = 1.0 if idle >= 1.0 else -math.expm1(d * math.log1p(-idle))   # 1 - b^d
     transform = _TwoParts(some_idle, immediate.lst, busy)
     split = (some_idle, immediate, busy, busy_mean)
     return ResponseTime(transform, mean, split=split, lower=lower, scale=scale)
