@@ -144,6 +144,7 @@ def test_mean_near_load_one_is_exact_for_the_given_floats(policy):
     assert integral == pytest.approx(p.mean, rel=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", [qt.IR(qt.Deterministic(1.0)),
                                      qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
                                      qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 3], [0.8, 0.2]))])
@@ -232,14 +233,19 @@ def test_near_load_one_in_any_unit_of_time(runtime, unit):
     assert np.all(errors <= 1e-9 * values)
 
 
-def test_moment_series_is_refused_where_it_cannot_be_trusted():
+@pytest.mark.slow
+def test_moment_series_is_refused_for_lognormal_moments():
     # lognormal moments grow faster than geometrically (and scipy's quadrature of them fails
     # from the 5th on, 1e-8 off at the 8th): the series had been trusted with a radius from
     # wrong moments, its p99 at load 0.999 3e-3 off with 8.8e-6 stated; the transforms keep
-    # the direct form (and its allowance) there. A power tail has no series either.
+    # the direct form (and its allowance) there
     from scipy import stats
     assert mg1._Remainder.of(qt.from_scipy(stats.lognorm(1.5))) is None
     assert mg1._Remainder.of(qt.from_scipy(stats.lognorm(0.3))) is None
+
+
+def test_moment_series_against_closed_forms():
+    # a power tail has no series (the moments' ratios grow towards the index)
     assert mg1._Remainder.of(qt.Pareto(30.0, 1.0)) is None
     # psi(s) = E[exp(-s B) - 1 + s B] against closed forms at 40 digits (the transforms
     # written out here; the float weights 0.9 and 0.1 normalised, their sum being 1 + 3e-17),
