@@ -286,20 +286,21 @@ class Distribution:
             try:
                 value = float(self._moment(k))
             except (OverflowError, ZeroDivisionError):   # a power beyond the floats: logs
-                value = self._moment_in_logs(k)
+                with np.errstate(over="ignore"):
+                    value = float(np.exp(self._log_moment(k)))
             memo[k] = value if value >= 0 else math.inf
         return memo[k]
 
-    def _moment_in_logs(self, k: int) -> float:
-        """``E[X^k] = c^k E[(X / c)^k]`` with ``c = E[X]``, combined in logarithms: ``inf`` or
-        0 where the value is beyond the floats (a closed form's ``rate^k`` had raised
-        ``OverflowError``)."""
+    def _log_moment(self, k: int) -> float:
+        """``log E[X^k]`` where the moment itself may leave the floats (a closed form's
+        ``rate^k`` had raised ``OverflowError``): ``k log c + log E[(X / c)^k]`` with ``c =
+        E[X]``; ``inf`` for a law already in units of its mean (families whose moments grow
+        like factorials give theirs in closed form)."""
         c = self.mean()
-        if not (math.isfinite(c) and c > 0):
+        unit = self.scaled(1.0 / c) if math.isfinite(c) and c > 0 else self
+        if unit is self:
             return math.inf
-        unit = self.scaled(1.0 / c).moment(k)
-        with np.errstate(over="ignore", divide="ignore"):
-            return float(np.exp(k * math.log(c) + np.log(unit)))
+        return k * math.log(c) + unit._log_moment(k)
 
     def _mean_exact(self) -> Fraction | None:
         """``E[X]`` as the exact rational number the law's float parameters give, where a
@@ -807,6 +808,9 @@ class Exponential(Distribution):
     def _moment(self, k):
         return math.factorial(k) / self.rate**k
 
+    def _log_moment(self, k):
+        return math.lgamma(k + 1) - k * math.log(self.rate)
+
     def _mean_exact(self):
         return 1 / Fraction(self.rate)
 
@@ -1083,6 +1087,10 @@ class Erlang(Distribution):
 
     def _moment(self, n):
         return math.exp(special.gammaln(self.k + n) - special.gammaln(self.k)) / self.rate**n
+
+    def _log_moment(self, n):
+        return float(special.gammaln(self.k + n) - special.gammaln(self.k)) - n * math.log(
+            self.rate)
 
     def _mean_exact(self):
         return self.k / Fraction(self.rate)

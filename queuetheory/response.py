@@ -767,7 +767,7 @@ def _warn_if_inaccurate(values: np.ndarray, errors: np.ndarray, statistic: str) 
 def _caller_level() -> int:
     """``stacklevel`` of the first frame outside this package (the user's call: ``ppf``,
     ``quantile``, ``interval`` and ``Prediction.quantile`` sit at different depths)."""
-    package = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frame, level = sys._getframe(1), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1

@@ -29,22 +29,22 @@ def md1(lam):
     return T, rho / (2 * (1 - rho)) + 1   # the mean: where to start the search
 
 
-def riq2_exponential(lam):
+def riq2_exponential(lam, mu=1):
     def balance(b):
-        first = (1 - b) * mp.mpf(1) / 2 + b * 1          # E[B_e]: Exp(2) w.p. 1 - b, else Exp(1)
-        return b * (1 - lam * b) - 2 * (1 - b) * lam * first
-    b = mp.findroot(balance, (mp.mpf("0.5"), 1 - (1 - lam) / 100), solver="anderson")
-    lam_b, rho_b = lam * b, lam * b
+        first = ((1 - b) / 2 + b) / mu                   # E[B_e]: Exp(2 mu) w.p. 1 - b, else Exp(mu)
+        return b * (1 - lam * b / mu) - 2 * (1 - b) * lam * first
+    b = mp.findroot(balance, (mp.mpf("0.5"), 1 - (1 - lam / mu) / 100), solver="anderson")
+    lam_b, rho_b = lam * b, lam * b / mu
     w0, w1, w2 = b ** 2, 2 * (1 - b) * b, (1 - b) ** 2
 
     def Be(s):
-        return (1 - b) * 2 / (2 + s) + b / (1 + s)
-    be1 = (1 - b) / 2 + b
+        return (1 - b) * 2 * mu / (2 * mu + s) + b * mu / (mu + s)
+    be1 = ((1 - b) / 2 + b) / mu
 
     def T(s):
-        B = 1 / (1 + s)
+        B = mu / (mu + s)
         busy = (1 - Be(s)) / (s * be1) * (1 - rho_b) * s / (s - lam_b * (1 - B)) * B
-        return w1 / (1 + s) + w2 * 2 / (2 + s) + w0 * busy
+        return w1 * mu / (mu + s) + w2 * 2 * mu / (2 * mu + s) + w0 * busy
     return T, lam_b / (1 - rho_b) + 1     # the scale of the wait: where to start the search
 
 
@@ -61,9 +61,16 @@ def quantiles(T, scale, dps, method):
         return out
 
 
+def riq2_inexact_mean(lam):
+    """RIQ(2) with Exponential(1 / 1.3) runtimes (a mean 1.3 that is not a float), arrival rate
+    the float ``(1 - 2^-30) / 1.3``: the rate of the float 1 / 1.3, exactly."""
+    return riq2_exponential(mp.mpf(float((1 - 2.0 ** -30) / 1.3)), mp.mpf(1 / 1.3))
+
+
 if __name__ == "__main__":
     lam = 1 - mp.mpf(2) ** -30
-    for name, model in (("M/D/1", md1), ("RIQ(2) exponential", riq2_exponential)):
+    for name, model in (("M/D/1", md1), ("RIQ(2) exponential", riq2_exponential),
+                        ("RIQ(2) exponential, rate 1/1.3", lambda lam: riq2_inexact_mean(lam))):
         for dps, method in ((50, "dehoog"), (80, "dehoog"), (80, "talbot")):
             with mp.workdps(dps):
                 T, scale = model(mp.mpf(lam))

@@ -1611,3 +1611,17 @@ def test_stop_loss_of_an_erlang_law_with_many_phases():
             points = sorted({0, 3, *(b - yk for b in (0.9, 1.0, 1.1, 1.5) if b > yk)})
             ref = mpmath.quad(lambda t, yk=yk: t * pdf(yk + t), points)
             assert value == pytest.approx(float(ref), rel=1e-9, abs=1e-25)
+
+
+def test_moments_beyond_the_floats_are_inf_or_zero_not_an_exception():
+    # a closed form's rate^k left the floats: OverflowError (and, through the time unit, a
+    # recursion) from moment(); now combined in logarithms. References by mpmath at 30 digits
+    import mpmath
+    with mpmath.workdps(30):
+        erlang = mpmath.gamma(203) / mpmath.gamma(3) / mpmath.mpf(3) ** 200
+        small = mpmath.factorial(27) / mpmath.mpf(10) ** (13 * 27)
+    assert qt.Erlang(3, 3.0).moment(200) == pytest.approx(float(erlang), rel=1e-12)
+    assert qt.Exponential(1e13).moment(27) == pytest.approx(float(small), rel=1e-3)  # subnormal
+    assert qt.Exponential(1e13).moment(200) == 0.0      # 200! / 1e2600
+    assert qt.Exponential(1.0).moment(200) == math.inf   # 200! > 1e308
+    assert qt.Exponential(1e-13).moment(27) == math.inf
