@@ -288,10 +288,14 @@ class _NearOne:
 
 
 class _PKTransform(_NearOne):
-    """``(1 - rho) s B~(s) / (s - lam (1 - B~(s)))`` (a class, so that it can be pickled)."""
+    """``(1 - rho) s B~(s) / (s - lam (1 - B~(s)))`` (a class, so that it can be pickled); with
+    ``wait`` the wait's, without the factor ``B~(s)``. ``free``: ``1 - rho`` (:func:`_slack`,
+    exact or not as ``exact`` says) where the caller knows the rate exactly."""
 
-    def __init__(self, lam: float, B: Distribution):
-        self._near_one(lam, B)
+    def __init__(self, lam: float, B: Distribution, free=None, exact: bool = False,
+                 wait: bool = False):
+        self._near_one(lam, B, free, exact)
+        self.wait = wait
 
     @property
     def accurate(self) -> bool:
@@ -301,7 +305,8 @@ class _PKTransform(_NearOne):
     def __call__(self, s):
         b = self.B.lst(s)
         z = _safe(s)
-        return _one_at_zero(s, self._free(z) * z * b / self._denominator(z, b))
+        top = self._free(z) * z if self.wait else self._free(z) * z * b
+        return _one_at_zero(s, top / self._denominator(z, b))
 
 
 def efs_busy_fraction(idle_rate: float, busy_rate: float, first_service, service) -> float:

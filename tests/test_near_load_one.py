@@ -274,3 +274,30 @@ def test_moment_series_against_closed_forms():
             s = np.array([1e-9, 0.05, 2.0 + 3.0j]) / law.mean()
             reference = [complex(lst(mpmath.mpc(z)) - 1 + mpmath.mpc(z) * mean) for z in s]
             assert np.allclose(psi(s), reference, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("runtime, policy, load, reference", [
+    # python scripts/sx_batch_near_one_references.py (mpmath at 25 and 35 digits, independent
+    # of queuetheory: the waits' rational transforms by partial fractions): mean, p50, p99
+    (qt.SX(qt.Erlang(2, MU), qt.Deterministic(1.0)), qt.MDS(4, 2, remove=False), 0.5,
+     [1.5199601708925518, 1.3521452862112568, 4.3996650321707373]),
+    (qt.SX(qt.Erlang(2, MU), qt.Deterministic(1.0)), qt.MDS(4, 2, remove=False), 1 - 2.0**-20,
+     [747110.65416642118, 679599.96774943874, 1941139.3090553895]),
+    (qt.SX(qt.Erlang(2, MU), qt.Deterministic(1.0)), qt.MDS(4, 2, remove=False), 1 - 2.0**-40,
+     [783402034790.65417, 712611941768.82452, 2035431958288.3959]),
+    (qt.SX(qt.Erlang(2, MU), qt.Deterministic(1.0)), qt.Replication(3, 2, remove=False),
+     1 - 2.0**-40, [755914244096.25694, 650811821157.30075, 2350385917314.7]),
+])
+def test_sx_batches_without_removal_near_load_one(runtime, policy, load, reference):
+    # S&X batches were refused within 0.01 of task load 1; the wait's table now comes from
+    # the moment series with 1 - rho from the exact mean and task rate. The error estimates
+    # carry the inversion's own error both tables share: the median of the M/H2/1 case at
+    # load 0.5 was 1.8e-12 off with 6.7e-15 stated
+    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    rate = load * policy.n / tasks / runtime.mean_runtime()
+    p = qt.analyze(qt.System(policy, runtime, arrival_rate=rate))
+    mean, quantiles = reference[0], np.array(reference[1:])
+    assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-7 * mean
+    values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    assert np.all(np.abs(values - quantiles) <= errors)
+    assert np.all(errors <= 1e-6 * quantiles)

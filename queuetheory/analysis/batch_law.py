@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -99,6 +100,10 @@ class BatchCompletionTime(ResponseLaw):
     coarser : BatchCompletionTime, optional
         The same law computed with half the quadrature points: the distance of its quantiles
         is their error estimate (``ppf(q, full_output=True)``).
+    sf_error : callable, optional
+        With ``coarser``: ``t -> `` a bound of the error ``sf`` and ``coarser`` share (the
+        inversion of the wait's tail both tables come from), added to the quantiles' estimates
+        through the density.
     sojourn : (ResponseLaw, callable), optional
         Under IR, the task sojourn's law and the map from the batch time's levels to the
         sojourn's: a batch quantile is a sojourn quantile, and so is its error estimate.
@@ -112,7 +117,7 @@ class BatchCompletionTime(ResponseLaw):
     def __init__(self, sf, scale: float, law: Distribution | None = None, *,
                  edges=None, adaptive: bool = False, heavy: bool = False,
                  points: int = _GL_T_POINTS, coarser: BatchCompletionTime | None = None,
-                 sojourn: tuple | None = None):
+                 sojourn: tuple | None = None, sf_error: Callable | None = None):
         self._sf_function = sf
         self._scale = float(scale)
         self._law = law
@@ -122,6 +127,7 @@ class BatchCompletionTime(ResponseLaw):
         self._points = int(points)
         self._coarser = coarser
         self._sojourn = sojourn
+        self._sf_error = sf_error
         if coarser is not None or sojourn is not None:
             self._accuracy = ("its double-precision values carry error estimates of the "
                               "quantiles (ppf(q, full_output=True)): " + (
@@ -174,7 +180,19 @@ class BatchCompletionTime(ResponseLaw):
             return np.asarray(law.quantile_error(levels(q)), dtype=float) + 4e-15 * values
         if self._coarser is None:
             return None
-        return np.abs(values - self._coarser._ppf(q)) + 4e-15 * np.abs(values)
+        values = np.asarray(values, dtype=float)
+        error = np.abs(values - self._coarser._ppf(q)) + 4e-15 * np.abs(values)
+        if self._sf_error is not None:
+            # the shared error of P(T_b > t) moves the root by about itself over the density
+            # (central difference; at a jump the density is unbounded and the term vanishes)
+            step = 1e-5 * np.maximum(values, self._scale * 1e-3)
+            lower = np.maximum(values - step, 0.0)
+            density = (self._sf(lower) - self._sf(values + step)) / (values + step - lower)
+            shared = self._sf_error(values.ravel()).reshape(values.shape)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                moved = np.where(shared > 0, shared / np.abs(density), 0.0)
+            error = error + np.where(values > 0, moved, 0.0)
+        return error
 
     def _scale_hint(self):
         return self._scale
@@ -203,17 +221,6 @@ class BatchCompletionTime(ResponseLaw):
 
 
 # ------------------------------------------------------------------------ waiting time
-def _wait_lst(lam: float, B: Distribution):
-    """LST of the stationary M/G/1 FCFS wait: ``(1 - rho) s / (s - lam (1 - B~(s)))``."""
-    rho = lam * B.mean()
-
-    def transform(s):
-        z = mg1._safe(s)
-        return mg1._one_at_zero(s, (1 - rho) * z / (z - lam * (1 - B.lst(s))))
-
-    return transform
-
-
 @functools.lru_cache(maxsize=4)
 def _chebyshev_to_uniform(n_nodes: int, n_cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Chebyshev (first kind) nodes ``tau_j`` in (0, 1) and the matrices mapping values at them
@@ -227,11 +234,16 @@ def _chebyshev_to_uniform(n_nodes: int, n_cells: int) -> tuple[np.ndarray, np.nd
     return 0.5 * (xi + 1.0), values, slopes
 
 
-def _invert_sf(lst, t: np.ndarray) -> np.ndarray:
+def _invert_sf(lst, t: np.ndarray, full_output: bool = False):
     """:func:`~queuetheory.transforms.invert_sf` at the 1-d array ``t``, ``_INVERT_CHUNK`` times
-    per call (a few times faster than one call with large temporaries)."""
-    return np.concatenate([np.atleast_1d(transforms.invert_sf(lst, t[a:a + _INVERT_CHUNK]))
-                           for a in range(0, t.size, _INVERT_CHUNK)])
+    per call (a few times faster than one call with large temporaries); with ``full_output``
+    also its error estimates."""
+    parts = [transforms.invert_sf(lst, t[a:a + _INVERT_CHUNK], full_output=True)
+             for a in range(0, t.size, _INVERT_CHUNK)]
+    values = np.concatenate([np.atleast_1d(v) for v, _ in parts])
+    if not full_output:
+        return values
+    return values, np.concatenate([np.atleast_1d(e) for _, e in parts])
 
 
 def _tail_end(lst, floor: float, probes: np.ndarray) -> float:
@@ -262,24 +274,42 @@ class _WaitSF:
     Beyond ``w_max`` the tail is exponential with the secant decay rate of the last piece.
     Evaluating is a table look-up, so millions of points cost milliseconds. ``nodes`` and
     ``dense`` replace ``_WAIT_NODES`` and ``_WAIT_DENSE`` (a coarser table for the error
-    estimate of :func:`queuetheory.analysis.mds.analyze_batch`).
+    estimate of :func:`queuetheory.analysis.mds.analyze_batch`). ``free`` and ``exact``: ``1 -
+    rho`` as :func:`queuetheory.mg1._slack` gives it for the exact rate (near load 1 the
+    transform then goes through the moment series). :meth:`error` bounds the error the
+    inversion leaves in every table of this wait.
     """
 
-    def __init__(self, lam: float, B: Distribution, rho: float, nodes: int = _WAIT_NODES,
-                 dense: int = _WAIT_DENSE):
-        lst = _wait_lst(lam, B)
-        self.rho = rho
+    def __init__(self, lam: float, B: Distribution, free=None, exact: bool = False,
+                 nodes: int = _WAIT_NODES, dense: int = _WAIT_DENSE):
+        if free is None:
+            free, exact = mg1._slack(lam, B)
+        lst = mg1._PKTransform(lam, B, free, exact, wait=True)
+        self.rho = rho = 1.0 - float(free)
         self.c = c = B.mean() / 8.0
-        self.w_max = w_max = _tail_end(lst, _WAIT_FLOOR * rho, c * 2.0 ** np.arange(1, 41))
+        # probes to 2^40 mean runtimes, and beyond by the wait's scale E[B] / (1 - rho)
+        octaves = 41 + max(0, math.ceil(-math.log2(float(free))))
+        self.w_max = w_max = _tail_end(lst, _WAIT_FLOOR * rho, c * 2.0 ** np.arange(1, octaves))
         self.zeta_max = zeta_max = math.log1p(w_max / c)
 
-        def log_tail(zeta):  # inverted log P(W > y | W > 0) at y(zeta), monotone
-            tail = _invert_sf(lst, c * np.expm1(zeta_max * zeta)) / rho
-            return np.log(np.minimum.accumulate(np.clip(tail, 1e-300, 1.0)))
+        def log_tail(zeta):
+            """Inverted ``log P(W > y | W > 0)`` at ``y(zeta)``, monotone, and the inversion's
+            error estimate relative to ``P(W > y)`` (the error of the logarithm)."""
+            tail, error = _invert_sf(lst, c * np.expm1(zeta_max * zeta), full_output=True)
+            tail = np.minimum.accumulate(np.clip(tail / rho, 1e-300, 1.0))
+            return np.log(tail), np.minimum(error / (rho * tail), 1e300)
 
         taus, values, slopes = _chebyshev_to_uniform(nodes, _WAIT_CELLS)
-        at = log_tail(((np.arange(_WAIT_PIECES)[:, None] + taus) / _WAIT_PIECES).ravel())
+        at, relative = log_tail(((np.arange(_WAIT_PIECES)[:, None] + taus)
+                                 / _WAIT_PIECES).ravel())
         at = at.reshape(_WAIT_PIECES, nodes)
+        # the inversion's errors at the nodes through the interpolation of the logarithm:
+        # sum_j |l_j| e_j / P_j at the table's points (l_j the cardinal polynomials), relative
+        # to the tail, per cell the larger of its two ends
+        spread = (relative.reshape(_WAIT_PIECES, nodes) @ np.abs(values).T).ravel()
+        self._error_edges = ((np.arange(_WAIT_PIECES)[:, None]
+                              + np.arange(_WAIT_CELLS + 1) / _WAIT_CELLS) / _WAIT_PIECES).ravel()
+        self._error_envelope = np.maximum(spread[:-1], spread[1:])
         fine = (at @ values.T).ravel()  # per piece, cells + 1 values
         slope = (at @ slopes.T).ravel() / _WAIT_CELLS  # d/d(cell)
         keep = np.ones(fine.size, dtype=bool)
@@ -288,12 +318,17 @@ class _WaitSF:
         check = (np.arange(_WAIT_PIECES)[:, None] + np.array([0.27, 0.73])).ravel()
         check_y = c * np.expm1(zeta_max * check / _WAIT_PIECES)
         error = rho * np.abs(np.exp(self._log_tail(check_y))
-                             - np.exp(log_tail(check / _WAIT_PIECES)))
+                             - np.exp(log_tail(check / _WAIT_PIECES)[0]))
         if error.max() > _WAIT_CHECK:
             zeta = np.linspace(0.0, 1.0, dense + 1)
-            values = log_tail(zeta)
+            values, relative = log_tail(zeta)
             pchip = interpolate.PchipInterpolator(zeta, values)
             self._tabulate(values, pchip.derivative()(zeta) / dense)
+            # PCHIP on a cell depends on the values of the two nodes either side, and moves
+            # by at most about twice their errors (its slopes are harmonic means of secants)
+            padded = np.pad(relative, 1, mode="edge")
+            self._error_edges = zeta
+            self._error_envelope = 2.0 * np.max([padded[j:j + dense] for j in range(4)], axis=0)
         self.log_end = self.coef[0][-1] + self.coef[1][-1] + self.coef[2][-1] + self.coef[3][-1]
         half = c * math.expm1(zeta_max * (1.0 - 1.0 / _WAIT_PIECES))
         self.decay = min((self.log_end - float(self._log_tail(np.array([half]))[0]))
@@ -325,6 +360,19 @@ class _WaitSF:
         out += a0
         return out
 
+    def error(self, y):
+        """A bound of the error of ``P(W > y)`` that every table of this wait shares: the
+        inversion's estimate at the table's nodes about ``y``, relative to the tail (the table
+        holds its logarithm), times the tail (0 for ``y < 0``, where ``P(W > y) = 1`` exactly;
+        beyond ``w_max``, where the tail is extrapolated, at least the tail at ``w_max``)."""
+        y = np.asarray(y, dtype=float)
+        zeta = np.log1p(np.maximum(y, 0.0) / self.c) / self.zeta_max
+        cell = np.clip(np.searchsorted(self._error_edges, zeta) - 1, 0,
+                       self._error_envelope.size - 1)
+        out = np.minimum(self._error_envelope[cell] * self(y), 1.0)
+        far = self.rho * math.exp(self.log_end)
+        return np.where(y < 0, 0.0, np.where(y > self.w_max, np.maximum(out, far), out))
+
     def __call__(self, y):
         y = np.asarray(y, dtype=float)
         out = self._log_tail(np.clip(y, 0.0, self.w_max))
@@ -347,6 +395,19 @@ def _given_size(policy, H):
         return special.betainc(policy.m + 1, policy.n, H)
     with np.errstate(divide="ignore"):  # H = 1: log1p(-1) = -inf gives exactly 1
         return -np.expm1(policy.n * np.log1p(-H**policy.d))
+
+
+def _given_size_slope(policy, H):
+    """``d/dH`` of :func:`_given_size`: the Beta(m + 1, n) density at ``H`` (MDS), ``n d
+    H^(d - 1) (1 - H^d)^(n - 1)`` (replication); at most the number of tasks."""
+    H = np.clip(H, 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if isinstance(policy, MDS):
+            m, n = policy.m, policy.n
+            return np.exp(special.xlogy(m, H) + special.xlog1py(n - 1, -H)
+                          - special.betaln(m + 1, n))
+        d, n = policy.d, policy.n
+        return n * d * H ** (d - 1) * (1.0 - H ** d) ** (n - 1)
 
 
 def _support_nodes(dist: Distribution):
@@ -373,19 +434,21 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
     at the probability levels of :data:`_U_LEVELS` and at the jumps ``F_X(t / s)``; beyond,
     every task is unfinished (``H = 1``), which contributes ``P(X > t / s_min)`` exactly.
     ``points`` Gauss-Legendre points per piece; ``wait_sf``, the table of ``P(W > y)`` when
-    already built. Returns the survival function, the edges and ``wait_sf``.
+    already built. Returns the survival function, the edges and a bound of the error of the
+    survival function that the table's inversion leaves (:meth:`_WaitSF.error` through the
+    same rules: ``E_X[Psi'(H(t | X)) sum_s p_s e(t - X s)]``).
     """
     X, S = runtime.X, runtime.S
     B = runtime.replica()
-    rho = lam_task * B.mean()
-    wait_sf = _WaitSF(lam_task, B, rho) if wait_sf is None else wait_sf
+    wait_sf = _WaitSF(lam_task, B) if wait_sf is None else wait_sf
     gl_nodes, gl_weights = gauss_legendre(points)
     s_values, s_weights = _support_nodes(S)
     atoms = S.atoms is not None
 
-    def H_chunk(t, x):  # P(W + x S > t) for 1-d arrays t, x of one size
+    def H_chunk(t, x, error):  # P(W + x S > t) for 1-d arrays t, x of one size (its error)
+        tail = wait_sf.error if error else wait_sf
         if atoms:
-            return wait_sf(t[:, None] - x[:, None] * s_values) @ s_weights
+            return tail(t[:, None] - x[:, None] * s_values) @ s_weights
         # continuous S: P(x S > t) + E[P(W > t - x S); x S <= t], the expectation by
         # Gauss-Legendre in probability space on [0, F_S(t / x)] (the integrand jumps from
         # P(W > 0) = rho to 1 at S = t / x: a rule across it is first order, 0.5 % of a tail)
@@ -397,26 +460,32 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
         u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes).reshape(t.size, -1)
         w = (0.5 * (hi - lo) * gl_weights).reshape(t.size, -1)
         s = np.nan_to_num(S._ppf_all(np.clip(u, 0.0, 1.0)), posinf=np.finfo(float).max)
-        below = (wait_sf(np.maximum(t[:, None] - x[:, None] * s, 0.0)) * w).sum(axis=1)
-        return S._sf_all(ratio) + below
+        below = (tail(np.maximum(t[:, None] - x[:, None] * s, 0.0)) * w).sum(axis=1)
+        return below if error else S._sf_all(ratio) + below
 
-    def H(t, x):  # in chunks: large temporaries are much slower (cache, page faults)
+    def H(t, x, error=False):  # in chunks: large temporaries are much slower (cache, paging)
         t, x = np.broadcast_arrays(t, x)
         flat_t, flat_x = t.ravel(), x.ravel()
         out = np.empty(flat_t.size)
         per_row = s_values.size if atoms else (_U_LEVELS.size - 1) * gl_nodes.size
         step = max(1, _CHUNK // per_row)
         for a in range(0, flat_t.size, step):
-            out[a:a + step] = H_chunk(flat_t[a:a + step], flat_x[a:a + step])
+            out[a:a + step] = H_chunk(flat_t[a:a + step], flat_x[a:a + step], error)
         return out.reshape(t.shape)
+
+    def given(t, x, error):  # P(T_b > t | X = x), or the bound of its error
+        tail = H(t, x)
+        if error:
+            return _given_size_slope(policy, tail) * H(t, x, True)
+        return _given_size(policy, tail)
 
     if X.atoms is not None:
         x_atoms, x_probs = _support_nodes(X)
 
-        def sf(t):
+        def sf(t, error=False):
             tt = np.repeat(t[:, None], x_atoms.size, axis=1)
             xx = np.broadcast_to(x_atoms, tt.shape)
-            return _given_size(policy, H(tt, xx)) @ x_probs
+            return given(tt, xx, error) @ x_probs
 
         jumps = np.outer(x_atoms, s_values).ravel() if atoms else np.array([])
     else:
@@ -425,11 +494,11 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
         s_jumps = s_values if atoms else _positive_ends(S)
         s_min = s_values.min() if atoms else 0.0
 
-        def sf(t):
+        def sf(t, error=False):
             with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-                return _integrate_over_x(t)
+                return _integrate_over_x(t, error)
 
-        def _integrate_over_x(t):
+        def _integrate_over_x(t, error):
             top = X._cdf_all(t / s_min) if s_min > 0 else np.ones_like(t)
             jumps = X._cdf_all(np.divide.outer(t, s_jumps))
             levels = np.sort(np.concatenate([np.minimum(_U_LEVELS, top[:, None]), jumps],
@@ -443,9 +512,10 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
             x = X._ppf_all(np.clip(u, 0.0, 1.0).ravel()).reshape(u.shape)
             x = np.nan_to_num(x, posinf=np.finfo(float).max)
             tt = np.broadcast_to(t[rows, None], u.shape)
-            pieces = (_given_size(policy, H(tt, x)) * w).sum(axis=1)
+            pieces = (given(tt, x, error) * w).sum(axis=1)
             inner = np.bincount(rows, weights=pieces, minlength=t.size)
-            return inner + (1.0 - top)
+            # beyond t / s_min every task is unfinished: P(T_b > t | x) = 1 exactly
+            return inner if error else inner + (1.0 - top)
 
         ends = X._ppf_all(np.array([0.0, 1.0]))  # kinks of P(T_b > t)
         ends = ends[np.isfinite(ends) & (ends > 0)]
@@ -459,15 +529,15 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
     edges = np.unique(np.concatenate([[0.0], geometric[:last + 1 if last >= 0 else None],
                                       jumps[jumps < horizon]]))
 
-    def sf_any(t):
+    def sf_any(t, error=False):
         t = np.asarray(t, dtype=float)
-        out = np.ones(t.shape)
+        out = np.zeros(t.shape) if error else np.ones(t.shape)
         positive = t > 0
         if positive.any():
-            out[positive] = sf(t[positive])
+            out[positive] = sf(t[positive], error)
         return out
 
-    return sf_any, edges, wait_sf
+    return sf_any, edges, functools.partial(sf_any, error=True)
 
 
 def _positive_ends(law: Distribution) -> np.ndarray:

@@ -34,11 +34,12 @@ independent stationary waits ``W_j`` (asymptotic independence; PASTA):
   Facebook ``S``; against an exact mixture-of-exponentials wait): means to about 1e-11. The
   law is computed with twice the standard Gauss-Legendre points (24 per piece over ``X`` and
   a continuous ``S``, 20 over ``t``); its change from the standard rules with a coarser table
-  of the wait's tail is the stated error of the mean (``Prediction.errors``) and of the
-  quantiles (``response_time.quantile_error``). Under IR a batch quantile is a task sojourn's
-  quantile at a mapped level, with that quantile's error estimate; the mean's estimate is the
-  sojourn's stated errors propagated through the order statistic plus a second quadrature rule
-  (:func:`.batch_law._ir_batch_mean_error`).
+  of the wait's tail, plus the inversion's own error that both tables share (carried through
+  the same rules: ``E_X[Psi'(H) sum_s p_s e(t - X s)]``), is the stated error of the mean
+  (``Prediction.errors``) and of the quantiles (``response_time.quantile_error``). Under IR
+  a batch quantile is a task sojourn's quantile at a mapped level, with that quantile's error
+  estimate; the mean's estimate is the sojourn's stated errors propagated through the order
+  statistic plus a second quadrature rule (:func:`.batch_law._ir_batch_mean_error`).
 
 M/M/1 closed forms (IR, exponential runtimes with rate ``mu``, ``a = mu - Lambda``): task
 sojourns are Exp(a), so ``E[T_b] = (H_{n+m} - H_m) / a`` (MDS; Renyi) and ``H_n / (d a)``
@@ -77,6 +78,7 @@ from .. import _checks, mg1
 from ..distributions import Exponential
 from ..policies import MDS, Random, Replication
 from ..prediction import Prediction
+from ..quadrature import moment_from_sf
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
 from . import register
@@ -99,11 +101,12 @@ from .riq import analyze_riq
 __all__ = ["analyze_batch", "BatchCompletionTime", "stability_limit"]
 
 _NEAR_ONE = 1e-2
-"""Batches without removal with S&X runtimes or heavy-tailed IR runtimes are refused within
-this of task load 1 (at 0.99 the numerical means were within 1.1e-8 of exact values). IR
-runtimes with every moment finite are inverted without the loss of digits near load 1
-(:class:`queuetheory.mg1._Remainder`); IR runtimes on finitely many points go to the grid,
-which states its errors."""
+"""Batches without removal with heavy-tailed runtimes, or a runtime mean without a closed form,
+are refused within this of task load 1 (at 0.99 the numerical means were within 1.1e-8 of exact
+values). IR and S&X runtimes with every moment finite and an exact mean are inverted without
+the loss of digits near load 1 (:class:`queuetheory.mg1._Remainder`, ``1 - rho`` from
+:func:`queuetheory.mg1._slack`); IR runtimes on finitely many points go to the grid, which
+states its errors."""
 
 _REFERENCES = (
     "K. Duffy, S. Shneer, MDS coding is better than replication for job completion times, "
@@ -226,19 +229,21 @@ def analyze_batch(system: System) -> Prediction:
         except RemovalError as error:
             raise NotImplementedError(f"{policy.label()}: {refusal(error)}") from None
     # (runtimes with atoms under IR: the grid above, with its error estimates)
-    # IR near load 1: the sojourn's transform through the moment series of the runtime's
-    # (mg1._Remainder) and 1 - rho from its exact rational mean, to full accuracy at the small
-    # |s| that decide the tail; a heavy tail has no such series
-    if 1.0 - load_task < _NEAR_ONE and not (isinstance(runtime, IR) and (
-            isinstance(runtime.R, Exponential)
-            or (B._mean_exact() is not None and mg1._Remainder.of(B) is not None))):
+    # near load 1: the transforms through the moment series of the runtime's (mg1._Remainder)
+    # and 1 - rho from its exact rational mean and the exact task rate, to full accuracy at
+    # the small |s| that decide the tail; a heavy tail has no such series
+    rate = Fraction(tasks) * Fraction(lam) / policy.n
+    free, exact = mg1._slack(rate, B)
+    if 1.0 - load_task < _NEAR_ONE and not (
+            (isinstance(runtime, IR) and isinstance(runtime.R, Exponential))
+            or (exact and mg1._Remainder.of(B) is not None)):
         raise NotImplementedError(
             f"{policy.label()} at task load {load_task:.12g}: within "
             f"{_NEAR_ONE:g} of 1 the task sojourn's tail, inverted numerically, loses digits "
             f"like eps / (1 - load)^2 (the mean of Replication(2, 1), IR Erlang(1, 1), was off "
-            f"9e-7 at load 0.999, 6e-5 at 0.9999, and without an error estimate); only IR "
-            f"runtimes with all moments finite are inverted without that loss; use "
-            f"qt.simulate, or a load further from 1")
+            f"9e-7 at load 0.999, 6e-5 at 0.9999, and without an error estimate); only "
+            f"runtimes with all moments finite and a closed-form mean are inverted without "
+            f"that loss; use qt.simulate, or a load further from 1")
     if isinstance(runtime, SX):
         if heavy:
             raise NotImplementedError(
@@ -249,15 +254,15 @@ def analyze_batch(system: System) -> Prediction:
         # lattice-like service times put kinks of the wait inside the pieces, so the moments
         # are adaptive)
         scale, adaptive = _sojourn_scale(lam_task, B), runtime.X.atoms is not None
-        coarse_wait = _WaitSF(lam_task, B, load_task, 3 * _WAIT_NODES // 4, _WAIT_DENSE // 2)
-        sf, edges, _ = _sx_batch_sf(policy, runtime, lam_task, wait_sf=coarse_wait)
+        coarse_wait = _WaitSF(lam_task, B, free, exact, 3 * _WAIT_NODES // 4, _WAIT_DENSE // 2)
+        sf, edges, rough = _sx_batch_sf(policy, runtime, lam_task, wait_sf=coarse_wait)
         coarser = BatchCompletionTime(sf, scale, edges=edges, adaptive=adaptive)
-        sf, edges, _ = _sx_batch_sf(policy, runtime, lam_task, 2 * _GL_X_POINTS)
+        sf, edges, shared = _sx_batch_sf(policy, runtime, lam_task, 2 * _GL_X_POINTS,
+                                         _WaitSF(lam_task, B, free, exact))
         law = BatchCompletionTime(sf, scale, edges=edges, adaptive=adaptive,
-                                  points=2 * _GL_T_POINTS, coarser=coarser)
+                                  points=2 * _GL_T_POINTS, coarser=coarser, sf_error=shared)
     else:
-        inner, sojourn, levels = _ir_batch_law(policy, runtime, lam_task,
-                                               Fraction(tasks) * Fraction(lam) / policy.n)
+        inner, sojourn, levels = _ir_batch_law(policy, runtime, lam_task, rate)
         law = BatchCompletionTime(inner._sf_all, _sojourn_scale(lam_task, B), law=inner,
                                   heavy=heavy, sojourn=(sojourn, levels))
     index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf
@@ -273,13 +278,18 @@ def analyze_batch(system: System) -> Prediction:
         method += (f"; estimated error of the mean {mean_error:.2g} (the sojourn's stated "
                    f"errors propagated, and a second quadrature rule)")
     if isinstance(runtime, SX):
-        mean_error = abs(mean - law._coarser.mean()) + 4e-15 * mean
+        # the change from the coarser rules and table, and the error of the inversion both
+        # tables come from: its bound (piecewise constant in the wait's table cells, where an
+        # adaptive rule would bisect at every step) by the coarser fixed rule, doubled
+        shared = 2.0 * moment_from_sf(rough, 1, edges, tail=False, rule=_GL_T_POINTS)
+        mean_error = abs(mean - law._coarser.mean()) + shared + 4e-15 * mean
         errors = {"mean": mean_error, "busy_fraction": 0.0}
         method += (f"; Gauss-Legendre rules of {2 * _GL_X_POINTS} points per piece over X"
                    f"{'' if runtime.S.atoms is not None else ' and S'} in probability space "
                    f"and {2 * _GL_T_POINTS} over t, estimated error of the mean "
                    f"{mean_error:.2g} (the change from half the points and a coarser table of "
-                   f"the wait's tail; quantiles: response_time.quantile_error)")
+                   f"the wait's tail, and the error of its inversion carried through the same "
+                   f"rules; quantiles: response_time.quantile_error)")
     return Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                       response_time=lambda: law, busy_fraction=load_task, cost=cost,
                       assumptions=assumptions, references=_REFERENCES, errors=errors)
