@@ -22,6 +22,7 @@ Usage: ``python scripts/sx_batch_near_one_references.py`` (about 20 minutes).
 from fractions import Fraction
 
 import mpmath as mp
+import numpy as np
 
 
 def exact(value):
@@ -48,11 +49,8 @@ def wait_tail(lam, numerator, denominator):
 
 
 def polymul(a, b):
-    out = [mp.mpf(0)] * (len(a) + len(b) - 1)
-    for i, x in enumerate(a):
-        for j, y in enumerate(b):
-            out[i + j] += x * y
-    return out
+    """The product of two polynomials (coefficients lowest degree first, mpmath numbers)."""
+    return list(np.convolve(np.array(a, dtype=object), np.array(b, dtype=object)))
 
 
 def hyperexponential_wait(lam, probs, rates):
