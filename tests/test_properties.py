@@ -234,6 +234,32 @@ def test_analyze_random_and_riq_equivariant_in_the_unit_of_time(model, rho, d):
     assert r.busy_fraction == pytest.approx(p.busy_fraction, rel=1e-9)
 
 
+@pytest.mark.slow
+@settings(ANALYSIS, max_examples=30)
+@given(X=st.sampled_from([qt.Exponential(1.0), qt.Erlang(3, 3.0),
+                          qt.HyperExponential([0.9, 0.1], [2.0, 0.25])]),
+       S=slowdowns().filter(lambda law: isinstance(law, qt.Discrete)), scale=scales,
+       rho=near_one, policy=st.sampled_from([qt.MDS(2, 1, remove=False), qt.MDS(4, 2, remove=False),
+                                             qt.Replication(3, 2, remove=False)]))
+def test_sx_batches_within_1e_12_of_the_stability_boundary(X, S, scale, rho, policy):
+    """S&X batches without removal at task loads 0.999, 1 - 1e-9, 1 - 1e-12 (were refused within
+    0.01 of 1): a finite mean above the fastest batch, finite monotone quantiles, both with
+    estimates below 1e-4 relative (the wait's table from the moment series; the estimates
+    include the inversion's relative error at the table's far nodes, about 1e-3 where the tail
+    is 1e-10, spread by the interpolation of its logarithm: up to 1e-5 measured)."""
+    model = qt.SX(X.scaled(scale), S)
+    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    rate = rho * policy.n / tasks / model.mean_runtime()
+    assume(math.isfinite(rate) and rate > 0)
+    p = qt.analyze(qt.System(policy, model, arrival_rate=rate))
+    assume(p.stable)
+    assert math.isfinite(p.mean) and p.mean >= model.mean_runtime() * min(S.values) / 2
+    assert p.errors["mean"] <= 1e-4 * p.mean
+    q, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    assert np.all(np.isfinite(q)) and np.all(np.diff(q) >= 0)
+    assert np.all(errors <= 1e-4 * q)
+
+
 # ------------------------------------------------------------- other policies (light touch)
 
 def _has_power_tail(model) -> bool:
