@@ -287,6 +287,8 @@ def test_moment_series_against_closed_forms():
      [783402034790.65417, 712611941768.82452, 2035431958288.3959]),
     (qt.SX(qt.Erlang(2, MU), qt.Deterministic(1.0)), qt.Replication(3, 2, remove=False),
      1 - 2.0**-40, [755914244096.25694, 650811821157.30075, 2350385917314.7]),
+    (qt.SX(qt.Exponential(1.0), qt.Discrete([1.0, 3.0], [0.75, 0.25])),
+     qt.MDS(4, 2, remove=False), 0.5, [2.9223926223518221, 2.2801284155885849, 11.526673341025962]),
 ])
 def test_sx_batches_without_removal_near_load_one(runtime, policy, load, reference):
     # S&X batches were refused within 0.01 of task load 1; the wait's table now comes from
