@@ -394,6 +394,7 @@ def _discrete_x_uniform_s():
     return qt.SX(X=X, S=qt.Uniform(1.0, 5.0))
 
 
+@pytest.mark.slow
 def test_sx_batch_tail_with_a_continuous_slowdown_against_pollaczek_khinchine():
     # P(W + x S > t) for continuous S summed P(W > t - x s) / rho over S's nodes and clipped
     # the sum at 1, not each term: with one task per batch (the M/G/1 sojourn) the tail at
