@@ -255,7 +255,7 @@ def analyze_batch(system: System) -> Prediction:
         # are adaptive)
         scale, adaptive = _sojourn_scale(lam_task, B), runtime.X.atoms is not None
         coarse_wait = _WaitSF(lam_task, B, free, exact, 3 * _WAIT_NODES // 4, _WAIT_DENSE // 2)
-        sf, edges, _ = _sx_batch_sf(policy, runtime, lam_task, wait_sf=coarse_wait)
+        sf, edges, rough = _sx_batch_sf(policy, runtime, lam_task, wait_sf=coarse_wait)
         coarser = BatchCompletionTime(sf, scale, edges=edges, adaptive=adaptive)
         sf, edges, shared = _sx_batch_sf(policy, runtime, lam_task, 2 * _GL_X_POINTS,
                                          _WaitSF(lam_task, B, free, exact))
@@ -280,9 +280,9 @@ def analyze_batch(system: System) -> Prediction:
     if isinstance(runtime, SX):
         # the change from the coarser rules and table, and the error of the inversion both
         # tables come from: its bound (piecewise constant in the wait's table cells, where an
-        # adaptive rule would bisect at every step) by the standard fixed rule, doubled
-        shared = 2.0 * moment_from_sf(law._sf_error, 1, law._edges, tail=False,
-                                      rule=_GL_T_POINTS)
+        # adaptive rule would bisect at every step) through the standard rules over X and S
+        # (half the cost of the law's own), the standard fixed rule over t, doubled
+        shared = 2.0 * moment_from_sf(rough, 1, law._edges, tail=False, rule=_GL_T_POINTS)
         mean_error = abs(mean - law._coarser.mean()) + shared + 4e-15 * mean
         errors = {"mean": mean_error, "busy_fraction": 0.0}
         method += (f"; Gauss-Legendre rules of {2 * _GL_X_POINTS} points per piece over X"
