@@ -303,3 +303,28 @@ def test_sx_batches_without_removal_near_load_one(runtime, policy, load, referen
     values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
     assert np.all(np.abs(values - quantiles) <= errors)
     assert np.all(errors <= 1e-6 * quantiles)
+
+
+@pytest.mark.parametrize("rate", [1e-17, 1e-300])
+def test_sx_batches_at_tiny_loads_against_the_empty_system(rate):
+    # at tiny loads 1 - float(1 - rho) had left rho = 0 in the wait's table: mean inf, NaN
+    # error estimates at 1e-300, a median stated 1.4 % off at 1e-17. Reference (the wait
+    # vanishes): MDS(4, 2), X ~ Exp(1), S in {1, 3} w.p. {3/4, 1/4}; given X = x the batch
+    # ends at x if at least 4 of its 6 tasks have S = 1 (probability p), else at 3 x, so
+    # P(T_b > t) = p exp(-t) + (1 - p) exp(-t / 3), E[T_b] = p + 3 (1 - p) (the wait adds
+    # about rate E[B^2] / 2: below 1e-16)
+    runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1.0, 3.0], [0.75, 0.25]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = qt.analyze(qt.System(qt.MDS(4, 2, remove=False), runtime, arrival_rate=rate))
+        values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    with mpmath.workdps(30):
+        q = mpmath.fsum(mpmath.binomial(6, j) * mpmath.mpf(3) ** j / 4 ** 6 for j in range(4, 7))
+        mean = float(q + 3 * (1 - q))
+        reference = [float(mpmath.findroot(
+            lambda t, level=level: q * mpmath.exp(-t) + (1 - q) * mpmath.exp(-t / 3) - level,
+            guess)) for level, guess in ((mpmath.mpf("0.5"), 1.0), (mpmath.mpf("0.01"), 9.0))]
+    assert abs(p.mean - mean) <= p.errors["mean"]
+    assert p.errors["mean"] <= 1e-12 * mean
+    assert np.all(np.abs(values - reference) <= errors)
+    assert np.all(errors <= 1e-12 * np.asarray(reference))

@@ -285,7 +285,9 @@ class _WaitSF:
         if free is None:
             free, exact = mg1._slack(lam, B)
         lst = mg1._PKTransform(lam, B, free, exact, wait=True)
-        self.rho = rho = 1.0 - float(free)
+        # the load itself: exactly rate E[B] where 1 - rho is exact (1 - float(free) would
+        # lose its digits at small loads: 0 at load 1e-17)
+        self.rho = rho = float(1 - free) if isinstance(free, Fraction) else lam * B.mean()
         self.c = c = B.mean() / 8.0
         # probes to 2^40 mean runtimes, and beyond by the wait's scale E[B] / (1 - rho)
         octaves = 41 + max(0, math.ceil(-math.log2(float(free))))
@@ -297,7 +299,8 @@ class _WaitSF:
             error estimate relative to ``P(W > y)`` (the error of the logarithm)."""
             tail, error = _invert_sf(lst, c * np.expm1(zeta_max * zeta), full_output=True)
             tail = np.minimum.accumulate(np.clip(tail / rho, 1e-300, 1.0))
-            return np.log(tail), np.minimum(error / (rho * tail), 1e300)
+            with np.errstate(divide="ignore", over="ignore"):   # rho tail below the floats
+                return np.log(tail), np.minimum(error / (rho * tail), 1e300)
 
         taus, values, slopes = _chebyshev_to_uniform(nodes, _WAIT_CELLS)
         at, relative = log_tail(((np.arange(_WAIT_PIECES)[:, None] + taus)
@@ -363,13 +366,18 @@ class _WaitSF:
     def error(self, y):
         """A bound of the error of ``P(W > y)`` that every table of this wait shares: the
         inversion's estimate at the table's nodes about ``y``, relative to the tail (the table
-        holds its logarithm), times the tail (0 for ``y < 0``, where ``P(W > y) = 1`` exactly;
-        beyond ``w_max``, where the tail is extrapolated, at least the tail at ``w_max``)."""
+        holds its logarithm), times the tail; at most ``rho``, since the table and the true
+        tail both lie in ``[0, rho]`` (at small loads the inversion's absolute error exceeds
+        the tail, and the relative bound means nothing); 0 for ``y < 0``, where ``P(W > y) =
+        1`` exactly; beyond ``w_max``, where the tail is extrapolated, at least the tail at
+        ``w_max``."""
         y = np.asarray(y, dtype=float)
         zeta = np.log1p(np.maximum(y, 0.0) / self.c) / self.zeta_max
         cell = np.clip(np.searchsorted(self._error_edges, zeta) - 1, 0,
                        self._error_envelope.size - 1)
-        out = np.minimum(self._error_envelope[cell] * self(y), 1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.minimum(np.nan_to_num(self._error_envelope[cell] * self(y), nan=np.inf),
+                             self.rho)
         far = self.rho * math.exp(self.log_end)
         return np.where(y < 0, 0.0, np.where(y > self.w_max, np.maximum(out, far), out))
 
