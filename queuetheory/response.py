@@ -412,7 +412,10 @@ class ResponseTime(ResponseLaw):
         ``w`` in ``[0, 1]``, and otherwise the law with LST ``rest`` and mean ``rest_mean``;
         ``lst`` is then ``w A.lst + (1 - w) rest``.
     lower : float, optional
-        A hard lower bound of ``T`` (the smallest possible runtime); default 0.
+        A hard lower bound of ``T`` (the smallest possible runtime); default 0. With ``split``,
+        the part not split off has no mass at ``lower`` or below it (a job that queues waits a
+        positive time): the CDF at ``lower`` is the split-off law's alone, with no inversion
+        error, so quantiles at the top of its jump there are exact.
     scale : float, optional
         The service-time scale ``E[B]`` of the queue behind ``T`` (default ``E[T]``): the
         error estimate allows for the loss of digits ``eps E[T] / (|s| E[B]^2)`` of queueing
@@ -498,6 +501,12 @@ class ResponseTime(ResponseLaw):
             if inversion is None:
                 return cdf, sf, pdf, np.zeros(t.shape), np.zeros(t.shape)
             part_cdf, part_sf, part_pdf, err_cdf, err_sf = inversion(t, density, refine)
+            if self._lower > 0:
+                # the rest lies above the lower bound: its CDF there is 0 (where the inversion
+                # errs most when the split-off law jumps there)
+                bottom = t <= self._lower
+                part_cdf, part_sf = np.where(bottom, 0.0, part_cdf), np.where(bottom, 1.0, part_sf)
+                err_cdf, err_sf = np.where(bottom, 0.0, err_cdf), np.where(bottom, 0.0, err_sf)
             if density:
                 pdf = pdf + rest * part_pdf
             return (cdf + rest * part_cdf, sf + rest * part_sf, pdf, rest * err_cdf,
@@ -571,6 +580,9 @@ class ResponseTime(ResponseLaw):
             if inner.size:
                 err[inner] = (transforms._quantile_error(evaluate, out[inner], _RTOL)
                               + step[keep])
+            # a root snapped onto an atom lies in its final bracket: on the atom, or just
+            # beyond it for a level within the CDF's error of the jump's top
+            err[np.flatnonzero(todo)[snapped]] = (hi - lo)[snapped]
         out = transforms._monotone(q, out)
         # a level answered exactly by an atom v bounds every lower level's quantile by v (a
         # searched value past v below it must not be carried up over the exact answer)

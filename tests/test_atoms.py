@@ -143,3 +143,47 @@ def test_a_searched_level_below_a_jump_is_not_carried_over_the_exact_atom():
     value, error = T.ppf(below + np.array([1e-5, 1e-4, 1e-3, 1e-2, 0.05]), full_output=True)
     assert np.all(np.abs(value - 2.0) <= error)
     assert np.all(value[1:] == 2.0)
+
+
+def test_the_top_of_the_jump_at_the_lower_bound_is_exact():
+    # M/D/1 at load lam (one server, Random): T = 1 + W and P(W <= x) = (1 - lam) e^{lam x} on
+    # [0, 1) (Erlang's formula), so P(T <= 1) = 1 - lam and the (1 - lam)-quantile is 1: the
+    # median at load 0.5 said 1.0 with an estimated error of 2.3e-4 (and cdf(1) read the
+    # inversion's error at the jump, 3e-6 for the runtime {1, 3} below). Levels just above the
+    # top, 1 + log(q / (1 - lam)) / lam (mpmath, 50 digits, lam the float 0.3):
+    #   0.7 + 1e-7: 1.0000004761904419125, 0.7 + 1e-3: 1.0047585066372844608
+    for lam in (0.5, 0.3, 0.1):
+        T = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), arrival_rate=lam,
+                                 servers=1)).response_time
+        assert T.cdf(1.0) == 1 - lam
+        assert T.ppf(1 - lam, full_output=True) == (1.0, 0.0)
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.3,
+                             servers=1)).response_time
+    values, errors = T.ppf([0.7 + 1e-7, 0.7 + 1e-3], full_output=True)
+    assert np.all(np.abs(values - [1.0000004761904419125, 1.0047585066372844608]) <= errors)
+    # a runtime on {1, 3}: P(T <= 1) = (1 - rho) 0.6 = 0.384 (rho = 0.2 * 1.8)
+    R = qt.IR(qt.Discrete([1.0, 3.0], [0.6, 0.4]))
+    T = qt.analyze(qt.System(qt.Random(), R, arrival_rate=0.2, servers=1)).response_time
+    assert T.cdf(1.0) == pytest.approx(0.384, abs=1e-15)
+    assert T.ppf(float(T.cdf(1.0)), full_output=True) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize("remove", [True, False])
+def test_the_top_of_a_batch_jump_on_the_grid(remove):
+    # MDS(4, 0) with Deterministic(1) at lam = 0.3: four M/D/1 queues, P(C <= 1 + x) =
+    # ((1 - lam) e^{lam x})^4 on [0, 1) (Erlang's formula), so the quantile is 1 up to the
+    # level (1 - lam)^4 = 0.24010000000000001523 (lam the float 0.3) and 1 + log(q / (1 -
+    # lam)^4) / (4 lam) above it: 1.0000000034707760327 at 0.2401 + 1e-9 (mpmath, 50
+    # digits). The grid's root search returned the far end of the cell (1.0833 +- 0.0833) at
+    # the top, and a level 2.4e-13 above it snapped onto the jump (1.0, 4e-15 stated, 8.4e-13
+    # off)
+    p = qt.analyze(qt.System(qt.MDS(4, 0, remove=remove), qt.IR(qt.Deterministic(1.0)), 0.3))
+    top = 0.7 ** 4   # 0.24009999999999995, below the top
+    levels = [np.nextafter(top, 0.0), top, np.nextafter(top, 1.0), 0.2401]
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    assert np.all(values == 1.0) and np.all(errors <= 1e-14)
+    levels = [0.2401 + 1e-9, 0.2401 * (1 + 1e-12)]
+    exact = [1.0000000034707760327, 1 + np.log1p(1e-12) / 1.2]   # the latter to 1e-16
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    assert np.all(values > 1.0)
+    assert np.all(np.abs(values - exact) <= errors) and np.all(errors <= 1e-8)

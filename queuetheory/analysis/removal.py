@@ -1625,10 +1625,18 @@ class RemovalBatchTime(BatchCompletionTime):
             coarser = np.array(variants)[v]
             roots = self._roots(lo, hi, target, coarser)
             # a jump of P(C > t) between nodes: a root within the roots' tolerance of it is
-            # the jump
+            # the jump if P(C > t) at the jump (its right limit) is already at most the target
+            # (a level just above the jump's top has its root just beyond it)
+            jump = np.full(roots.size, np.nan)
             for k, root in enumerate(roots):
                 near = np.abs(self._jumps - root) <= 1e-12 * root
-                out[v[k], i[k]] = float(self._jumps[near][0]) if near.any() else root
+                if near.any():
+                    jump[k] = self._jumps[near][0]
+            check = np.flatnonzero(~np.isnan(jump))
+            if check.size:
+                on = self._excess(jump[check], target[check], coarser[check]) <= 0
+                roots[check[on]] = jump[check[on]]
+            out[v, i] = roots
         # a batch takes at least the shortest runtime; the roots' tolerance (1e-14 relative)
         # must not make quantiles at nearby levels decrease
         order = np.argsort(levels, kind="stable")
@@ -1651,7 +1659,9 @@ class RemovalBatchTime(BatchCompletionTime):
         the last three points allow it, else bisection, each point at least the tolerance
         inside the bracket), all roots refined together. ``hi`` itself where ``P(C > t)`` is
         still above ``target`` at ``hi`` (a jump at the node: atoms of the runtime are nodes
-        of every grid) or already at most ``target`` at ``lo``.
+        of every grid); ``lo`` where it is already at most ``target`` at ``lo`` (a level at the
+        top of a jump at ``lo``, which the node values and ``sf_at`` may place on either side
+        of it by a rounding).
 
         References: T. R. Chandrupatla, "A new hybrid quadratic/bisection algorithm for
         finding the zero of a nonlinear function without using derivatives", Advances in
@@ -1686,8 +1696,8 @@ class RemovalBatchTime(BatchCompletionTime):
                              * f1[k] / (f3[k] - f1[k]) * f2[k] / (f3[k] - f2[k]))
             usable = (phi ** 2 < xi) & ((1 - phi) ** 2 < 1 - xi) & np.isfinite(quadratic)
             step[k] = np.where(usable, quadratic, 0.5)
-        # the end at which P(C > t) <= target
-        return np.where(bracketed & (f1 > 0), x2, x1)
+        # the end at which P(C > t) <= target; unbracketed: hi if P(C > hi) > target, else lo
+        return np.where(bracketed, np.where(f1 > 0, x2, x1), np.where(f1 > 0, x1, x2))
 
     def _quantile_errors(self, q, values, coarse=None):
         """The difference between the quantiles of the extrapolations from grids (``h / 2``,
