@@ -506,6 +506,37 @@ def test_batches_with_atoms_far_apart_against_the_exact_wait(policy, mean, quant
     assert np.all(errors <= 3e-4 * np.asarray(quantiles))
 
 
+@pytest.mark.parametrize(("R", "policy", "rate", "mean", "quantiles"), [
+    # task load 1 - 2^-10 and 1 - 2^-20 (the rates are the floats the script derives them from)
+    (qt.Deterministic(1.0), qt.MDS(4, 2, remove=False), 0.666015625, 486.90828177845475,
+     (442.97031935869639, 1264.0176395821757)),
+    (qt.Deterministic(1.0), qt.MDS(4, 2, remove=False), 0.6666660308837891, 498074.108333283,
+     (453066.99359337852, 1294093.042893517)),
+    (qt.Deterministic(1.0), qt.MDS(4, 0), 0.9990234375, 1066.9859980409276,
+     (941.51850426074118, 3065.3705955569464)),
+    (qt.Discrete([1.0, 3.0], [0.6, 0.4]), qt.Replication(3, 2, remove=False), 0.2775065104166667,
+     1095.7664776899595, (943.5354727562013, 3405.2091942980713)),
+], ids=["det-mds42-2^-10", "det-mds42-2^-20", "det-mds40-removal", "lattice-rep32"])
+def test_batches_with_atoms_near_load_one_against_the_exact_wait(R, policy, rate, mean,
+                                                                  quantiles):
+    # IR runtimes on a lattice near task load 1: the workload grid stopped short of the goal
+    # (Det(1) MDS(4, 2) at 1 - 2^-10: 475.44 +- 0.39 at 0.999) or refused (the tail beyond
+    # 65536 cells), also with removal where nothing is redundant (MDS(4, 0)). The same model
+    # as S&X with X = 1 now answers there (the wait's tail table, which reaches load 1).
+    # References: scripts/lattice_wait_near_one_references.py (the method of steps on [0, 60)
+    # and the P-K transform's dominant pole beyond, agreeing at the junction to 1e-25 or
+    # better; 60 and 80 digits agree to 55 digits). Measured 7e-13 to 2e-11 off (mean) and
+    # 2e-13 to 1.3e-9 (quantiles), stated 1e-10 to 6e-8 and 3e-9 to 1.2e-8
+    p = qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=rate))
+    assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-7 * mean
+    values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    assert np.all(np.abs(values - quantiles) <= errors)
+    assert np.all(errors <= 1e-7 * np.asarray(quantiles))
+    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    assert p.busy_fraction == pytest.approx(tasks * rate / policy.n * R.mean(), rel=1e-12)
+    assert "S&X with job size X = 1" in p.method and p.exact
+
+
 @pytest.mark.parametrize(("load", "mean", "quantiles"), [
     (0.5, 5.908580519408486453569555,
      (5.804243858241965342772518, 11.0630906465553541134801, 14.46287787362219632422516)),

@@ -261,6 +261,30 @@ def test_sx_batches_within_1e_12_of_the_stability_boundary(X, S, scale, rho, pol
     assert np.all(errors <= 1e-4 * q)
 
 
+@pytest.mark.slow
+@settings(ANALYSIS, max_examples=30)
+@given(R=slowdowns().filter(lambda law: isinstance(law, qt.Discrete)), scale=scales,
+       rho=near_one, policy=st.sampled_from([qt.MDS(4, 2, remove=False), qt.MDS(3, 0),
+                                             qt.Replication(3, 2, remove=False),
+                                             qt.Replication(2, 1)]))
+def test_ir_batches_on_atoms_within_1e_12_of_the_stability_boundary(R, scale, rho, policy):
+    """IR runtimes on finitely many points (far apart, any unit), batches without removal and
+    with nothing redundant, at task loads 0.999, 1 - 1e-9, 1 - 1e-12: the workload grid stops
+    short or refuses there (it was the only method), the same model as S&X with X = 1 answers:
+    a finite mean above the fastest runtime, finite monotone quantiles, estimates below 1e-4."""
+    runtime = qt.IR(R.scaled(scale))
+    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    rate = rho * policy.n / tasks / runtime.mean_runtime()
+    assume(math.isfinite(rate) and rate > 0)
+    p = qt.analyze(qt.System(policy, runtime, arrival_rate=rate))
+    assume(p.stable)
+    assert math.isfinite(p.mean) and p.mean >= scale * min(R.values) * (1 - 1e-12)
+    assert p.errors["mean"] <= 1e-4 * p.mean
+    q, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    assert np.all(np.isfinite(q)) and np.all(np.diff(q) >= 0)
+    assert np.all(errors <= 1e-4 * q)
+
+
 # ------------------------------------------------------------- other policies (light touch)
 
 def _has_power_tail(model) -> bool:

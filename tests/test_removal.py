@@ -287,9 +287,13 @@ def test_heavy_tail_is_refused():
     with pytest.raises(NotImplementedError, match="simulate"):
         qt.analyze(qt.System(qt.MDS(4, 2), qt.IR(qt.Pareto(1.5, 0.4)), arrival_rate=0.3))
     # E[R^2] finite but nothing removed (m = 0): the M/G/1 workload keeps the tail index
-    # alpha - 1 of the runtime, far beyond what a uniform grid resolving R can reach
-    with pytest.raises(NotImplementedError, match="cannot resolve.*remove=False"):
-        qt.analyze(qt.System(qt.MDS(1, 0), qt.IR(qt.Pareto(2.5, 0.6)), arrival_rate=0.3))
+    # alpha - 1 of the runtime, far beyond what a uniform grid resolving R can reach. It was
+    # refused; the system without removal (here Random: one M/G/1 queue) now answers, with
+    # the Pollaczek-Khinchine mean E[R] + lam E[R^2] / (2 (1 - rho)) = 97/70 (E[R] = 1,
+    # E[R^2] = 1.8, rho = 0.3, in exact arithmetic)
+    p = qt.analyze(qt.System(qt.MDS(1, 0), qt.IR(qt.Pareto(2.5, 0.6)), arrival_rate=0.3))
+    assert p.mean == pytest.approx(97 / 70, rel=1e-14)
+    assert "nothing is redundant" in p.method and "cannot resolve" in p.method
 
 
 @pytest.mark.parametrize("policy", [qt.MDS(3, 0), qt.Replication(2, 1), qt.MDS(1, 0)])
@@ -863,12 +867,17 @@ def test_smooth_runtime_near_load_1_is_right_or_refused(load):
     # finest grid read P(V > 3 W / 4) = 0.012: the mean was 2.3% off Pollaczek-Khinchine with
     # 3e-7 stated (and 75% off at 0.9999). Now the grids placing the horizon resolve the
     # runtime and the finest grid's tail is checked: load 0.99 within its error, beyond refused
+    # by the grid, and answered by qt.analyze from the system without removal (nothing is
+    # redundant: the Random system, Pollaczek-Khinchine)
     R = qt.Erlang(2, 2.0)
     lam = load / R.mean()
     system = qt.System(qt.MDS(1, 0), qt.IR(R), arrival_rate=lam)
     if load > 0.99:
         with pytest.raises(NotImplementedError, match="qt.simulate"):
-            qt.analyze(system)
+            removal.analyze_removal(system)
+        p = qt.analyze(system)
+        exact = R.mean() + lam * R.moment(2) / (2 * (1 - lam * R.mean()))
+        assert p.mean == pytest.approx(exact, rel=1e-9) and "nothing is redundant" in p.method
         return
     p = qt.analyze(system)
     exact = R.mean() + lam * R.moment(2) / (2 * (1 - load))
@@ -996,14 +1005,17 @@ def test_sx_grid_limit_is_stated(monkeypatch):
     # grid: 992 cells) the 1e-6 goal is out of reach, the method says so and the stated error
     # still covers the true one (measured 3.1e-3 against 5.2e-3 stated); with 8 MB the finest
     # grid (512 cells) cannot resolve the runtime over the workload's reach, and it is refused
+    # (the grid itself: qt.analyze then answers from the system without removal, MDS(1, 0)
+    # removing nothing)
     monkeypatch.setattr(removal, "_SX_BYTES", 2 ** 24)
     system, exact = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)
-    p = qt.analyze(system)
+    p = removal.analyze_removal(system)
     assert "short of the 1e-6 goal" in p.method and "MB of X nodes" in p.method
     assert 1e-6 * exact < p.errors["mean"] and abs(p.mean - exact) <= p.errors["mean"]
+    assert qt.analyze(system).mean == pytest.approx(exact, rel=1e-12)
     monkeypatch.setattr(removal, "_SX_BYTES", 2 ** 23)
     with pytest.raises(NotImplementedError, match="cannot resolve the runtime"):
-        qt.analyze(system)
+        removal.analyze_removal(system)
 
 
 @pytest.mark.slow
@@ -1202,10 +1214,16 @@ def test_sx_continuous_x_quantiles_against_the_inverted_transform():
 def test_sx_job_size_mixing_atoms_and_a_density_is_refused(S):
     # the rule over X runs across the jump of X's quantile function: MDS(1, 0) with X half
     # Deterministic(1), half Exponential(1) was 2.0e-3 off Pollaczek-Khinchine, 1.8e-3 stated
-    # (continuous S); with the Facebook slowdowns at load 0.3, 1.5e-3 off, 8.7e-4 stated
+    # (continuous S); with the Facebook slowdowns at load 0.3, 1.5e-3 off, 8.7e-4 stated.
+    # (MDS(1, 0) removes nothing: qt.analyze answers it without removal, as the Random system)
     X = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5])
+    for policy in (qt.MDS(1, 0), qt.MDS(2, 1)):
+        with pytest.raises(NotImplementedError, match="job size mixing atoms.*simulate"):
+            removal.analyze_removal(qt.System(policy, qt.SX(X, S), arrival_rate=0.05))
     with pytest.raises(NotImplementedError, match="job size mixing atoms.*simulate"):
-        qt.analyze(qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=0.05))
+        qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(X, S), arrival_rate=0.05))
+    p = qt.analyze(qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=0.05))
+    assert "nothing is redundant" in p.method and "Pollaczek-Khinchine" in p.method
 
 
 @pytest.mark.parametrize("X, S, load", [

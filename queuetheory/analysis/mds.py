@@ -47,7 +47,9 @@ sojourns are Exp(a), so ``E[T_b] = (H_{n+m} - H_m) / a`` (MDS; Renyi) and ``H_n 
 exactly these.
 
 With removal (``remove=True``) :func:`analyze_batch` hands over to
-:mod:`queuetheory.analysis.removal` (mean-field). Provable facts: removal never
+:mod:`queuetheory.analysis.removal` (mean-field); with nothing redundant (``m = 0``, ``d = 1``)
+removal changes nothing, and where that grid refuses or stops short of ``_GOAL`` the analysis
+without removal answers. Provable facts: removal never
 increases any server's workload (the FCFS recursion is monotone), so the no-removal condition
 below is sufficient for stability; a batch needs at least the runtimes of ``n`` completed tasks,
 so ``lam E[sum of the n smallest of n + m task runtimes] / n < 1`` (MDS) and
@@ -106,7 +108,8 @@ are refused within this of task load 1 (at 0.99 the numerical means were within 
 values). IR and S&X runtimes with every moment finite and an exact mean are inverted without
 the loss of digits near load 1 (:class:`queuetheory.mg1._Remainder`, ``1 - rho`` from
 :func:`queuetheory.mg1._slack`); IR runtimes on finitely many points go to the grid, which
-states its errors."""
+states its errors, and where it stops short of ``_GOAL`` or refuses, to the same model as S&X
+with ``X = 1`` (:func:`_unless_short`)."""
 
 _REFERENCES = (
     "K. Duffy, S. Shneer, MDS coding is better than replication for job completion times, "
@@ -148,6 +151,44 @@ def stability_limit(policy, runtime: RuntimeModel) -> float:
 
 
 # ------------------------------------------------------------------------ analysis
+_GOAL = 1e-6
+"""Relative accuracy of the mean and busy fraction a grid prediction must state before it is
+taken without trying the other method (:func:`_unless_short`)."""
+
+
+def _short(p: Prediction) -> float:
+    """The relative error a stable prediction states for its mean and busy fraction (0 for an
+    unstable one, whose values are exact)."""
+    if not p.stable or not p.errors:
+        return 0.0
+    return max(p.errors.get("mean", 0.0) / p.mean,
+               p.errors.get("busy_fraction", 0.0) / max(p.busy_fraction, 1e-300))
+
+
+def _unless_short(first, second, prefix: str, system: System) -> Prediction:
+    """``first()``, unless it refuses (``NotImplementedError``) or states errors above
+    ``_GOAL``: then ``second()`` (the same model by another method) where it answers with a
+    smaller stated error, relabelled for ``system`` with ``prefix`` (``{why}`` the reason)."""
+    try:
+        p, why = first(), None
+    except NotImplementedError as error:
+        # its reason, without the advice to simulate (the other method answers)
+        p, why = None, f"refuses ({str(error).split('; use qt.simulate')[0]})"
+    if p is not None and _short(p) <= _GOAL:
+        return p
+    try:
+        other = second()
+    except NotImplementedError:
+        if p is None:
+            raise
+        return p
+    if p is not None:
+        if _short(other) >= _short(p):
+            return p
+        why = f"states a relative error of {_short(p):.1g}, short of the {_GOAL:g} goal"
+    return other._relabelled(prefix.format(why=why), system)
+
+
 @register(MDS, Replication)
 def analyze_batch(system: System) -> Prediction:
     """MDS(n, m) and Replication(n, d) without removal, k -> infinity; see the module docstring.
@@ -184,7 +225,17 @@ def analyze_batch(system: System) -> Prediction:
     if policy.remove:
         from .removal import analyze_removal
 
-        return analyze_removal(system)
+        if _tasks(policy) > policy.n:
+            return analyze_removal(system)
+        # nothing to remove: near load 1, where the grid stops short of the goal or refuses,
+        # the system without removal (the wait's tail from its transform) reaches further
+        plain = dataclasses.replace(policy, remove=False)
+        return _unless_short(
+            lambda: analyze_removal(system),
+            lambda: analyze_batch(system.replace(policy=plain)),
+            f"{policy.label()}: nothing is redundant, so removal changes nothing; the workload "
+            f"grid with removal {{why}}; the system without removal: ",
+            system)
     tasks = _tasks(policy)
     lam_task = tasks * lam / policy.n
     B = runtime.replica()
@@ -220,14 +271,25 @@ def analyze_batch(system: System) -> Prediction:
     heavy = math.isinf(B.moment(2))
     if isinstance(runtime, IR) and runtime.R.atoms is not None:
         # atoms: the P-K transform's inversion converges slowly at the jumps; the workload's
-        # level-crossing equation on a grid holding the atoms as nodes does not
+        # level-crossing equation on a grid holding the atoms as nodes does not. Near load 1,
+        # where the grid stops short of the goal or refuses, the same model as S&X with X = 1
+        # (task runtimes i.i.d. R): the wait's tail table, which reaches the boundary
+        from ..distributions import Deterministic
         from .removal import RemovalError, grid_prediction, refusal
 
-        try:
-            return grid_prediction(system, method + "; the wait law by", assumptions,
-                                   exact=True)
-        except RemovalError as error:
-            raise NotImplementedError(f"{policy.label()}: {refusal(error)}") from None
+        def grid():
+            try:
+                return grid_prediction(system, method + "; the wait law by", assumptions,
+                                       exact=True)
+            except RemovalError as error:
+                raise NotImplementedError(f"{policy.label()}: {refusal(error)}") from None
+
+        return _unless_short(
+            grid, lambda: analyze_batch(system.replace(runtime=SX(Deterministic(1.0),
+                                                                  runtime.R))),
+            f"{policy.label()}, IR runtimes on finitely many points: the workload grid {{why}}; "
+            f"the same model as S&X with job size X = 1 and slowdowns S = R (task runtimes "
+            f"i.i.d. R): ", system)
     # (runtimes with atoms under IR: the grid above, with its error estimates)
     # near load 1: the transforms through the moment series of the runtime's (mg1._Remainder)
     # and 1 - rho from its exact rational mean and the exact task rate, to full accuracy at
