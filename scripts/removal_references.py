@@ -196,6 +196,9 @@ CASES = {
     ("atoms", ((1, 10), (0.9, 0.1)), True, 20, 10, 0.25): 200,
     ("atoms", ((1,), (1.0,)), True, 20, 10, 0.4): 80,
     ("atoms", ((1,), (1.0,)), True, 17, 3, 0.255): 40,
+    # within 1e-3 and 2e-4 of the stability frontier (1.35626)
+    ("hyperexponential", ((0.9, 0.1), (1.8, 0.2)), True, 4, 2, 1.3549): 220,
+    ("hyperexponential", ((0.9, 0.1), (1.8, 0.2)), True, 4, 2, 1.356): 300,
 }
 
 # key: (phase-type name, (beta, S), n, lam) -> mph1_batch(beta, S, n, lam) (MDS(n, 0))

@@ -1262,6 +1262,12 @@ _HORIZON_DOUBLINGS = 14
 _TAIL_FINEST = 1e-9
 """Largest tail at the horizon on the finest grid (placed below ``_TAIL`` on a coarser one)
 before the grid method refuses (see :func:`grid_prediction`)."""
+_DEGENERATE = 1e-10
+"""An idle probability below this with most of the workload at the horizon is a coarse grid's
+artefact near the stability frontier (:func:`_solve_grids`)..."""
+_FINER = 4
+"""...answered by a step up to this many times finer at the same horizon (beyond the frontier
+every step sees it: the frontier then decides, at the cost of these extra marches)."""
 _FLOOR = 1e-9
 """Smallest relative error estimate of a grid statistic: what the horizon, Newton's method and
 rounding over up to ``4 * 16384`` nodes leave (measured up to 4.3e-10 of an M/D/1 mean at load
@@ -1327,16 +1333,31 @@ def _solve_grids(model, guess: float):
     aligned = (lattice is not None or not model.has_atoms) and not model.loose_kinks
     W = 16.0 * model.scale
     kinks = model.kink_lattice   # IR: kinks of G as nodes, where cheap
+    finer = 1   # steps halved because a coarse grid saw the system as unstable
     for _ in range(_HORIZON_DOUBLINGS):
         limit = model.max_cells
         use = kinks is not None and W / kinks <= limit
         # a power of 2 times _M_BASE (the refinement halves steps up to the cell bound)
         cells = _M_BASE * 2 ** max(0, math.ceil(math.log2(W / (2.0 * model.scale * _M_BASE))))
-        h, M, on_nodes = _grid_step(W, kinks if use else lattice, min(limit, cells), limit)
+        cells = min(limit, cells * finer)
+        h, M, on_nodes = _grid_step(W, kinks if use else lattice, cells, limit)
         on_nodes = on_nodes and (use or kinks is None)
         coarse = _shoot(model, h, M, guess)
-        guess = coarse.F0
         tail_end, tail_mid = _horizon_tails(model, coarse)
+        if coarse.F0 < _DEGENERATE and tail_end > 0.5:
+            # near the frontier a coarse step moves it below the load: no idle mass, the
+            # workload piled at the horizon (HyperExponential MDS(4, 2) at 0.999 of its
+            # frontier: F0 = 1.3e-20 at h = 0.59, where h = 0.28 finds 0.0031 at 0.998). Not a
+            # tail to chase: a finer step at the same horizon, and if that too finds none, no
+            # stationary law (beyond the frontier, which then decides)
+            if cells >= limit or finer >= _FINER:
+                raise RemovalError(
+                    f"no stationary law on grids of step down to {h:.3g}: the idle probability "
+                    f"is {coarse.F0:.2g} with the workload piled at the horizon (a load at or "
+                    f"beyond the stability frontier)")
+            finer *= 2
+            continue
+        guess = coarse.F0
         if tail_end < _TAIL:
             break
         rate = math.log(tail_mid / tail_end) / (0.5 * M * h) if tail_mid > tail_end > 0 else 0
