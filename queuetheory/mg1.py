@@ -408,6 +408,11 @@ class _EFSBusyTransform(_NearOne):
                  exact: bool = False):
         self._near_one(lam_b, B, free, exact)
         self.Be, self.be1 = Be, Be.mean()
+        # E[B_e] at the working precision for mpmath arguments where it is exactly rational (a
+        # rounded mean scales the transform by 1 + 1e-16, which the tail magnifies: M/M/1 at
+        # load 1 - 1e-9, rate 1 / 1.3, the 20-digit p99 was 1.2e-15 off)
+        exact_mean = Be._mean_exact()
+        self.be1_exact = self.be1 if exact_mean is None else exact_mean
         self.first = (self.remainder if Be is B or self.remainder is None
                       else _Remainder.of(Be))
 
@@ -426,4 +431,5 @@ class _EFSBusyTransform(_NearOne):
             return _one_at_zero(s, (1 - psi / (z * self.be1)) * wait * b)
         # Random (d = 1): the first service is the service (a costly transform, once)
         be = b if self.Be is self.B else self.Be.lst(s)
-        return _one_at_zero(s, (1 - be) / (z * self.be1) * wait * b)
+        be1 = _at_precision(self.be1_exact) if _is_mp(s) else self.be1
+        return _one_at_zero(s, (1 - be) / (z * be1) * wait * b)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import mpmath
 import numpy as np
 
-from . import _checks, transforms
+from . import _checks, mg1, transforms
 from .distributions import Distribution, Mixture, _is_mp
 from .quadrature import moment_from_sf
 
@@ -420,6 +420,13 @@ class ResponseTime(ResponseLaw):
         The service-time scale ``E[B]`` of the queue behind ``T`` (default ``E[T]``): the
         error estimate allows for the loss of digits ``eps E[T] / (|s| E[B]^2)`` of queueing
         transforms at small ``|s|``, which grows as the load approaches 1.
+    rounded : str, optional
+        Why the transform's parameters are rounded to double precision (a float root of a
+        fixed point, a ``1 - rho`` without an exact rational mean): the high-precision path
+        could only repeat that rounding (about 1e-16 relative, more where the value is
+        sensitive to it), so ``precision=`` raises ``NotImplementedError`` saying so. Default
+        ``None``: the parameters are exact (``split``'s weight may be a ``Fraction``, used at
+        the working precision).
 
     Examples
     --------
@@ -433,8 +440,14 @@ class ResponseTime(ResponseLaw):
 
     def __init__(self, lst: Callable, mean: float, *, second_moment: float | None = None,
                  stable: bool = True, split: tuple | None = None, lower: float = 0.0,
-                 scale: float | None = None):
+                 scale: float | None = None, rounded: str | None = None):
         self._transform = lst
+        if rounded is not None:
+            self.high_precision = False
+            self._accuracy = (f"its transform's parameters are double-precision floats "
+                              f"({rounded}), which bound any value to about 16 digits; its "
+                              f"double-precision values carry error estimates "
+                              f"(full_output=True)")
         self._mean = float(mean)
         self._scale = scale
         self._second = None if second_moment is None else float(second_moment)
@@ -450,6 +463,7 @@ class ResponseTime(ResponseLaw):
                 raise ValueError("split must be (w, A, rest, rest_mean) with w in [0, 1], A a "
                                  "Distribution, rest a transform and rest_mean >= 0")
             self._split = (float(weight), law, rest, float(rest_mean))
+            self._split_weight = weight   # exact where a Fraction (the high-precision path)
 
     @classmethod
     def unstable(cls) -> ResponseTime:
@@ -676,8 +690,8 @@ class ResponseTime(ResponseLaw):
             return 1 - atom if upper else atom
         if self._split is None or not self._split[1].discrete:
             return _clip(transforms._invert_mp_one(self._transform, x, upper, "dehoog"))
-        weight, law, rest, _ = self._split
-        w = mpmath.mpf(weight)
+        _, law, rest, _ = self._split
+        w = mg1._at_precision(self._split_weight)
         part = transforms._invert_mp_one(rest, x, upper, "dehoog")
         return _clip(w * _discrete_mp(law, x, upper) + (1 - w) * part)
 

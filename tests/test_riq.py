@@ -69,6 +69,33 @@ def test_d1_quantile_mm1():
         assert p.quantile(q) == pytest.approx(-math.log1p(-q) / 0.4, rel=1e-8)
 
 
+@pytest.mark.slow   # 11 s: four 30-digit inversions checked at rising working precisions
+def test_d1_high_precision_holds_the_digits_asked():
+    # Random at load 0.3 (the float 0.3): the 30-digit values were 16 digits right (M/M/1 sf
+    # 1.3e-16 relative off, the M/E2/1 median 4.8e-17) because the split weight 1 - rho and
+    # E[B] inside the transform were floats; both now exact rationals at the working precision.
+    # References (mpmath, 60 digits): M/E2/1 (Erlang(2, 2.0)) has the sojourn transform
+    # 4 (1 - lam) / (s^2 + (4 - lam) s + 4 (1 - lam)), a hypoexponential with the rates
+    # a, b = ((4 - lam) -+ sqrt((4 - lam)^2 - 16 (1 - lam))) / 2, P(T > t) = (b e^(-a t) -
+    # a e^(-b t)) / (b - a), quantiles by findroot (the float level 0.99); M/D/1 by Erlang's
+    # formula, P(T > 2.5) = 1 - (1 - lam) sum_{k <= 1} (lam (k - 1.5))^k e^(-lam (k - 1.5)) / k!
+    with mpmath.workdps(40):   # the comparison itself, beyond the 30 digits
+        e2 = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.3,
+                                  servers=1)).response_time
+        md1 = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.3,
+                                   servers=1)).response_time
+        for value, reference in (
+                (e2.median(precision=30), "1.0645469494326064065687521001882891"),
+                (e2.ppf(0.99, precision=30), "4.8248455246813453644997994377500762"),
+                (e2.sf(2.0, precision=30), "0.19690222327644183917888540099476041"),
+                (md1.sf(2.5, precision=30), "0.024174065643351557662628233421211751")):
+            assert abs(value / mpmath.mpf(reference) - 1) < mpmath.mpf(10) ** -29
+    # RIQ's weights come from the float root b of its fixed point: no high-precision path
+    riq = qt.analyze(qt.System(qt.RIQ(2), qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.3))
+    with pytest.raises(NotImplementedError, match="float root of its fixed point"):
+        riq.response_time.sf(2.0, precision=30)
+
+
 # --------------------------------------------- worked example of docs/theory/riq.rst
 
 

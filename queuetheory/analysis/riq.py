@@ -16,7 +16,7 @@ import numpy as np
 from scipy import optimize
 
 from .. import _checks, mg1
-from ..distributions import Distribution, Mixture, _Product
+from ..distributions import Distribution, Mixture, _is_mp, _Product
 from ..policies import RIQ, Random
 from ..prediction import Prediction
 from ..response import ResponseTime
@@ -185,23 +185,33 @@ def _response_time(model, d: int, idle: float, lam_b: float, free, exact: bool, 
     # the inversion allows for the loss of digits of the busy transform at small |s| (near
     # load 1) unless the transform is computed without it (mg1._Remainder)
     scale = None if busy.accurate else model.mean_runtime()
+    # the high-precision path needs exact parameters: Random's split weight is 1 - rho, exact
+    # where the runtime's mean has an exact rational form; RIQ's weights come from the float
+    # root b of its fixed point
+    rounded = (None if d == 1 and exact else
+               "1 - rho from a runtime mean without an exact rational form" if d == 1 else
+               f"RIQ's busy fraction b = {1 - idle:.6g}, a float root of its fixed point")
     if all_busy >= 1.0:
-        return ResponseTime(busy, mean, lower=lower, scale=scale)
+        return ResponseTime(busy, mean, lower=lower, scale=scale, rounded=rounded)
     immediate = model.fastest_mixture(idle_weights[1:])
     some_idle = 1.0 if idle >= 1.0 else -math.expm1(d * math.log1p(-idle))   # 1 - b^d
-    transform = _TwoParts(some_idle, immediate.lst, busy)
-    split = (some_idle, immediate, busy, busy_mean)
-    return ResponseTime(transform, mean, split=split, lower=lower, scale=scale)
+    weight = free if rounded is None else some_idle   # d = 1: 1 - rho, a Fraction
+    transform = _TwoParts(float(weight), immediate.lst, busy, weight)
+    split = (weight, immediate, busy, busy_mean)
+    return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, rounded=rounded)
 
 
 class _TwoParts:
-    """``w f(s) + (1 - w) g(s)`` (a class, so that the response time can be pickled)."""
+    """``w f(s) + (1 - w) g(s)`` (a class, so that the response time can be pickled); ``exact``:
+    ``w`` exactly (a Fraction), used at the working precision for mpmath arguments."""
 
-    def __init__(self, weight: float, first, second):
+    def __init__(self, weight: float, first, second, exact=None):
         self.weight, self.first, self.second = weight, first, second
+        self.exact = weight if exact is None else exact
 
     def __call__(self, s):
-        return self.weight * self.first(s) + (1.0 - self.weight) * self.second(s)
+        w = mg1._at_precision(self.exact) if _is_mp(s) else self.weight
+        return w * self.first(s) + (1 - w) * self.second(s)
 
 
 def _smallest(law: Distribution) -> float:
