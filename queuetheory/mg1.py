@@ -16,6 +16,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -408,13 +409,17 @@ class _EFSBusyTransform(_NearOne):
                  exact: bool = False):
         self._near_one(lam_b, B, free, exact)
         self.Be, self.be1 = Be, Be.mean()
-        # E[B_e] at the working precision for mpmath arguments where it is exactly rational (a
-        # rounded mean scales the transform by 1 + 1e-16, which the tail magnifies: M/M/1 at
-        # load 1 - 1e-9, rate 1 / 1.3, the 20-digit p99 was 1.2e-15 off)
-        exact_mean = Be._mean_exact()
-        self.be1_exact = self.be1 if exact_mean is None else exact_mean
         self.first = (self.remainder if Be is B or self.remainder is None
                       else _Remainder.of(Be))
+
+    @functools.cached_property
+    def be1_exact(self):
+        """``E[B_e]`` exactly (a Fraction) where its closed form gives it, else the float: for
+        mpmath arguments, at the working precision (a rounded mean scales the transform by
+        ``1 + 1e-16``, which the tail magnifies: M/M/1 at load ``1 - 1e-9``, rate ``1 / 1.3``,
+        the 20-digit p99 was 1.2e-15 off)."""
+        exact_mean = self.Be._mean_exact()
+        return self.be1 if exact_mean is None else exact_mean
 
     @property
     def accurate(self) -> bool:
