@@ -86,17 +86,17 @@ class Prediction:
         self._response_factory = response_time
 
     def _relabelled(self, prefix: str, system: System | None = None,
-                    suffix: str = "") -> Prediction:
+                    suffix: str = "", assumptions: tuple | None = None) -> Prediction:
         """The same numbers for ``system`` (default: this one's), ``prefix`` before the
-        method and ``suffix`` after it: for a policy that coincides with another one
-        (Redundancy-1 is Random)."""
+        method and ``suffix`` after it, and ``assumptions`` (default: these): for a policy
+        that coincides with another one (Redundancy-1 is Random)."""
         return Prediction(system or self.system, method=prefix + self.method + suffix,
                           exact=self.exact,
                           stable=self.stable, mean=self.mean,
                           response_time=self._response_factory,
                           busy_fraction=self.busy_fraction, cost=self.cost,
-                          assumptions=self.assumptions, references=self.references,
-                          limit=self.limit, errors=self.errors)
+                          assumptions=self.assumptions if assumptions is None else assumptions,
+                          references=self.references, limit=self.limit, errors=self.errors)
 
     @cached_property
     def response_time(self) -> ResponseLaw:

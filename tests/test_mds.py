@@ -535,6 +535,9 @@ def test_batches_with_atoms_near_load_one_against_the_exact_wait(R, policy, rate
     tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
     assert p.busy_fraction == pytest.approx(tasks * rate / policy.n * R.mean(), rel=1e-12)
     assert "S&X with job size X = 1" in p.method and p.exact
+    # the IR system's assumptions, not those of the S&X form it was computed in
+    assert not any("S&X" in a for a in p.assumptions)
+    assert any("nothing is redundant" in a for a in p.assumptions) == policy.remove
 
 
 @pytest.mark.parametrize(("load", "mean", "quantiles"), [

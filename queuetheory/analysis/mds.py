@@ -111,6 +111,10 @@ the loss of digits near load 1 (:class:`queuetheory.mg1._Remainder`, ``1 - rho``
 states its errors, and where it stops short of ``_GOAL`` or refuses, to the same model as S&X
 with ``X = 1`` (:func:`_unless_short`)."""
 
+_NO_REMOVAL = "no removal: every task runs to completion"
+_NOTHING_REMOVED = ("removal, but nothing is redundant (m = 0 or d = 1): every task is needed "
+                    "and runs to completion")
+
 _REFERENCES = (
     "K. Duffy, S. Shneer, MDS coding is better than replication for job completion times, "
     "Operations Research Letters 49(1), 2021 (arXiv:1907.11052)",
@@ -158,35 +162,46 @@ taken without trying the other method (:func:`_unless_short`)."""
 
 def _short(p: Prediction) -> float:
     """The relative error a stable prediction states for its mean and busy fraction (0 for an
-    unstable one, whose values are exact)."""
+    unstable one, whose values are exact; ``inf`` where a statistic is not finite)."""
     if not p.stable or not p.errors:
         return 0.0
-    return max(p.errors.get("mean", 0.0) / p.mean,
-               p.errors.get("busy_fraction", 0.0) / max(p.busy_fraction, 1e-300))
+    worst = 0.0
+    for key, value in (("mean", p.mean), ("busy_fraction", p.busy_fraction)):
+        error = p.errors.get(key, 0.0)
+        if not error <= 0:   # NaN counts as unbounded
+            ratio = error / value if math.isfinite(value) and value > 0 else math.inf
+            worst = max(worst, ratio if math.isfinite(ratio) else math.inf)
+    return worst
 
 
-def _unless_short(first, second, prefix: str, system: System) -> Prediction:
+def _unless_short(first, second, prefix: str, system: System,
+                  assumptions=None) -> Prediction:
     """``first()``, unless it refuses (``NotImplementedError``) or states errors above
     ``_GOAL``: then ``second()`` (the same model by another method) where it answers with a
-    smaller stated error, relabelled for ``system`` with ``prefix`` (``{why}`` the reason)."""
+    smaller stated error, relabelled for ``system`` with ``prefix`` (``{why}`` the reason) and
+    ``assumptions`` (a tuple, or a map of the second method's; default: the second's). Both
+    refusing: the first's refusal."""
     try:
-        p, why = first(), None
+        p, why, refusal = first(), None, None
     except NotImplementedError as error:
         # its reason, without the advice to simulate (the other method answers)
-        p, why = None, f"refuses ({str(error).split('; use qt.simulate')[0]})"
+        p, refusal = None, error
+        why = f"refuses ({str(error).split('; use qt.simulate')[0]})"
     if p is not None and _short(p) <= _GOAL:
         return p
     try:
         other = second()
     except NotImplementedError:
         if p is None:
-            raise
+            raise refusal from None
         return p
     if p is not None:
         if _short(other) >= _short(p):
             return p
         why = f"states a relative error of {_short(p):.1g}, short of the {_GOAL:g} goal"
-    return other._relabelled(prefix.format(why=why), system)
+    if callable(assumptions):
+        assumptions = assumptions(other.assumptions)
+    return other._relabelled(prefix.format(why=why), system, assumptions=assumptions)
 
 
 @register(MDS, Replication)
@@ -215,27 +230,22 @@ def analyze_batch(system: System) -> Prediction:
         plain = analyze_riq(System(Random(), runtime, arrival_rate=lam))
         return plain._relabelled(f"{policy.label()}: one task per batch, the Random system: ",
                                  system)
-    if (policy.remove and _tasks(policy) == policy.n and isinstance(runtime, IR)
-            and math.isinf(runtime.R.moment(2))):
-        # nothing to remove (m = 0, d = 1): the system without removal, whose mean is then
-        # infinite (the wait's tail index alpha - 1 <= 1), where the grid cannot hold the tail
-        plain = analyze_batch(system.replace(policy=dataclasses.replace(policy, remove=False)))
-        return plain._relabelled(f"{policy.label()}: every task is needed (nothing is "
-                                 f"redundant), so removal changes nothing: ", system)
     if policy.remove:
         from .removal import analyze_removal
 
         if _tasks(policy) > policy.n:
             return analyze_removal(system)
-        # nothing to remove: near load 1, where the grid stops short of the goal or refuses,
-        # the system without removal (the wait's tail from its transform) reaches further
+        # nothing to remove: near load 1 or with a long tail (E[R^2] = inf: an infinite mean),
+        # where the grid stops short of the goal or refuses, the system without removal (the
+        # wait's tail from its transform) reaches further
         plain = dataclasses.replace(policy, remove=False)
         return _unless_short(
             lambda: analyze_removal(system),
             lambda: analyze_batch(system.replace(policy=plain)),
             f"{policy.label()}: nothing is redundant, so removal changes nothing; the workload "
             f"grid with removal {{why}}; the system without removal: ",
-            system)
+            system, lambda those: tuple(_NOTHING_REMOVED if a == _NO_REMOVAL else a
+                                        for a in those))
     tasks = _tasks(policy)
     lam_task = tasks * lam / policy.n
     B = runtime.replica()
@@ -259,7 +269,7 @@ def analyze_batch(system: System) -> Prediction:
               f"{per_server}; {rule}; {how}")
     assumptions = ("Poisson batch arrivals at arrival_rate / n per server", "FCFS at every server",
                    "k -> infinity (asymptotic independence of the servers a batch uses)",
-                   "no removal: every task runs to completion")
+                   _NO_REMOVAL)
     if isinstance(runtime, SX):
         assumptions += ("S&X: a batch is n equal-sized jobs, so all its tasks (coded jobs or "
                         "copies) share one job size X; slowdowns i.i.d. per task",)
@@ -289,7 +299,7 @@ def analyze_batch(system: System) -> Prediction:
                                                                   runtime.R))),
             f"{policy.label()}, IR runtimes on finitely many points: the workload grid {{why}}; "
             f"the same model as S&X with job size X = 1 and slowdowns S = R (task runtimes "
-            f"i.i.d. R): ", system)
+            f"i.i.d. R): ", system, assumptions)
     # (runtimes with atoms under IR: the grid above, with its error estimates)
     # near load 1: the transforms through the moment series of the runtime's (mg1._Remainder)
     # and 1 - rho from its exact rational mean and the exact task rate, to full accuracy at

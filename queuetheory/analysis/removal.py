@@ -1353,8 +1353,8 @@ def _solve_grids(model, guess: float):
             if cells >= limit or finer >= _FINER:
                 raise RemovalError(
                     f"no stationary law on grids of step down to {h:.3g}: the idle probability "
-                    f"is {coarse.F0:.2g} with the workload piled at the horizon (a load at or "
-                    f"beyond the stability frontier)")
+                    f"is {coarse.F0:.2g} with the workload piled at the horizon (a load at the "
+                    f"stability frontier, beyond it, or too close to it for these grids)")
             finer *= 2
             continue
         guess = coarse.F0
@@ -1732,7 +1732,9 @@ class RemovalBatchTime(BatchCompletionTime):
         bound from :meth:`_GridModel.interpolation_gap` (see the comment below)."""
         if coarse is None:
             coarse = self._quantile_sets(q, (True,))[0]
-        errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 4e-15 * values
+        # (plus the roots' tolerance, 1e-14 relative: a level just above a jump's top was 7e-15
+        # off at 1.0 with 4.5e-15 stated)
+        errors = np.abs(values - coarse) * (2 if self._order == 1 else 1) + 1e-14 * values
         times = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
         # errors of P(C > t) the difference above does not see, each turned into one of the
         # quantile by the density (a central difference over the coarsest step)

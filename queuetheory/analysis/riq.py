@@ -198,7 +198,9 @@ def _response_time(model, d: int, idle: float, lam_b: float, free, exact: bool, 
     weight = free if rounded is None else some_idle   # d = 1: 1 - rho, a Fraction
     transform = _TwoParts(float(weight), immediate.lst, busy, weight)
     split = (weight, immediate, busy, busy_mean)
-    return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, rounded=rounded)
+    # a job that queues waits a positive time: the rest lies above the smallest runtime
+    return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, rounded=rounded,
+                        rest_above_lower=True)
 
 
 class _TwoParts:
