@@ -723,6 +723,13 @@ class Distribution:
     def _lst_mp(self, s):
         return mpmath.mpmathify(complex(self._lst(np.asarray(complex(s)))))
 
+    @property
+    def _mp_lst(self) -> bool:
+        """Whether ``lst`` at an mpmath argument is evaluated at the working precision (a
+        family's closed form), rather than a double-precision value converted (the default
+        ``_lst_mp``): only then can a high-precision inversion hold more than 16 digits."""
+        return type(self)._lst_mp is not Distribution._lst_mp
+
     def _moment(self, k):
         # E[X^k] = c^k int_0^inf k y^(k-1) P(X > c y) dy, with c the median, so that the
         # quadrature sees the same integrand in every unit of time; split at the median
@@ -1567,6 +1574,10 @@ class Mixture(Distribution):
     def _lst_mp(self, s):
         return mpmath.fsum(w * c.lst(s) for c, w in zip(self.components, self.weights))
 
+    @property
+    def _mp_lst(self) -> bool:
+        return all(c._mp_lst for c in self.components)
+
     def _sample(self, size, rng):
         n = int(np.prod(size)) if size is not None else 1
         which = rng.choice(len(self.components), size=n, p=self.weights)
@@ -2050,6 +2061,10 @@ class _Scaled(Distribution):
 
     def _lst_mp(self, s):
         return self.base.lst(self.c * s)
+
+    @property
+    def _mp_lst(self) -> bool:
+        return self.base._mp_lst
 
     def _sample(self, size, rng):
         return self.c * self.base._sample(size, rng)

@@ -423,8 +423,9 @@ class ResponseTime(ResponseLaw):
         error estimate allows for the loss of digits ``eps E[T] / (|s| E[B]^2)`` of queueing
         transforms at small ``|s|``, which grows as the load approaches 1.
     rounded : str, optional
-        Why the transform's parameters are rounded to double precision (a float root of a
-        fixed point, a ``1 - rho`` without an exact rational mean): the high-precision path
+        Why the transform is rounded to double precision (a float root of a fixed point, a
+        ``1 - rho`` without an exact rational mean, a runtime transform without a closed form
+        in mpmath): the high-precision path
         could only repeat that rounding (about 1e-16 relative, more where the value is
         sensitive to it), so ``precision=`` raises ``NotImplementedError`` saying so. Default
         ``None``: the parameters are exact (``split``'s weight may be a ``Fraction``, used at
@@ -447,8 +448,8 @@ class ResponseTime(ResponseLaw):
         self._transform = lst
         if rounded is not None:
             self.high_precision = False
-            self._accuracy = (f"its transform's parameters are double-precision floats "
-                              f"({rounded}), which bound any value to about 16 digits; its "
+            self._accuracy = (f"its transform is rounded to double precision ({rounded}), "
+                              f"which bounds any value to about 16 digits; its "
                               f"double-precision values carry error estimates "
                               f"(full_output=True)")
         self._mean = float(mean)

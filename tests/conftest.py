@@ -52,6 +52,11 @@ def _mpmath_precision():
 #: Facebook slowdowns, typed in from the published table (Ananthanarayanan et al., NSDI 2013,
 #: as used by Gardner et al., IEEE/ACM ToN 25(6) 2017; docs/theory/model.rst), independently of
 #: ``qt.slowdowns.facebook`` so that the two can be compared.
+def batch_tasks(policy) -> int:
+    """Tasks per batch: ``n + m`` coded jobs (MDS) or ``n d`` copies (replication)."""
+    return policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+
+
 FACEBOOK_VALUES = tuple(range(1, 13))
 FACEBOOK_PROBS = (0.23, 0.14, 0.09, 0.03, 0.08, 0.10, 0.04, 0.14, 0.12, 0.021, 0.007, 0.002)
 

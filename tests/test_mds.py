@@ -17,7 +17,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES
+from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES, batch_tasks
 from scipy import optimize, special, stats
 
 import queuetheory as qt
@@ -496,7 +496,7 @@ def test_batches_with_atoms_far_apart_against_the_exact_wait(policy, mean, quant
     # workload grid): the same system. The S&X estimates compared two computations reading one
     # inversion of the wait, whose error near the wait's kinks neither showed: the MDS p80 was
     # 23 times its estimate off, the replication mean 4.6 times; now carried into both
-    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    tasks = batch_tasks(policy)
     p = qt.analyze(qt.System(policy, runtime, arrival_rate=0.3 * policy.n / tasks / 1.9))
     assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-5 * mean
     values, errors = p.response_time.ppf([0.7, 0.8, 0.9, 0.999], full_output=True)
@@ -534,7 +534,7 @@ def test_batches_with_atoms_near_load_one_against_the_exact_wait(R, policy, rate
     values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
     assert np.all(np.abs(values - quantiles) <= errors)
     assert np.all(errors <= 1e-7 * np.asarray(quantiles))
-    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    tasks = batch_tasks(policy)
     assert p.busy_fraction == pytest.approx(tasks * rate / policy.n * R.mean(), rel=1e-12)
     assert "S&X with job size X = 1" in p.method and p.exact
     # the IR system's assumptions, not those of the S&X form it was computed in

@@ -17,6 +17,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from conftest import batch_tasks
 
 import queuetheory as qt
 from queuetheory import mg1
@@ -103,7 +104,7 @@ def test_batches_without_removal_near_load_one_against_the_closed_form(policy, l
     # sojourn's (read by the same solver as the error estimate: the generic bisection on the
     # CDF had left the p99 of the largest of four 1.6e-10 off at load 0.5, 1.04 times the
     # estimate); the mean by mpmath's quadrature of the closed-form tail
-    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    tasks = batch_tasks(policy)
     rate = load * policy.n / tasks
     p = qt.analyze(qt.System(policy, qt.IR(qt.Erlang(2, MU)), arrival_rate=rate))
     task_rate = Fraction(tasks) * Fraction(rate) / policy.n   # exactly, as the library must
@@ -294,7 +295,7 @@ def test_sx_batches_without_removal_near_load_one(runtime, policy, load, referen
     # the moment series with 1 - rho from the exact mean and task rate. The error estimates
     # carry the inversion's own error both tables share: the median of the M/H2/1 case at
     # load 0.5 was 1.8e-12 off with 6.7e-15 stated
-    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
+    tasks = batch_tasks(policy)
     rate = load * policy.n / tasks / runtime.mean_runtime()
     p = qt.analyze(qt.System(policy, runtime, arrival_rate=rate))
     mean, quantiles = reference[0], np.array(reference[1:])

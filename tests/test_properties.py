@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import batch_tasks
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -248,13 +249,18 @@ def test_sx_batches_within_1e_12_of_the_stability_boundary(X, S, scale, rho, pol
     include the inversion's relative error at the table's far nodes, about 1e-3 where the tail
     is 1e-10, spread by the interpolation of its logarithm: up to 1e-5 measured)."""
     model = qt.SX(X.scaled(scale), S)
-    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
-    rate = rho * policy.n / tasks / model.mean_runtime()
-    assume(math.isfinite(rate) and rate > 0)
-    p = qt.analyze(qt.System(policy, model, arrival_rate=rate))
-    assume(p.stable)
     # every batch lasts at least its job size times the smallest slowdown
-    assert math.isfinite(p.mean) and p.mean >= model.X.mean() * min(S.values) * (1 - 1e-12)
+    _check_batch_near_the_boundary(policy, model, rho, model.X.mean() * min(S.values))
+
+
+def _check_batch_near_the_boundary(policy, runtime, rho: float, fastest: float) -> None:
+    """At task load ``rho``: a finite mean of at least ``fastest`` (a hard bound), finite
+    monotone quantiles, estimates below 1e-4 relative."""
+    rate = rho * policy.n / batch_tasks(policy) / runtime.mean_runtime()
+    assume(math.isfinite(rate) and rate > 0)
+    p = qt.analyze(qt.System(policy, runtime, arrival_rate=rate))
+    assume(p.stable)
+    assert math.isfinite(p.mean) and p.mean >= fastest * (1 - 1e-12)
     assert p.errors["mean"] <= 1e-4 * p.mean
     q, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
     assert np.all(np.isfinite(q)) and np.all(np.diff(q) >= 0)
@@ -272,17 +278,7 @@ def test_ir_batches_on_atoms_within_1e_12_of_the_stability_boundary(R, scale, rh
     with nothing redundant, at task loads 0.999, 1 - 1e-9, 1 - 1e-12: the workload grid stops
     short or refuses there (it was the only method), the same model as S&X with X = 1 answers:
     a finite mean above the fastest runtime, finite monotone quantiles, estimates below 1e-4."""
-    runtime = qt.IR(R.scaled(scale))
-    tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
-    rate = rho * policy.n / tasks / runtime.mean_runtime()
-    assume(math.isfinite(rate) and rate > 0)
-    p = qt.analyze(qt.System(policy, runtime, arrival_rate=rate))
-    assume(p.stable)
-    assert math.isfinite(p.mean) and p.mean >= scale * min(R.values) * (1 - 1e-12)
-    assert p.errors["mean"] <= 1e-4 * p.mean
-    q, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
-    assert np.all(np.isfinite(q)) and np.all(np.diff(q) >= 0)
-    assert np.all(errors <= 1e-4 * q)
+    _check_batch_near_the_boundary(policy, qt.IR(R.scaled(scale)), rho, scale * min(R.values))
 
 
 # ------------------------------------------------------------- other policies (light touch)

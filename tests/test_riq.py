@@ -96,6 +96,21 @@ def test_d1_high_precision_holds_the_digits_asked():
         riq.response_time.sf(2.0, precision=30)
 
 
+def test_d1_high_precision_needs_a_transform_in_mpmath():
+    # an S&X runtime X S (X ~ Exp(1), S ~ Uniform(1, 2)) has a transform by quadrature in
+    # double precision: the "30-digit" tail at t = 2, load 0.3, read 1.0 (both working
+    # precisions agreed on it) where de Hoog at 50 digits on the P-K transform with the closed
+    # form B~(s) = log((1 + 2 s) / (1 + s)) / s gives 0.3901756869005070813908824
+    # (mpmath.invertlaplace, lam = 0.2); now refused, and the double path still answers
+    # within its estimate
+    runtime = qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 2.0))
+    T = qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=0.2, servers=1)).response_time
+    with pytest.raises(NotImplementedError, match="no closed form in mpmath"):
+        T.sf(2.0, precision=30)
+    value, error = T.sf(2.0, full_output=True)
+    assert abs(value - 0.3901756869005070813908824) <= error
+
+
 # --------------------------------------------- worked example of docs/theory/riq.rst
 
 

@@ -187,10 +187,14 @@ def _response_time(model, d: int, idle: float, lam_b: float, free, exact: bool, 
     scale = None if busy.accurate else model.mean_runtime()
     # the high-precision path needs exact parameters: Random's split weight is 1 - rho, exact
     # where the runtime's mean has an exact rational form; RIQ's weights come from the float
-    # root b of its fixed point
-    rounded = (None if d == 1 and exact else
-               "1 - rho from a runtime mean without an exact rational form" if d == 1 else
-               f"RIQ's busy fraction b = {1 - idle:.6g}, a float root of its fixed point")
+    # root b of its fixed point; and the runtime's transform must be a closed form in mpmath
+    # (S&X products give double-precision values: the 30-digit M/G/1 tail with X ~ Exp(1),
+    # S ~ Uniform(1, 2) read 1.0 where it is 0.39)
+    rounded = (f"RIQ's busy fraction b = {1 - idle:.6g}, a float root of its fixed point"
+               if d > 1 else
+               "1 - rho from a runtime mean without an exact rational form" if not exact else
+               "the runtime's transform has no closed form in mpmath"
+               if not model.replica()._mp_lst else None)
     if all_busy >= 1.0:
         return ResponseTime(busy, mean, lower=lower, scale=scale, rounded=rounded)
     immediate = model.fastest_mixture(idle_weights[1:])
