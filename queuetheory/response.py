@@ -413,11 +413,6 @@ class ResponseTime(ResponseLaw):
         ``lst`` is then ``w A.lst + (1 - w) rest``.
     lower : float, optional
         A hard lower bound of ``T`` (the smallest possible runtime); default 0.
-    rest_above_lower : bool, optional
-        With ``split`` and ``lower > 0``: the part not split off has no mass at ``lower`` (a job
-        that queues waits a positive time), so the CDF at ``lower`` is the split-off law's
-        alone, with no inversion error, and quantiles at the top of its jump there are exact.
-        Default ``False``: the CDF there is inverted.
     scale : float, optional
         The service-time scale ``E[B]`` of the queue behind ``T`` (default ``E[T]``): the
         error estimate allows for the loss of digits ``eps E[T] / (|s| E[B]^2)`` of queueing
@@ -425,11 +420,15 @@ class ResponseTime(ResponseLaw):
     rounded : str, optional
         Why the transform is rounded to double precision (a float root of a fixed point, a
         ``1 - rho`` without an exact rational mean, a runtime transform without a closed form
-        in mpmath): the high-precision path
-        could only repeat that rounding (about 1e-16 relative, more where the value is
-        sensitive to it), so ``precision=`` raises ``NotImplementedError`` saying so. Default
-        ``None``: the parameters are exact (``split``'s weight may be a ``Fraction``, used at
-        the working precision).
+        in mpmath): the high-precision path could only repeat that rounding (about 1e-16
+        relative, more where the value is sensitive to it), so ``precision=`` raises
+        ``NotImplementedError`` saying so. Default ``None``: the parameters are exact
+        (``split``'s weight may be a ``Fraction``, used at the working precision).
+    rest_above_lower : bool, optional
+        With ``split`` and ``lower > 0``: the part not split off has no mass at ``lower`` (a job
+        that queues waits a positive time), so the CDF at ``lower`` is the split-off law's
+        alone, with no inversion error, and quantiles at the top of its jump there are exact.
+        Default ``False``: the CDF there is inverted.
 
     Examples
     --------
