@@ -258,7 +258,14 @@ def _check_batch_near_the_boundary(policy, runtime, rho: float, fastest: float) 
     monotone quantiles, estimates below 1e-4 relative."""
     rate = rho * policy.n / batch_tasks(policy) / runtime.mean_runtime()
     assume(math.isfinite(rate) and rate > 0)
-    p = qt.analyze(qt.System(policy, runtime, arrival_rate=rate))
+    try:
+        p = qt.analyze(qt.System(policy, runtime, arrival_rate=rate))
+    except NotImplementedError as error:
+        # the documented refusal within 0.01 of load 1, and only where its condition holds: a
+        # moment series not trusted near s = 0 (HyperExponential X times slowdowns 107 and 856)
+        assert "within 0.01 of 1" in str(error) or "workload's tail" in str(error)
+        assert mg1._Remainder.of(runtime.replica()) is None
+        return
     assume(p.stable)
     assert math.isfinite(p.mean) and p.mean >= fastest * (1 - 1e-12)
     assert p.errors["mean"] <= 1e-4 * p.mean

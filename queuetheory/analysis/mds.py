@@ -314,8 +314,10 @@ def analyze_batch(system: System) -> Prediction:
             f"{_NEAR_ONE:g} of 1 the task sojourn's tail, inverted numerically, loses digits "
             f"like eps / (1 - load)^2 (the mean of Replication(2, 1), IR Erlang(1, 1), was off "
             f"9e-7 at load 0.999, 6e-5 at 0.9999, and without an error estimate); only "
-            f"runtimes with all moments finite and a closed-form mean are inverted without "
-            f"that loss; use qt.simulate, or a load further from 1")
+            f"runtimes with a closed-form mean whose moment series is trusted near s = 0 "
+            f"(every moment finite, their ratios not growing: not so for slowdowns far apart "
+            f"in scale) are inverted without that loss; use qt.simulate, or a load further "
+            f"from 1")
     if isinstance(runtime, SX):
         if heavy:
             raise NotImplementedError(
