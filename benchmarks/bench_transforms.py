@@ -190,21 +190,61 @@ def atoms_and_densities() -> None:
         ("MDS(4, 2) no removal, IR Pareto(2.5)",
          qt.System(qt.MDS(4, 2, remove=False), qt.IR(qt.Pareto(2.5, 0.6)), 0.3), ()),
     ]
+    _timed(cases)
+
+
+def _timed(cases) -> None:
+    """CPU seconds of the mean and of each quantile (with its stated relative error where the
+    law states one) of ``(name, system, levels)``."""
+    import queuetheory as qt
+
     print()
-    print(f"{'system':40s} {'statistic':>9s} {'value':>14s} {'CPU s':>7s}")
+    print(f"{'system':40s} {'statistic':>11s} {'value':>14s} {'stated':>8s} {'CPU s':>7s}")
     for name, system, levels in cases:
         c = time.process_time()
         p = qt.analyze(system)
-        print(f"{name:40s} {'mean':>9s} {p.mean:14.10f} {time.process_time() - c:7.2f}",
-              flush=True)
+        print(f"{name:40s} {'mean':>11s} {p.mean:14.10f} {'':>8s} "
+              f"{time.process_time() - c:7.2f}", flush=True)
         for q in levels:
             c = time.process_time()
-            value = p.quantile(q)
-            print(f"{'':40s} {f'p{round(100 * q)}':>9s} {value:14.10f} "
+            try:
+                value, error = p.response_time.ppf(q, full_output=True)
+                stated = f"{error / value:8.1e}"
+            except NotImplementedError:
+                value, stated = p.quantile(q), "-"
+            print(f"{'':40s} {f'q={q:.9g}':>11s} {value:14.10f} {stated:>8s} "
                   f"{time.process_time() - c:7.2f}", flush=True)
+
+
+def lattice_runtimes() -> None:
+    """CPU seconds and stated errors of quantiles just above the jumps of runtimes on atoms, and
+    of an S&X batch with uniform job size and slowdown.
+
+    Before the queued part was inverted from the smallest runtime with the density's jumps
+    taken out, and before the uniform product's closed form (old and new side by side in one
+    run, 2026-12-02): M/D/1 at 0.3, levels 0.7 + (1e-7, 1e-3) and 0.99: true errors 2.8e-7 and
+    1.1e-6 relative (stated 2.2e-4, 1e-5); Random {2, 3, 5}: up to 1.8e-5 (stated 2.2e-4);
+    Uniform(1, 2) x Uniform(1, 3) MDS(4, 2) without removal: 128 s for the mean.
+    """
+    import queuetheory as qt
+
+    cases = [
+        ("Random, M/D/1, load 0.3", qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), 0.3,
+                                              servers=1), (0.7 + 1e-7, 0.7 + 1e-3, 0.99)),
+        ("Random, IR {2, 3, 5}, load 0.465",
+         qt.System(qt.Random(), qt.IR(qt.Discrete([2.0, 3.0, 5.0], [0.25, 0.5, 0.25])), 0.125,
+                   servers=1), (0.465076724502107, 0.7403515308271217, 0.99)),
+        ("RIQ(2), IR Det(1), load 0.7", qt.System(qt.RIQ(2), qt.IR(qt.Deterministic(1.0)), 0.7),
+         (0.5, 0.99)),
+        ("MDS(4, 2) no removal, SX U(1,2) U(1,3)",
+         qt.System(qt.MDS(4, 2, remove=False), qt.SX(qt.Uniform(1.0, 2.0), qt.Uniform(1.0, 3.0)),
+                   0.1), (0.99,)),
+    ]
+    _timed(cases)
 
 
 if __name__ == "__main__":
     main()
     continuous_slowdowns()
     atoms_and_densities()
+    lattice_runtimes()

@@ -16,6 +16,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import warnings
@@ -27,7 +28,7 @@ import numpy as np
 from scipy import special
 
 from . import _checks
-from .distributions import Distribution, _is_mp, as_distribution
+from .distributions import Discrete, Distribution, _is_mp, as_distribution
 
 __all__ = [
     "pk_mean",
@@ -411,6 +412,48 @@ class _EFSBusyTransform(_NearOne):
         self.Be, self.be1 = Be, Be.mean()
         self.first = (self.remainder if Be is B or self.remainder is None
                       else _Remainder.of(Be))
+        self.last = B
+
+    def from_lower(self, lower: float) -> _EFSBusyTransform | None:
+        """The transform of ``T - lower`` (``T`` this response time), where the service ``B``
+        has finitely many atoms, the smallest at ``lower``: the last factor ``B~(s)`` becomes
+        ``sum_j p_j exp(-s (b_j - lower))`` (no ``exp(s lower)``, which overflows far from
+        the origin); else None."""
+        atoms = self.B.atoms
+        if atoms is None or not float(atoms[0].min()) == lower > 0:
+            return None
+        shifted = copy.copy(self)
+        shifted.last, shifted.lower = Discrete(atoms[0] - lower, atoms[1]), lower
+        return shifted
+
+    def kinks(self, most: int = 16) -> tuple | None:
+        """Where the density of this response time jumps beyond the smallest service, and by
+        how much, for a service ``B`` (atoms ``b_j``, ``p_j``) and a first service ``B_e``
+        (atoms ``e_i``, ``q_i``) on at most ``most`` atoms each; else None.
+
+        The transform is that of ``E + W + B``: ``E`` with density ``P(B_e > x) / E[B_e]``
+        (``1 / E[B_e]`` at 0, jumping by ``-q_i / E[B_e]`` at ``e_i``), ``W`` the M/G/1 wait at
+        rate ``lam_B`` (an atom ``1 - rho_B`` at 0 and a bounded density; level crossing,
+        ``f(x) = lam_B (F(x) - sum_k p_k F(x - b_k))``, makes that density jump too, but the
+        convolution of two bounded densities is continuous). So the density of ``E + W + B``
+        jumps by ``p_j (1 - rho_B) / E[B_e]`` at ``b_j`` and by ``-p_j q_i (1 - rho_B) /
+        E[B_e]`` at ``b_j + e_i``; elsewhere only its derivatives jump. For Random (``B_e =
+        B``) these are the jumps of the Pollaczek-Khinchine response time given a wait."""
+        service, first = self.B.atoms, self.Be.atoms
+        if (service is None or first is None or service[0].size > most
+                or first[0].size > most):
+            return None
+        (b, p), (e, q) = service, first
+        scale = self.free / self.be1
+        times = np.concatenate([b, np.add.outer(b, e).ravel()])
+        jumps = np.concatenate([p, -np.multiply.outer(p, q).ravel()]) * scale
+        order = np.argsort(times, kind="stable")
+        times, jumps = times[order], jumps[order]
+        # one kink per time (on a lattice most sums coincide, up to rounding)
+        first = np.concatenate([[True], np.diff(times) > 1e-12 * times[1:]])
+        times, jumps = times[first], np.add.reduceat(jumps, np.flatnonzero(first))
+        keep = (times > b.min()) & (jumps != 0)
+        return times[keep], jumps[keep]
 
     @functools.cached_property
     def be1_exact(self):
@@ -428,13 +471,21 @@ class _EFSBusyTransform(_NearOne):
 
     def __call__(self, s):
         z = _safe(s)
-        b = self.B.lst(s)
+        if self.last is self.B:
+            b = last = self.B.lst(s)
+        else:   # B~(s) = exp(-s lower) times the shifted transform (one sum over the atoms)
+            last = self.last.lst(s)
+            if _is_mp(s):
+                b = mpmath.exp(-s * self.lower) * last
+            else:
+                with np.errstate(under="ignore"):
+                    b = np.exp(-s * self.lower) * last
         wait = self._free(z) * z / self._denominator(z, b)
         if self.accurate and not _is_mp(s):
             # (1 - B_e~(z)) / z = E[B_e] - psi_e(z) / z: no cancellation at small |z|
             psi = self.first(z, b) if self.Be is self.B else self.first(z)
-            return _one_at_zero(s, (1 - psi / (z * self.be1)) * wait * b)
+            return _one_at_zero(s, (1 - psi / (z * self.be1)) * wait * last)
         # Random (d = 1): the first service is the service (a costly transform, once)
         be = b if self.Be is self.B else self.Be.lst(s)
         be1 = _at_precision(self.be1_exact) if _is_mp(s) else self.be1
-        return _one_at_zero(s, (1 - be) / (z * be1) * wait * b)
+        return _one_at_zero(s, (1 - be) / (z * be1) * wait * last)

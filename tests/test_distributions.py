@@ -844,6 +844,41 @@ def test_generic_lst_real_and_shapes(mp30):
     assert abs(value - (1 + (1.0 + 30.0j) / 2) ** -2) < 1e-13
 
 
+# E[exp(-s X M)] for X ~ Uniform(a, b), M ~ Uniform(A, B): mpmath.quad of the uniform
+# transform over m at 60 digits (no exponential integral), printed by
+# ``python scripts/uniform_product_references.py`` (45 and 60 digits agree to 1e-47)
+UNIFORM_PAIRS = [  # (a, b, A, B, s, E[exp(-s X M)])
+    (1.0, 2.0, 1.0, 3.0, 0.05, "0.8618951124615412855076962074724707"),
+    (1.0, 2.0, 1.0, 3.0, 0.3 + 4j, ("0.02237195425381775585276298128054104",
+                                    "-0.01638539752081381938106770721168163")),
+    (1.0, 2.0, 1.0, 3.0, 0.02 + 60j, ("0.0001644161360902364804969651991960383",
+                                      "-0.0000230013833335953264459439596307302")),
+    (0.0, 1.0, 0.5, 4.0, 1.5 + 9j, ("0.008725059775341109575720570344650731",
+                                    "-0.06197418910636884627919147970389952")),
+    (0.2, 5.0, 0.0, 3.0, 4.0, "0.05538950631827092073574750648748792"),
+    (0.0, 2.0, 0.0, 1.0, 0.1 + 30j, ("0.02660167628065180204288267142688481",
+                                     "-0.07783570750032078130457388526329466")),
+    (3.0, 3.01, 1.0, 2.0, 0.5 + 2j, ("0.01210692773804606132240674199825769",
+                                     "-0.0255909824224420162305440504024457")),
+    (0.001, 1000.0, 2.0, 2.5, 0.7j, ("0.000001450095726755855255656606595954138",
+                                     "-0.0006359046094311613124228279614319569")),
+]
+
+
+@pytest.mark.parametrize("a, b, A, B, s, want", UNIFORM_PAIRS)
+def test_product_of_uniform_laws_transform(a, b, A, B, s, want, mp30):
+    # a closed form through the exponential integral (zero lower ends, narrow laws, far and near
+    # the real axis); 30 digits through mpmath
+    with mpmath.workdps(40):
+        want = mpmath.mpc(*want) if isinstance(want, tuple) else mpmath.mpf(want)
+    P = qt.product(qt.Uniform(a, b), qt.Uniform(A, B))
+    got = P.lst(np.array([s]))[0]
+    assert abs(got - complex(want)) <= 2e-16
+    with mpmath.workdps(30):
+        assert P._mp_lst
+        assert abs(P.lst(mpmath.mpmathify(s)) - want) <= mpmath.mpf(1e-30) * abs(want)
+
+
 @pytest.mark.slow
 def test_quantile_with_scipy_runtime_matches_closed_form_family():
     """End to end: RIQ(d=3) with IR runtimes given once as a scipy Pareto (generic transform of

@@ -414,3 +414,22 @@ def test_atom_laws_keep_the_promises(values, load, d, scale):
 def test_bad_split_is_a_value_error_naming_it(split):
     with pytest.raises(ValueError, match="split must be"):
         qt.ResponseTime(qt.Exponential(1.0).lst, mean=1.0, split=split)
+
+
+def test_rest_measured_from_lower_needs_its_split_and_kinks_above_lower():
+    D = qt.Deterministic(1.0)
+    split = (0.5, D, qt.ShiftedExponential(1.0, 1.0).lst, 2.0)
+    rest = qt.Exponential(1.0).lst        # the rest (1 + Exp(1)) measured from 1
+    with pytest.raises(ValueError, match="rest_from_lower must be"):
+        qt.ResponseTime(D.lst, mean=1.5, split=split, lower=1.0, rest_from_lower=rest)
+    with pytest.raises(ValueError, match="rest_kinks needs rest_from_lower"):
+        qt.ResponseTime(D.lst, mean=1.5, split=split, lower=1.0, rest_above_lower=True,
+                        rest_kinks=([2.0], [0.1]))
+    with pytest.raises(ValueError, match="rest_kinks must be"):
+        qt.ResponseTime(D.lst, mean=1.5, split=split, lower=1.0, rest_above_lower=True,
+                        rest_from_lower=rest, rest_kinks=([0.5], [0.1]))
+    # a law half at 1, half 1 + Exp(1): P(T <= 1.5) = 0.5 + 0.5 (1 - e^-0.5)
+    T = qt.ResponseTime(lambda s: 0.5 * D.lst(s) + 0.5 * rest(s) * D.lst(s), mean=1.5,
+                        split=split, lower=1.0, rest_above_lower=True, rest_from_lower=rest)
+    value, error = T.cdf(1.5, full_output=True)
+    assert abs(value - (1 - 0.5 * math.exp(-0.5))) <= error <= 1e-9

@@ -111,6 +111,22 @@ def test_d1_high_precision_needs_a_transform_in_mpmath():
     assert abs(value - 0.3901756869005070813908824) <= error
 
 
+def test_d1_high_precision_with_slowdowns_on_atoms():
+    # X ~ Exp(1), S = 1 w.p. 3/4, 4 w.p. 1/4 (every parameter a binary fraction): the service
+    # X S is hyperexponential, so the M/H2/1 response-time tail is a sum of exponentials whose
+    # rates are the roots of a polynomial (mpmath.polyroots at 60 digits in
+    # ``python scripts/uniform_product_references.py``); the product's transform is a sum over
+    # the atoms in mpmath (before: refused, "no closed form in mpmath")
+    runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1.0, 4.0], [0.75, 0.25]))
+    T = qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=0.125, servers=1)).response_time
+    assert T.high_precision
+    with mpmath.workdps(40):
+        want = {3.0: mpmath.mpf("0.2474804665296671206554209459695702"),
+                25.0: mpmath.mpf("0.001857003893213325769251007727234629")}
+        for t, tail in want.items():
+            assert abs(T.sf(t, precision=30) - tail) <= mpmath.mpf(1e-29) * tail
+
+
 # --------------------------------------------- worked example of docs/theory/riq.rst
 
 
