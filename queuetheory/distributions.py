@@ -1775,8 +1775,10 @@ class _Product(Distribution):
             return _uniform_pair_lst_mp(self.X, self.M, s)
         if self._m_atoms is not None:
             other, (values, probs) = self.X, self._m_atoms
-        else:
+        elif self._x_atoms is not None:
             other, (values, probs) = self.M, self._x_atoms
+        else:       # the double-precision value (Distribution._mp_lst says so)
+            return super()._lst_mp(s)
         return mpmath.fsum(p * other.lst(s * v) for v, p in zip(values.tolist(), probs.tolist()))
 
     @property
@@ -1864,7 +1866,8 @@ def _ray_lst(density, s, low: float, high: float, quadrature):
 
 
 _E1_SERIES = 48
-"""Terms of the power series of ``E1`` for ``|z| <= 2`` (7.5e-16 absolute against mpmath)."""
+"""Terms of the power series of ``E1`` for ``|z| <= 2`` (7.5e-16 absolute against mpmath, up to
+1.5e-14 relative where ``E1`` is small: :func:`_e1_error`)."""
 
 _E1_FRACTION = ((2.0, 128), (4.0, 48), (10.0, 24), (40.0, 12))
 """``(r, n)``: ``n`` terms of ``E1``'s continued fraction for ``|z| > r`` up to the next ``r``
@@ -1900,6 +1903,16 @@ def _e1(z: np.ndarray) -> np.ndarray:
     return out
 
 
+def _e1_error(z: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """A bound of the rounding error of :func:`_e1`: ``8 eps`` times the sizes of the series'
+    parts (``gamma + |log z| + e^|z|``) for ``|z| <= 2``, ``4 eps |E1(z)|`` beyond."""
+    size = np.abs(z)
+    with np.errstate(divide="ignore"):
+        series = 0.6 + np.abs(np.log(np.where(size > 0, z, 1.0))) + np.exp(np.minimum(size, 2.0))
+    eps = np.finfo(float).eps
+    return np.where(size <= 2.0, 8 * eps * series, 4 * eps * np.abs(value))
+
+
 def _uniform_pair_terms(X: Uniform, M: Uniform, s, number, e1, log, euler):
     """The terms whose sum is ``s (b - a) (B - A) E[exp(-s X M)]`` for ``X ~ Uniform(a, b)``,
     ``M ~ Uniform(A, B)``: ``int_a^b int_A^B exp(-s x m) dm dx = (1/s) int_a^b (exp(-s A x) -
@@ -1916,7 +1929,7 @@ def _uniform_pair_terms(X: Uniform, M: Uniform, s, number, e1, log, euler):
 
 
 _PAIR_ERROR = 1e-15
-"""Largest rounding error (``4 eps`` times the terms' sizes over ``|s| (b - a) (B - A)``)
+"""Largest rounding error (the terms' bounds, :func:`_e1_error`, over ``|s| (b - a) (B - A)``)
 accepted from the closed form of a product of two uniform laws; elsewhere (near ``s = 0`` and
 where narrow laws make the terms cancel) quadrature answers."""
 
@@ -1935,16 +1948,25 @@ def _uniform_pair_lst(X: Uniform, M: Uniform, s: np.ndarray, fallback) -> np.nda
     out = np.empty(flat.size, dtype=complex)
     norm = flat * ((X.high - X.low) * (M.high - M.low))
     far = np.abs(flat) * (X.high * M.high) > 1.0
-    terms = _uniform_pair_terms(X, M, flat[far], float, _e1, np.log, np.euler_gamma)
-    size = sum(np.abs(t) for t in terms)
+    bounds = []
+
+    def e1(z):
+        value = _e1(z)
+        bounds.append(_e1_error(z, value))
+        return value
+
+    terms = _uniform_pair_terms(X, M, flat[far], float, e1, np.log, np.euler_gamma)
+    error = sum(bounds) + 4 * np.finfo(float).eps * sum(np.abs(t) for t in terms)
     good = ~far
-    good[far] = 4 * np.finfo(float).eps * size <= _PAIR_ERROR * np.abs(norm[far])
+    good[far] = error <= _PAIR_ERROR * np.abs(norm[far])
     out[far] = sum(terms) / norm[far]
+    # in units of b B (moments of X / b and M / B in [0, 1]: no overflow at any scale)
     total, power = np.zeros(flat.size - far.sum(), dtype=complex), 1.0
+    z = -flat[~far] * (X.high * M.high)
     for k, (mx, mm) in enumerate(zip(*(itertools.islice(_uniform_moments(U, float), _PAIR_SERIES)
-                                     for U in (X, M)))):
+                                     for U in (X.scaled(1 / X.high), M.scaled(1 / M.high))))):
         total += power * (mx * mm)
-        power = power * -flat[~far] / (k + 1)
+        power = power * z / (k + 1)
     out[~far] = total
     if (~good).any():
         out[~good] = fallback(flat[~good])

@@ -29,6 +29,7 @@ from scipy import special
 
 from . import _checks
 from .distributions import Discrete, Distribution, _is_mp, as_distribution
+from .transforms import Kinks
 
 __all__ = [
     "pk_mean",
@@ -401,6 +402,36 @@ def _efs_busy_transform(lam_b: float, Be: Distribution, B: Distribution, free=No
     return _EFSBusyTransform(lam_b, Be, B, free, exact)
 
 
+class _AtomKinks(Kinks):
+    """The jumps of :meth:`_EFSBusyTransform.kinks` beyond ``offset`` (measured from it): ``scale
+    p_j`` at ``b_j`` and ``-scale p_j q_i`` at ``b_j + e_i`` (those at one time merged); their
+    transform factorises, ``scale sum_j p_j exp(-s b_j) (1 - sum_i q_i exp(-s e_i))`` less the
+    jumps at ``offset`` itself, so it costs one exponential per atom (not per pair)."""
+
+    def __init__(self, service: tuple, first: tuple, scale: float, offset: float):
+        (b, p), (e, q) = service, first
+        self.b, self.p, self.e, self.q = b - offset, p * scale, e, q
+        times = np.concatenate([b, np.add.outer(b, e).ravel()]) - offset
+        jumps = np.concatenate([p, -np.multiply.outer(p, q).ravel()]) * scale
+        order = np.argsort(times, kind="stable")
+        times, jumps = times[order], jumps[order]
+        # one kink per time (on a lattice most sums coincide, up to rounding)
+        first_of = np.concatenate([[True], np.diff(times) > 1e-12 * np.abs(times[1:])])
+        times, jumps = times[first_of], np.add.reduceat(jumps, np.flatnonzero(first_of))
+        keep = (times > 0) & (jumps != 0)
+        self.at_offset = float(jumps[times <= 0].sum())
+        super().__init__(times[keep], jumps[keep])
+
+    def __call__(self, s):
+        service, first = (np.zeros(np.shape(s), dtype=complex) for _ in range(2))
+        with np.errstate(under="ignore"):
+            for value, mass in zip(self.b.tolist(), self.p.tolist()):
+                service += mass * np.exp(-s * value)
+            for value, mass in zip(self.e.tolist(), self.q.tolist()):
+                first += mass * np.exp(-s * value)
+        return service * (1.0 - first) - self.at_offset
+
+
 class _EFSBusyTransform(_NearOne):
     """The transform of :func:`efs_busy_response_lst` (a class, so that it can be pickled).
     ``free``: ``1 - rho_B`` from the caller (a Fraction where exact; ``exact``: accurate to its
@@ -426,34 +457,27 @@ class _EFSBusyTransform(_NearOne):
         shifted.last, shifted.lower = Discrete(atoms[0] - lower, atoms[1]), lower
         return shifted
 
-    def kinks(self, most: int = 16) -> tuple | None:
-        """Where the density of this response time jumps beyond the smallest service, and by
-        how much, for a service ``B`` (atoms ``b_j``, ``p_j``) and a first service ``B_e``
-        (atoms ``e_i``, ``q_i``) on at most ``most`` atoms each; else None.
+    def kinks(self, offset: float = 0.0, most: int = 16) -> _AtomKinks | None:
+        """Where the density of this response time (measured from ``offset``) jumps, and by
+        how much, for a service ``B`` (atoms ``b_j`` of mass ``p_j``) and a first service
+        ``B_e`` (atoms ``e_i`` of mass ``q_i``) with at most ``most`` atoms each, besides any
+        density; None without atoms or beyond ``most``.
 
         The transform is that of ``E + W + B``: ``E`` with density ``P(B_e > x) / E[B_e]``
         (``1 / E[B_e]`` at 0, jumping by ``-q_i / E[B_e]`` at ``e_i``), ``W`` the M/G/1 wait at
         rate ``lam_B`` (an atom ``1 - rho_B`` at 0 and a bounded density; level crossing,
-        ``f(x) = lam_B (F(x) - sum_k p_k F(x - b_k))``, makes that density jump too, but the
-        convolution of two bounded densities is continuous). So the density of ``E + W + B``
-        jumps by ``p_j (1 - rho_B) / E[B_e]`` at ``b_j`` and by ``-p_j q_i (1 - rho_B) /
-        E[B_e]`` at ``b_j + e_i``; elsewhere only its derivatives jump. For Random (``B_e =
-        B``) these are the jumps of the Pollaczek-Khinchine response time given a wait."""
-        service, first = self.B.atoms, self.Be.atoms
-        if (service is None or first is None or service[0].size > most
+        ``f(x) = lam_B (F(x) - P(W + B <= x))``, makes that density jump too, but the
+        convolution of two bounded densities is continuous, as is that of ``E`` with the
+        continuous part of ``B``). So the density of ``E + W + B`` jumps by ``p_j (1 - rho_B) /
+        E[B_e]`` at ``b_j`` and by ``-p_j q_i (1 - rho_B) / E[B_e]`` at ``b_j + e_i``;
+        elsewhere only its derivatives jump. For Random (``B_e = B``) these are the jumps of the
+        Pollaczek-Khinchine response time given a wait."""
+        service, first = self.B._point_masses(), self.Be._point_masses()
+        if (service is None or first is None or not 0 < service[0].size <= most
                 or first[0].size > most):
             return None
-        (b, p), (e, q) = service, first
-        scale = self.free / self.be1
-        times = np.concatenate([b, np.add.outer(b, e).ravel()])
-        jumps = np.concatenate([p, -np.multiply.outer(p, q).ravel()]) * scale
-        order = np.argsort(times, kind="stable")
-        times, jumps = times[order], jumps[order]
-        # one kink per time (on a lattice most sums coincide, up to rounding)
-        first = np.concatenate([[True], np.diff(times) > 1e-12 * times[1:]])
-        times, jumps = times[first], np.add.reduceat(jumps, np.flatnonzero(first))
-        keep = (times > b.min()) & (jumps != 0)
-        return times[keep], jumps[keep]
+        kinks = _AtomKinks(service, first, self.free / self.be1, offset)
+        return kinks if kinks.times.size else None
 
     @functools.cached_property
     def be1_exact(self):

@@ -436,11 +436,13 @@ class ResponseTime(ResponseLaw):
         lower``: where the runtime has an atom at ``lower``, the density of ``R`` jumps there,
         and inverting ``R`` itself left CDF errors of about 1e-6 just above ``lower`` (the
         M/D/1 quantiles just above the jump's top were 1e-6 to 3e-5 relative off).
-    rest_kinks : tuple, optional
-        With ``rest_from_lower``: ``(times, jumps)``, the times ``> lower`` where the density of
-        ``R`` jumps, and by how much; the inversion takes them out of the transform and adds
-        them back in closed form (:class:`queuetheory.transforms._Inversion`). The M/D/1 CDF
-        at 2 was 8e-6 off.
+    rest_kinks : tuple or queuetheory.transforms.Kinks, optional
+        With ``split``: ``(times, jumps)``, the times where the density of ``R`` jumps (``>
+        lower`` with ``rest_from_lower``, else ``> 0``), and by how much, or a
+        :class:`~queuetheory.transforms.Kinks` already measured from ``lower`` (with
+        ``rest_from_lower``); the inversion takes them out of the transform and adds them back
+        in closed form (:class:`queuetheory.transforms._Inversion`). The M/D/1 CDF at 2 was
+        8e-6 off.
 
     Examples
     --------
@@ -476,13 +478,16 @@ class ResponseTime(ResponseLaw):
                              "rest_above_lower=True and lower > 0")
         self._rest_from_lower = rest_from_lower
         if rest_kinks is not None:
-            if rest_from_lower is None:
-                raise ValueError("rest_kinks needs rest_from_lower")
-            times, jumps = (np.asarray(x, dtype=float) for x in rest_kinks)
-            if not (times.shape == jumps.shape and np.all(times > self._lower)):
-                raise ValueError("rest_kinks must be (times, jumps) of one shape, the times "
-                                 "> lower")
-            rest_kinks = (times - self._lower, jumps)
+            if split is None:
+                raise ValueError("rest_kinks needs split")
+            if not isinstance(rest_kinks, transforms.Kinks):
+                offset = 0.0 if rest_from_lower is None else self._lower
+                times, jumps = (np.asarray(x, dtype=float) for x in rest_kinks)
+                if not (times.shape == jumps.shape and times.ndim == 1
+                        and np.all(times > offset) and np.all(np.isfinite(jumps))):
+                    raise ValueError("rest_kinks must be (times, jumps), 1-d of one shape, "
+                                     "finite, the times > lower with rest_from_lower (else > 0)")
+                rest_kinks = transforms.Kinks(times - offset, jumps)
         self._rest_kinks = rest_kinks
         self._split = None
         if split is not None:

@@ -114,7 +114,7 @@ def test_d1_high_precision_needs_a_transform_in_mpmath():
 def test_d1_high_precision_with_slowdowns_on_atoms():
     # X ~ Exp(1), S = 1 w.p. 3/4, 4 w.p. 1/4 (every parameter a binary fraction): the service
     # X S is hyperexponential, so the M/H2/1 response-time tail is a sum of exponentials whose
-    # rates are the roots of a polynomial (mpmath.polyroots at 60 digits in
+    # rates are the poles of the P-K transform (bisection at 60 digits in
     # ``python scripts/uniform_product_references.py``); the product's transform is a sum over
     # the atoms in mpmath (before: refused, "no closed form in mpmath")
     runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1.0, 4.0], [0.75, 0.25]))

@@ -203,9 +203,10 @@ def _response_time(model, d: int, idle: float, lam_b: float, free, exact: bool, 
     transform = _TwoParts(float(weight), immediate.lst, busy, weight)
     split = (weight, immediate, busy, busy_mean)
     # a job that queues waits a positive time: the rest lies above the smallest runtime (and
-    # where that runtime is an atom, it is inverted measured from it: its density jumps there)
+    # where that runtime is an atom, it is inverted measured from it: its density jumps there);
+    # the other jumps of its density, where the runtime has atoms, are taken out
     from_lower = busy.from_lower(lower)
-    kinks = busy.kinks() if from_lower is not None else None
+    kinks = busy.kinks(offset=lower if from_lower is not None else 0.0)
     return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, rounded=rounded,
                         rest_above_lower=True, rest_from_lower=from_lower, rest_kinks=kinks)
 
