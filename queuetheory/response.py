@@ -483,7 +483,10 @@ class ResponseTime(ResponseLaw):
                 raise ValueError("rest_kinks needs split")
             if not isinstance(rest_kinks, transforms.Kinks):
                 offset = 0.0 if rest_from_lower is None else self._lower
-                times, jumps = (np.asarray(x, dtype=float) for x in rest_kinks)
+                try:
+                    times, jumps = (np.asarray(x, dtype=float) for x in rest_kinks)
+                except (TypeError, ValueError):
+                    times = jumps = np.full(2, np.nan)     # reported below
                 if not (times.shape == jumps.shape and times.ndim == 1
                         and np.all(times > offset) and np.all(np.isfinite(jumps))):
                     raise ValueError("rest_kinks must be (times, jumps), 1-d of one shape, "

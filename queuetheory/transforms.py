@@ -299,11 +299,9 @@ class _Inversion:
         for level, (n_terms, n_euler) in enumerate(schedule):
             part = self._evaluate(u[todo], _euler_rule(self.damping, n_terms, n_euler), density)
             cdf, sf, _, change, roundoff = part
-            if level and self.kinks is None:
+            if level:
                 # at kinks the error decays like 1/n, and unevenly (Gibbs-like): the step from
-                # the previous level bounds it (with the kinks taken out the error decays fast,
-                # and the step, the first rule's error, had made the p(1 - 1e-9) of 0.5 Det(1) +
-                # 0.5 Exp(1) at load 0.95 read 612 +- 12547 where it is 311.76)
+                # the previous level bounds it
                 step = np.maximum(np.abs(cdf - out[0][todo]), np.abs(sf - out[1][todo]))
                 change = np.maximum(change, step)
             for array, values in zip(out, (cdf, sf, part[2], change, roundoff)):

@@ -424,9 +424,10 @@ def test_rest_measured_from_lower_needs_its_split_and_kinks_above_lower():
         qt.ResponseTime(D.lst, mean=1.5, split=split, lower=1.0, rest_from_lower=rest)
     with pytest.raises(ValueError, match="rest_kinks needs split"):
         qt.ResponseTime(D.lst, mean=1.5, lower=1.0, rest_kinks=([2.0], [0.1]))
-    with pytest.raises(ValueError, match="rest_kinks must be"):
-        qt.ResponseTime(D.lst, mean=1.5, split=split, lower=1.0, rest_above_lower=True,
-                        rest_from_lower=rest, rest_kinks=([0.5], [0.1]))
+    for kinks in (([0.5], [0.1]), 5, "ab", ([2.0], ["x"]), ([2.0, 3.0], [0.1])):
+        with pytest.raises(ValueError, match="rest_kinks must be"):
+            qt.ResponseTime(D.lst, mean=1.5, split=split, lower=1.0, rest_above_lower=True,
+                            rest_from_lower=rest, rest_kinks=kinks)
     # a law half at 1, half 1 + Exp(1): P(T <= 1.5) = 0.5 + 0.5 (1 - e^-0.5)
     T = qt.ResponseTime(lambda s: 0.5 * D.lst(s) + 0.5 * rest(s) * D.lst(s), mean=1.5,
                         split=split, lower=1.0, rest_above_lower=True, rest_from_lower=rest)
