@@ -109,7 +109,11 @@ class Prediction:
             raise NotImplementedError(
                 f"{self.method}: this analysis gives the mean only; use qt.simulate for the "
                 f"distribution")
-        return self._response_factory()
+        law = self._response_factory()
+        # a job finds its servers idle with positive probability: runtimes with atoms give
+        # the response time atoms, and no density (pdf raises, as for every law with atoms)
+        law._has_atoms = law._has_atoms or self.system.runtime.replica()._has_atoms
+        return law
 
     def quantile(self, q: float, precision: int | None = None) -> float | mpmath.mpf:
         """The ``q``-quantile of the response time, q in (0, 1) (``inf`` if unstable).

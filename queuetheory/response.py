@@ -504,6 +504,8 @@ class ResponseTime(ResponseLaw):
                                  "Distribution, rest a transform and rest_mean >= 0")
             self._split = (float(weight), law, rest, float(rest_mean))
             self._split_weight = weight   # exact where a Fraction (the high-precision path)
+            # the split-off law's atoms are atoms of T, which then has no density (pdf raises)
+            self._has_atoms = bool(weight > 0 and law._has_atoms)
 
     @classmethod
     def unstable(cls) -> ResponseTime:
@@ -811,6 +813,18 @@ class ResponseTime(ResponseLaw):
     def _sf(self, x):
         x = np.asarray(x, dtype=float)
         return self._fast_distribution(x.ravel(), True, False)[0].reshape(x.shape)
+
+    def _pdf(self, x):
+        # the inversion's own density (a difference quotient of inverted CDF values, the
+        # generic _pdf, keeps only about half the digits)
+        x = np.asarray(x, dtype=float)
+        if not self.stable:
+            return np.zeros(x.shape)
+        inner = (x > self._lower) & (x > 0)
+        out = np.where(inner, 0.0, super()._pdf(np.where(inner, self._lower, x)))
+        if inner.any():
+            out[inner] = np.maximum(self._evaluator()(x[inner], True)[2], 0.0)
+        return out
 
     def _ppf(self, q):
         # the quantile solver of ppf (whose error estimate quantile_error gives), not the

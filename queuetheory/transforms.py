@@ -761,8 +761,15 @@ def _newton(evaluate, refine, t, lo, hi, dx_old, upper, log_target, rtol, maxite
                 | (hi[idx] - lo[idx] <= rtol * hi[idx]))
         if refine:
             noise = _root_noise(pdf, err_cdf, err_sf)
-            # (not where the density vanishes: bisection then closes the bracket on a jump)
-            within = ~done & np.isfinite(noise) & (np.abs(t_new - ti) <= _NOISE_STEP * noise)
+            # only where the level lies within the CDF's error estimate of the value (far out
+            # in a tail the density is tiny and the noise large: the M/G/1 quantile at 1 - 1e-9
+            # of 0.5 Det(1) + 0.5 Exp(1) at load 0.95 stopped at 612, where P(T > t) is 5e-12,
+            # not at 311.76), and not where the density vanishes (bisection then closes the
+            # bracket on a jump)
+            value = np.where(upper[idx], sf, cdf)
+            level_err = np.where(upper[idx], err_sf, err_cdf)
+            within = (~done & np.isfinite(noise) & (np.abs(t_new - ti) <= _NOISE_STEP * noise)
+                      & (np.abs(value - np.exp(log_target[idx])) <= level_err))
             step[idx[within]] = np.abs(t_new - ti)[within]
             done |= within
         # a converged root stays at the time last evaluated (within rtol of the next step),

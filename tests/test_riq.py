@@ -579,3 +579,16 @@ def test_riq_uniform_runtimes_split_off_the_immediate_part():
     # 1/2 - 2.8e-12, so the median is t0 + 1.9e-11 (the whole law inverted gave 3.16952562)
     median, err = T.median(full_output=True)
     assert abs(median - 3.16952536829) <= err + 1e-10
+
+
+@pytest.mark.parametrize("d, lam, true", [
+    (2, 1e-4, 2.7988804682086387743e-8), (2, 1e-6, 2.7999888000468396309e-12),
+    (2, 1e-8, 2.7999998880000045064e-16), (3, 1e-6, 1.889982990102059427e-17)])
+def test_queued_weight_at_tiny_loads(d, lam, true):
+    # P(T > 1.3) = b^d P(E + W + 1 > 1.3), all in the queued part: its weight was 1 - float(1
+    # - b^d), 4.6e-6 relative off at 1e-6 and 11% at 1e-8, with 1e-11 stated; the literals are
+    # from scripts/riq_tiny_load_references.py (mpmath, the fixed point and the M/D/1 wait)
+    system = qt.System(qt.RIQ(d), qt.IR(qt.Deterministic(1.0)), arrival_rate=lam)
+    value, error = qt.analyze(system).response_time.sf(1.3, full_output=True)
+    assert abs(value - true) <= error
+    assert error <= 1e-10 * true
