@@ -1264,3 +1264,43 @@ def test_sx_kinked_job_size_m_equal_0_is_pollaczek_khinchine(X, S, load):
     p = removal.analyze_removal(qt.System(qt.MDS(1, 0), m, arrival_rate=lam))   # the grid
     assert abs(p.mean - exact) <= p.errors["mean"]
     assert p.errors["mean"] <= 1e-6 * exact or "short of the 1e-6 goal" in p.method
+
+
+# ------------------------------------------------------------ a point's side of the frontier
+@pytest.mark.parametrize("policy", [qt.MDS(4, 2), qt.Replication(2, 2), qt.MDS(10, 5)])
+@pytest.mark.parametrize("mu", [1.0, 3.0])
+def test_front_side_against_the_exact_frontier(policy, mu):
+    # IR exponential(mu) runtimes through the grid (the side test does not take the closed
+    # form): the frontier is mu for every code (docs/theory/removal.md; Gardner et al. 2017)
+    R = qt.Erlang(1, mu)
+    for rel in (-1e-2, -1e-4, 1e-4, 1e-2):
+        assert removal._front_side(policy, R, mu * (1 + rel)) == (1 if rel > 0 else -1)
+    for rel in (-1e-7, -1e-9, 1e-9, 1e-7):       # decided right, or left undecided
+        assert removal._front_side(policy, R, mu * (1 + rel)) in (0, 1 if rel > 0 else -1)
+
+
+@pytest.mark.parametrize("policy, R", [
+    (qt.MDS(4, 2), qt.Deterministic(1.0)),
+    (qt.MDS(4, 2), qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 3], [0.8, 0.2]))),
+    (qt.Replication(10, 2), qt.SX(qt.Uniform(1.0, 2.0), qt.Discrete([1, 2], [0.7, 0.3]))),
+], ids=["det", "sx-erlang", "sx-uniform"])
+def test_front_side_agrees_with_the_frontier(policy, R):
+    lam_star, error = removal.frontier(policy, R, full_output=True)
+    for rel in (-1e-2, -1e-4, 1e-4, 1e-2):
+        assert abs(rel) * lam_star > error
+        assert removal._front_side(policy, R, lam_star * (1 + rel)) == (1 if rel > 0 else -1)
+
+
+def test_a_point_inside_the_frontier_does_not_compute_it(monkeypatch):
+    # beyond the no-removal limit (task load 1.05) a stable point's verdict needs only its own
+    # side of the frontier: the frontier itself took 0.44 s of the point's 0.59 s
+    runtime = qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 3], [0.8, 0.2]))
+    system = qt.System(qt.MDS(4, 2), runtime, arrival_rate=0.5)
+    assert removal._kernel_of(system.policy, 0.5).lam_t * runtime.mean_runtime() > 1
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the frontier was computed")
+
+    monkeypatch.setattr(removal, "frontier", fail)
+    p = qt.analyze(system)
+    assert p.stable and math.isfinite(p.mean)
