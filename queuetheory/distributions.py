@@ -978,7 +978,10 @@ class Discrete(Distribution):
                    Fraction(0))
 
     def _lst(self, s):
-        return _over_atoms(lambda z, v: np.exp(-z * v), s, self.values, self.probs)
+        # remembered for the last s: a queue's transform and the kinks an inversion takes out
+        # of it (mg1._AtomKinks) sum the same exponentials
+        return _memo(self, "_lst_memo", _key(s), lambda: _over_atoms(
+            lambda z, v: np.exp(-z * v), s, self.values, self.probs)).copy()
 
     def _lst_mp(self, s):
         return mpmath.fsum(p * mpmath.exp(-s * v) for v, p in zip(self.values, self.probs))

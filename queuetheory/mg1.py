@@ -29,7 +29,7 @@ from scipy import special
 
 from . import _checks
 from .distributions import Discrete, Distribution, _is_mp, as_distribution
-from .transforms import Kinks
+from .transforms import Kinks, _decayed
 
 __all__ = [
     "pk_mean",
@@ -402,34 +402,112 @@ def _efs_busy_transform(lam_b: float, Be: Distribution, B: Distribution, free=No
     return _EFSBusyTransform(lam_b, Be, B, free, exact)
 
 
+_KINK_CHUNK = 1 << 20
+"""Entries of the largest (times x atoms) array :meth:`_AtomKinks.parts` builds at once."""
+
+
 class _AtomKinks(Kinks):
     """The jumps of :meth:`_EFSBusyTransform.kinks` beyond ``offset`` (measured from it): ``scale
-    p_j`` at ``b_j`` and ``-scale p_j q_i`` at ``b_j + e_i`` (those at one time merged); their
-    transform factorises, ``scale sum_j p_j exp(-s b_j) (1 - sum_i q_i exp(-s e_i))`` less the
-    jumps at ``offset`` itself, so it costs one exponential per atom (not per pair)."""
+    p_j`` at ``b_j`` and ``-scale p_j q_i`` at ``b_j + e_i``. Neither the transform nor the
+    measure's CDF enumerates the pairs: the transform factorises, ``scale sum_j p_j exp(-s b_j)
+    (1 - sum_i q_i exp(-s e_i))`` less the jumps at ``offset`` itself (no cost where ``service``
+    and ``first`` are the laws whose transforms the queue's transform has just summed at the same
+    points: a :class:`~queuetheory.Discrete` remembers them), and so does the CDF, ``scale
+    sum_j p_j (C(u - b_j) - sum_i q_i C(u - b_j - e_i))``, the inner sums by the running sums
+    of :func:`~queuetheory.transforms._decayed` over the ``e_i`` (time ``O(times x atoms)``:
+    runtimes on 50,000 atoms are as cheap as on 16). ``service`` is the law of ``B - offset``,
+    ``first`` that of ``B_e``: each a law on atoms, a :class:`_Shifted` one, or ``(values,
+    masses)`` of the atoms of a law that also has a density."""
 
-    def __init__(self, service: tuple, first: tuple, scale: float, offset: float):
-        (b, p), (e, q) = service, first
-        self.b, self.p, self.e, self.q = b - offset, p * scale, e, q
-        times = np.concatenate([b, np.add.outer(b, e).ravel()]) - offset
-        jumps = np.concatenate([p, -np.multiply.outer(p, q).ravel()]) * scale
+    def __init__(self, service, first, scale: float):
+        self.service, self.first, self.scale = service, first, scale
+        (b, p), (e, q) = (_atoms_of(law) for law in (service, first))
+        order_b, order_e = np.argsort(b, kind="stable"), np.argsort(e, kind="stable")
+        self.b, self.p = np.asarray(b, float)[order_b], np.asarray(p, float)[order_b]
+        self.e, self.q = np.asarray(e, float)[order_e], np.asarray(q, float)[order_e]
+        # the jumps at the offset itself (times 0) are not kinks: the origin of the inversion
+        origin = self.b <= 0
+        self.at_offset = scale * float(self.p[origin].sum() * (1.0 - self.q[self.e <= 0].sum()))
+        self.positive = ~origin
+        self._size = int(self.positive.sum()) + self.b.size * self.e.size
+        self._total = scale * float(self.p[self.positive].sum() + self.p.sum() * self.q.sum())
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def total(self) -> float:
+        return self._total
+
+    @functools.cached_property
+    def _enumerated(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every jump, those at one time merged (for checks: ``atoms x atoms`` entries)."""
+        times = np.concatenate([self.b, np.add.outer(self.b, self.e).ravel()])
+        jumps = np.concatenate([self.p, -np.multiply.outer(self.p, self.q).ravel()]) * self.scale
         order = np.argsort(times, kind="stable")
         times, jumps = times[order], jumps[order]
-        # one kink per time (on a lattice most sums coincide, up to rounding)
         first_of = np.concatenate([[True], np.diff(times) > 1e-12 * np.abs(times[1:])])
         times, jumps = times[first_of], np.add.reduceat(jumps, np.flatnonzero(first_of))
         keep = (times > 0) & (jumps != 0)
-        self.at_offset = float(jumps[times <= 0].sum())
-        super().__init__(times[keep], jumps[keep])
+        return times[keep], jumps[keep]
+
+    @property
+    def times(self) -> np.ndarray:
+        return self._enumerated[0]
+
+    @property
+    def jumps(self) -> np.ndarray:
+        return self._enumerated[1]
 
     def __call__(self, s):
-        service, first = (np.zeros(np.shape(s), dtype=complex) for _ in range(2))
+        service, first = (_atom_lst(law, s) for law in (self.service, self.first))
+        return self.scale * service * (1.0 - first) - self.at_offset
+
+    def parts(self, u: np.ndarray, a: float) -> tuple[np.ndarray, np.ndarray]:
+        b, p = self.b[self.positive], self.p[self.positive]
+        one = _decayed(self, b, p, u, a)
+        two = _decayed(self, b, p, u, 2.0 * a)
+        step = max(1, _KINK_CHUNK // max(u.size, 1))
+        for start in range(0, self.b.size, step):
+            v = u[:, None] - self.b[start:start + step]      # the pairs' times: b_j + e_i < u
+            weight = self.p[start:start + step]
+            one -= _decayed(self, self.e, self.q, v, a) @ weight
+            two -= _decayed(self, self.e, self.q, v, 2.0 * a) @ weight
+        return self.scale * (one - two) / a, self.scale * (2.0 * two - one)
+
+
+class _Shifted:
+    """The law on atoms ``law + shift`` (``shift >= 0``), through ``law``'s own transform."""
+
+    def __init__(self, law: Distribution, shift: float):
+        self.law, self.shift = law, shift
+
+    @property
+    def atoms(self) -> tuple[np.ndarray, np.ndarray]:
+        values, probs = self.law.atoms
+        return values + self.shift, probs
+
+    def lst(self, s):
         with np.errstate(under="ignore"):
-            for value, mass in zip(self.b.tolist(), self.p.tolist()):
-                service += mass * np.exp(-s * value)
-            for value, mass in zip(self.e.tolist(), self.q.tolist()):
-                first += mass * np.exp(-s * value)
-        return service * (1.0 - first) - self.at_offset
+            return np.exp(-s * self.shift) * self.law.lst(s)
+
+
+def _atoms_of(law) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, masses)`` of a law on atoms, or the pair itself."""
+    return law if isinstance(law, tuple) else law.atoms
+
+
+def _atom_lst(law, s):
+    """``sum_j m_j exp(-s v_j)`` over the atoms of ``law`` (its own transform for a law on
+    atoms)."""
+    if not isinstance(law, tuple):
+        return law.lst(s)
+    out = np.zeros(np.shape(s), dtype=complex)
+    with np.errstate(under="ignore"):
+        for value, mass in zip(*(x.tolist() for x in law)):
+            out += mass * np.exp(-s * value)
+    return out
 
 
 class _EFSBusyTransform(_NearOne):
@@ -457,11 +535,12 @@ class _EFSBusyTransform(_NearOne):
         shifted.last, shifted.lower = Discrete(atoms[0] - lower, atoms[1]), lower
         return shifted
 
-    def kinks(self, offset: float = 0.0, most: int = 16) -> _AtomKinks | None:
+    def kinks(self, offset: float = 0.0) -> _AtomKinks | None:
         """Where the density of this response time (measured from ``offset``) jumps, and by
         how much, for a service ``B`` (atoms ``b_j`` of mass ``p_j``) and a first service
-        ``B_e`` (atoms ``e_i`` of mass ``q_i``) with at most ``most`` atoms each, besides any
-        density; None without atoms or beyond ``most``.
+        ``B_e`` (atoms ``e_i`` of mass ``q_i``), besides any density; None without atoms (any
+        number of atoms: :class:`_AtomKinks` never lists the pairs; left in, the jumps of 17 to
+        500 atoms had left CDF errors of 3e-8 to 2e-6, up to 3.3 times the estimate).
 
         The transform is that of ``E + W + B``: ``E`` with density ``P(B_e > x) / E[B_e]``
         (``1 / E[B_e]`` at 0, jumping by ``-q_i / E[B_e]`` at ``e_i``), ``W`` the M/G/1 wait at
@@ -473,11 +552,21 @@ class _EFSBusyTransform(_NearOne):
         elsewhere only its derivatives jump. For Random (``B_e = B``) these are the jumps of the
         Pollaczek-Khinchine response time given a wait."""
         service, first = self.B._point_masses(), self.Be._point_masses()
-        if (service is None or first is None or not 0 < service[0].size <= most
-                or first[0].size > most):
+        if service is None or first is None or not service[0].size:
             return None
-        kinks = _AtomKinks(service, first, self.free / self.be1, offset)
-        return kinks if kinks.times.size else None
+        # the laws this transform sums where they lie on atoms (their sums are remembered)
+        if offset == getattr(self, "lower", None) and self.last is not self.B:
+            service = self.last
+        elif offset == 0 and self.B.atoms is not None:
+            service = self.B
+        else:
+            service = (service[0] - offset, service[1])
+        if self.Be is self.B and self.last is not self.B:
+            first = _Shifted(self.last, self.lower)   # B~ as this transform computes it
+        elif self.Be.atoms is not None:
+            first = self.Be
+        kinks = _AtomKinks(service, first, self.free / self.be1)
+        return kinks if kinks.size else None
 
     @functools.cached_property
     def be1_exact(self):

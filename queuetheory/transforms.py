@@ -207,13 +207,26 @@ _KINK_SAFETY = 5.0
 
 
 class Kinks:
-    """Jumps ``jumps[i]`` of a density at ``times[i] > 0``, and their transform ``s -> sum_i
+    """Jumps ``jumps[i]`` of a density at ``times[i] > 0``: their transform ``s -> sum_i
     jumps[i] exp(-s times[i])`` (numpy arrays, one exponential per jump at a time: memory of one
-    array of ``s``)."""
+    array of ``s``), and the CDF and density of the zero-mass measure with the same jumps that
+    :class:`_Inversion` takes out (:meth:`parts`)."""
 
     def __init__(self, times, jumps):
-        self.times = np.asarray(times, dtype=float).ravel()
-        self.jumps = np.asarray(jumps, dtype=float).ravel()
+        times = np.asarray(times, dtype=float).ravel()
+        jumps = np.asarray(jumps, dtype=float).ravel()
+        order = np.argsort(times, kind="stable")
+        self.times, self.jumps = times[order], jumps[order]
+
+    @property
+    def size(self) -> int:
+        """The number of jumps (at most; 0: none)."""
+        return self.times.size
+
+    @property
+    def total(self) -> float:
+        """An upper bound of ``sum_i |jumps[i]|``."""
+        return float(np.abs(self.jumps).sum())
 
     def __call__(self, s):
         out = np.zeros(np.shape(s), dtype=complex)
@@ -221,6 +234,44 @@ class Kinks:
             for kappa, jump in zip(self.times.tolist(), self.jumps.tolist()):
                 out += jump * np.exp(-s * kappa)
         return out
+
+    def parts(self, u: np.ndarray, a: float) -> tuple[np.ndarray, np.ndarray]:
+        """The CDF ``sum_i J_i C(u - kappa_i)`` and density ``sum_i J_i c(u - kappa_i)`` of
+        the measure with these jumps, ``c(x) = 2 exp(-2 a x) - exp(-a x)`` and ``C(x) =
+        (exp(-a x) - exp(-2 a x)) / a`` for ``x > 0`` (0 else): through :func:`_decayed`, in
+        time linear in the jumps and the times."""
+        one = _decayed(self, self.times, self.jumps, u, a)
+        two = _decayed(self, self.times, self.jumps, u, 2.0 * a)
+        return (one - two) / a, 2.0 * two - one
+
+
+def _decayed(owner, points: np.ndarray, masses: np.ndarray, v: np.ndarray,
+             rate: float) -> np.ndarray:
+    """``sum_{points_i < v} masses_i exp(-rate (v - points_i))`` at every ``v`` (an array of any
+    shape), ``points`` ascending: the running sums ``P_k = sum_{i <= k} masses_i exp(-rate
+    (points_k - points_i))`` by the recurrence ``P_k = P_(k-1) exp(-rate (points_k -
+    points_(k-1))) + masses_k`` (every exponent <= 0: no overflow whatever the spread),
+    remembered on ``owner`` per rate, then ``P_k exp(-rate (v - points_k))`` for the last point
+    below ``v``."""
+    cache = owner.__dict__.setdefault("_running", {})
+    key = (id(points), rate)
+    if key not in cache:
+        running = np.empty(points.size)
+        with np.errstate(under="ignore"):
+            decay = np.exp(-rate * np.diff(points)).tolist()
+        total = 0.0
+        for k, mass in enumerate(masses.tolist()):
+            total = (total * decay[k - 1] if k else 0.0) + mass
+            running[k] = total
+        cache[key] = running
+    running = cache[key]
+    last = np.searchsorted(points, v, side="left") - 1
+    below = last >= 0
+    out = np.zeros(np.shape(v))
+    k = last[below]
+    with np.errstate(under="ignore"):
+        out[below] = running[k] * np.exp(-rate * (v[below] - points[k]))
+    return out
 
 
 class _Inversion:
@@ -263,7 +314,7 @@ class _Inversion:
         self.known = known
         self.offset = offset
         self.kinks = None
-        if kinks is not None and kinks.times.size and mean is not None and mean > offset:
+        if kinks is not None and kinks.size and mean is not None and mean > offset:
             self.kinks, self._decay = kinks, 1.0 / (mean - offset)
         self.damping, self.n_terms, self.n_euler = _tuning(damping, n_terms, n_euler)
         self.mean = mean if mean is not None and math.isfinite(mean) and mean > 0 else None
@@ -322,7 +373,7 @@ class _Inversion:
                 pdf = pdf + part_pdf
         alias = math.exp(-self.damping) / -math.expm1(-self.damping)
         if self.kinks is not None:   # the measure taken out: |CDF| up to 1 + sum |J| / (4 a)
-            alias *= 1.0 + np.abs(self.kinks.jumps).sum() / (4.0 * self._decay)
+            alias *= 1.0 + self.kinks.total / (4.0 * self._decay)
         err_cdf = change + alias + roundoff
         err_sf = change + alias * np.clip(sf, 0.0, 1.0) + roundoff
         if self.mean is not None:
@@ -337,13 +388,7 @@ class _Inversion:
     def _kink_parts(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The CDF and density of the measure ``sum_i J_i c(u - kappa_i)`` taken out at the
         kinks (``kinks``)."""
-        a, cdf, pdf = self._decay, np.zeros(u.size), np.zeros(u.size)
-        for kappa, jump in zip(self.kinks.times.tolist(), self.kinks.jumps.tolist()):
-            v = np.maximum(u - kappa, 0.0)
-            one, two = np.exp(-a * v), np.exp(-2.0 * a * v)
-            cdf += jump * (one - two) / a
-            pdf += np.where(u > kappa, jump * (2.0 * two - one), 0.0)
-        return cdf, pdf
+        return self.kinks.parts(u, self._decay)
 
     def _smoothed(self, s):
         """The transform less that of the measure taken out at the kinks."""
@@ -370,7 +415,7 @@ class _Inversion:
     def _evaluate(self, t, rule, density):
         nodes, coef, coarse, roundoff, cancellation = rule
         if self.kinks is not None:   # the transform less that of the kinks: up to sum |J| / a
-            roundoff = roundoff * (1.0 + np.abs(self.kinks.jumps).sum() / self._decay)
+            roundoff = roundoff * (1.0 + self.kinks.total / self._decay)
         if self.mean is not None:
             # queueing transforms built on s - lam (1 - B~(s)) lose digits like
             # eps E[T] / (|s| E[B]^2) at small |s| (E[B]: the service scale)

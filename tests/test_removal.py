@@ -1281,8 +1281,11 @@ def test_front_side_against_the_exact_frontier(policy, mu):
 
 @pytest.mark.parametrize("policy, R", [
     (qt.MDS(4, 2), qt.Deterministic(1.0)),
-    (qt.MDS(4, 2), qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 3], [0.8, 0.2]))),
-    (qt.Replication(10, 2), qt.SX(qt.Uniform(1.0, 2.0), qt.Discrete([1, 2], [0.7, 0.3]))),
+    pytest.param(qt.MDS(4, 2), qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 3], [0.8, 0.2])),
+                 marks=pytest.mark.slow),     # S&X frontiers: 3-4 s each without numba
+    pytest.param(qt.Replication(10, 2),
+                 qt.SX(qt.Uniform(1.0, 2.0), qt.Discrete([1, 2], [0.7, 0.3])),
+                 marks=pytest.mark.slow),
 ], ids=["det", "sx-erlang", "sx-uniform"])
 def test_front_side_agrees_with_the_frontier(policy, R):
     lam_star, error = removal.frontier(policy, R, full_output=True)

@@ -213,7 +213,7 @@ def _response_time(model, d: int, idle: float, b: float, lam_b: float, free, exa
     # where that runtime is an atom, it is inverted measured from it: its density jumps there);
     # the other jumps of its density, where the runtime has atoms, are taken out
     from_lower = busy.from_lower(lower)
-    kinks = busy.kinks(offset=lower if from_lower is not None else 0.0)
+    kinks = (from_lower or busy).kinks(offset=lower if from_lower is not None else 0.0)
     return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, rounded=rounded,
                         rest_above_lower=True, rest_from_lower=from_lower, rest_kinks=kinks)
 
