@@ -110,9 +110,11 @@ class Prediction:
                 f"{self.method}: this analysis gives the mean only; use qt.simulate for the "
                 f"distribution")
         law = self._response_factory()
-        # a job finds its servers idle with positive probability: runtimes with atoms give
-        # the response time atoms, and no density (pdf raises, as for every law with atoms)
-        law._has_atoms = law._has_atoms or self.system.runtime.replica()._has_atoms
+        # a job finds its servers idle with positive probability: runtimes with atoms (or
+        # with an atom at 0 only, as X S with X on atoms) give the response time atoms, and no
+        # density (pdf raises, as for every law with atoms)
+        runtime = self.system.runtime.replica()
+        law._has_atoms = law._has_atoms or runtime._has_atoms or runtime.cdf(0.0) > 0
         return law
 
     def quantile(self, q: float, precision: int | None = None) -> float | mpmath.mpf:

@@ -240,21 +240,22 @@ class Kinks:
         the measure with these jumps, ``c(x) = 2 exp(-2 a x) - exp(-a x)`` and ``C(x) =
         (exp(-a x) - exp(-2 a x)) / a`` for ``x > 0`` (0 else): through :func:`_decayed`, in
         time linear in the jumps and the times."""
-        one = _decayed(self, self.times, self.jumps, u, a)
-        two = _decayed(self, self.times, self.jumps, u, 2.0 * a)
+        one = _decayed(self, "times", "jumps", u, a)
+        two = _decayed(self, "times", "jumps", u, 2.0 * a)
         return (one - two) / a, 2.0 * two - one
 
 
-def _decayed(owner, points: np.ndarray, masses: np.ndarray, v: np.ndarray,
-             rate: float) -> np.ndarray:
+def _decayed(owner, points: str, masses: str, v: np.ndarray, rate: float) -> np.ndarray:
     """``sum_{points_i < v} masses_i exp(-rate (v - points_i))`` at every ``v`` (an array of any
-    shape), ``points`` ascending: the running sums ``P_k = sum_{i <= k} masses_i exp(-rate
-    (points_k - points_i))`` by the recurrence ``P_k = P_(k-1) exp(-rate (points_k -
-    points_(k-1))) + masses_k`` (every exponent <= 0: no overflow whatever the spread),
-    remembered on ``owner`` per rate, then ``P_k exp(-rate (v - points_k))`` for the last point
-    below ``v``."""
+    shape), ``points`` and ``masses`` the names of arrays on ``owner``, ``points`` ascending:
+    the running sums ``P_k = sum_{i <= k} masses_i exp(-rate (points_k - points_i))`` by the
+    recurrence ``P_k = P_(k-1) exp(-rate (points_k - points_(k-1))) + masses_k`` (every exponent
+    <= 0: no overflow whatever the spread), remembered on ``owner`` per name and rate (a copy
+    or an unpickled owner carries them with its arrays), then ``P_k exp(-rate (v - points_k))``
+    for the last point below ``v``."""
     cache = owner.__dict__.setdefault("_running", {})
-    key = (id(points), rate)
+    key = (points, masses, rate)
+    points, masses = getattr(owner, points), getattr(owner, masses)
     if key not in cache:
         running = np.empty(points.size)
         with np.errstate(under="ignore"):

@@ -202,11 +202,14 @@ def _response_time(model, d: int, idle: float, b: float, lam_b: float, free, exa
     if all_busy >= 1.0:
         return ResponseTime(busy, mean, lower=lower, scale=scale, rounded=rounded)
     immediate = model.fastest_mixture(idle_weights[1:])
-    # 1 - b^d, exactly 1 less the float b^d (a Fraction), so that the queued part's weight is
-    # b^d itself: at tiny loads 1 - float(1 - b^d) had left P(T > 1.3) of RIQ(2), IR
-    # Deterministic(1) 4.6e-6 relative off at arrival rate 1e-6 and 11% at 1e-8; d = 1 with an
-    # exact rational mean: 1 - rho, a Fraction
-    weight = free if rounded is None else 1 - Fraction(all_busy)
+    # 1 - b^d as a Fraction whose complement is exact: where b^d < 1/2, 1 less the float b^d,
+    # so that the queued part's weight is b^d itself (at tiny loads 1 - float(1 - b^d) had left
+    # P(T > 1.3) of RIQ(2), IR Deterministic(1) 4.6e-6 relative off at arrival rate 1e-6 and 11%
+    # at 1e-8); else 1 - b^d from 1 - b (near load 1 the root is delta = 1 - b: from the float
+    # b, 1 - b^d kept only eps / delta of it); d = 1 with an exact rational mean: 1 - rho
+    some_idle = 1.0 if idle >= 1.0 else -math.expm1(d * math.log1p(-idle))
+    weight = (free if rounded is None else
+              1 - Fraction(all_busy) if all_busy < 0.5 else Fraction(some_idle))
     transform = _TwoParts(float(weight), immediate.lst, busy, weight)
     split = (weight, immediate, busy, busy_mean)
     # a job that queues waits a positive time: the rest lies above the smallest runtime (and
