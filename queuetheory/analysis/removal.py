@@ -2040,12 +2040,20 @@ def _grid_or_frontier(system: System, name: str, assumptions: tuple,
     return _beyond_frontier(system, name, assumptions, lam_star, error)
 
 
-def _beyond_frontier(system: System, name: str, assumptions: tuple, lam_star: float,
-                     error: float) -> Prediction:
-    """The unstable result at or beyond the frontier plus its error."""
-    method = (f"{name}: unstable, arrival_rate >= the stability frontier {lam_star:.10g} "
-              f"plus its estimated error {error:.2g} (travelling-front equation, see "
-              f"qt.stability_frontier)")
+def _beyond_frontier(system: System, name: str, assumptions: tuple,
+                     lam_star: float | None = None, error: float = 0.0) -> Prediction:
+    """The unstable result at or beyond the frontier plus its error (``lam_star``), or beyond
+    it as the sign of the front's level at the rate says (:func:`_front_side`, no frontier
+    computed: ``None``)."""
+    if lam_star is None:
+        method = (f"{name}: unstable, arrival_rate beyond the stability frontier: the level "
+                  f"behind the travelling front exceeds 1 at this rate by more than its "
+                  f"estimated error (travelling-front equation; qt.stability_frontier gives "
+                  f"the frontier)")
+    else:
+        method = (f"{name}: unstable, arrival_rate >= the stability frontier {lam_star:.10g} "
+                  f"plus its estimated error {error:.2g} (travelling-front equation, see "
+                  f"qt.stability_frontier)")
     return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
                       busy_fraction=1.0, cost=math.inf, assumptions=assumptions,
                       references=_REFERENCES)
@@ -2507,9 +2515,15 @@ def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Pr
     (``queuetheory.analysis.frontier_verdict``), else refuse pointing to simulate."""
     policy, lam = system.policy, system.arrival_rate
     if kernel.lam_t * runtime.mean_runtime() >= 1:
+        law = runtime if isinstance(runtime, SX) else runtime.R
         try:
-            lam_star, spread = frontier(policy, runtime if isinstance(runtime, SX) else runtime.R,
-                                        full_output=True)
+            beyond = _front_side(policy, law, lam) > 0
+        except RemovalError:
+            beyond = False
+        if beyond:   # beyond the frontier by more than the error of its own side
+            return _beyond_frontier(system, name, assumptions)
+        try:
+            lam_star, spread = frontier(policy, law, full_output=True)
         except RemovalError:
             lam_star = None
         if lam_star is not None:
