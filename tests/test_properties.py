@@ -168,7 +168,7 @@ def _analyze_checked(system):
     return p
 
 
-@ANALYSIS
+@settings(ANALYSIS, max_examples=15)   # 60 more in the slow test below (17 s for 30 here)
 @given(model=runtime_models(quantiles=True), rho=loads, d=st.integers(1, 4))
 def test_analyze_random_and_riq(model, rho, d):
     policy = qt.Random() if d == 1 else qt.RIQ(d)
@@ -179,6 +179,13 @@ def test_analyze_random_and_riq(model, rho, d):
     assert p.stable
     # a job is at least as long as the fastest of all d replicas of its own
     assert p.mean >= model.fastest(d).mean() * (1 - 1e-9)
+
+
+@pytest.mark.slow
+@settings(ANALYSIS, max_examples=60)
+@given(model=runtime_models(quantiles=True), rho=loads, d=st.integers(1, 4))
+def test_analyze_random_and_riq_more_examples(model, rho, d):
+    test_analyze_random_and_riq.hypothesis.inner_test(model, rho, d)
 
 
 @ANALYSIS
