@@ -52,6 +52,7 @@ def test_small_farm_limit_is_not_exact_and_warns_with_a_true_size():
     assert gap.mean_interval[0] <= high and low <= gap.mean_interval[1], (low, high, gap)
 
 
+@pytest.mark.slow   # 5 s without numba
 def test_interpolated_gap_covers_the_true_gap():
     # Between mapped loads (0.3 / 0.5 / ...) and mapped k (30 and 100): Redundancy-3 S&X.
     system = qt.System(qt.RedundancyD(3), _facebook(), arrival_rate=0.4, servers=50)
@@ -261,7 +262,8 @@ def _no_nan(value):
 
 
 @pytest.mark.parametrize("policy, lam, known", [
-    (qt.RIQ(10), 0.7, True), (qt.RIQ(7), 0.7, False), (qt.RedundancyD(10), 0.5, True),
+    (qt.RIQ(10), 0.7, True), (qt.RIQ(7), 0.7, False),
+    pytest.param(qt.RedundancyD(10), 0.5, True, marks=pytest.mark.slow),   # 9 s without numba
 ], ids=["known", "unknown", "infinite"])
 def test_gap_fields_are_none_when_unknown_and_json_has_no_nan(policy, lam, known):
     system = qt.System(policy, _facebook(), arrival_rate=lam, servers=10)

@@ -584,6 +584,7 @@ def test_one_task_per_batch_is_the_random_system(policy):
         assert "one task per batch, the Random system" in p.method
 
 
+@pytest.mark.slow   # 5.5 s without numba
 def test_removal_grid_with_a_mixed_law_states_a_first_order_error():
     # the removal grid treated a law with an atom and a density as smooth (Richardson-
     # extrapolated, gap 0.0187 for a stated 0.0112); its atom falls between nodes: first

@@ -333,6 +333,7 @@ def _issue_system():
     return qt.System(qt.RIQ(3), qt.SX(X=X, S=S), arrival_rate=0.5)
 
 
+@pytest.mark.slow   # 8 s (the plain stage must stay under 5 minutes)
 def test_default_warmup_covers_the_exact_mean_where_the_fixed_rule_was_short():
     # k = 1000 from empty. The old fixed rule max(jobs / 4, 10 k / (1 - rho)) gave 31,251
     # jobs here and a mean 3.4% low (issue #9: 4.138 against 4.286). The reference is the
