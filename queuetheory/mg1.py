@@ -506,13 +506,7 @@ def _atoms_of(law) -> tuple[np.ndarray, np.ndarray]:
 def _atom_lst(law, s):
     """``sum_j m_j exp(-s v_j)`` over the atoms of ``law`` (its own transform for a law on
     atoms)."""
-    if not isinstance(law, tuple):
-        return law.lst(s)
-    out = np.zeros(np.shape(s), dtype=complex)
-    with np.errstate(under="ignore"):
-        for value, mass in zip(*(x.tolist() for x in law)):
-            out += mass * np.exp(-s * value)
-    return out
+    return Kinks(*law)(s) if isinstance(law, tuple) else law.lst(s)
 
 
 class _EFSBusyTransform(_NearOne):

@@ -829,7 +829,7 @@ class ResponseTime(ResponseLaw):
             out[inner] = np.where(err_sf < sf, np.maximum(pdf, 0.0), 0.0)
         at = x == self._lower
         if at.any():
-            h = 1e-6 * max(self._lower, 1e-300 if self._lower > 0 else 1.0)
+            h = 1e-6 * (self._lower or 1.0)
             out[at] = max(float(self._cdf(self._lower + h)) - float(self._cdf(self._lower)),
                           0.0) / h
         return out
