@@ -63,12 +63,38 @@ def test_pk_lst_mm1(mp30):
     assert T(mpmath.mpf(0)) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation: 1 - B~(s) cancels for |s| E[B] << 1, "
-                   "so the double-precision P-K transform loses ~eps / (s E[B]) relative accuracy")
-def test_pk_lst_near_zero_keeps_precision():
-    T = mg1.pk_lst(0.5, qt.Exponential(1.25))
-    s = 1e-10
-    assert T(s) == pytest.approx(0.75 / (0.75 + s), rel=1e-12)
+_PK_LAWS = {
+    # (law, its LST in mpmath, its mean exactly), probabilities exact in binary
+    "exp": (qt.Exponential(1.25), lambda s: 1.25 / (1.25 + s), 1 / mpmath.mpf(1.25)),
+    "det": (qt.Deterministic(1.0), lambda s: mpmath.exp(-s), mpmath.mpf(1)),
+    "erlang": (qt.Erlang(3, 4.0), lambda s: (4 / (4 + s)) ** 3, mpmath.mpf(3) / 4),
+    "h2": (qt.HyperExponential([0.25, 0.75], [0.25, 2.5]),
+           lambda s: 0.25 * 0.25 / (0.25 + s) + 0.75 * 2.5 / (2.5 + s), 1 + 0.75 / mpmath.mpf(2.5)),
+    "uniform": (qt.Uniform(1.0, 2.0), lambda s: (mpmath.exp(-s) - mpmath.exp(-2 * s)) / s,
+                mpmath.mpf(1.5)),
+    "mixed": (qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5]),
+              lambda s: (mpmath.exp(-s) + 1 / (1 + s)) / 2, mpmath.mpf(1)),
+}
+
+
+@pytest.mark.parametrize("rho", [0.3, 0.9])
+@pytest.mark.parametrize("name", list(_PK_LAWS))
+def test_pk_lst_keeps_precision_near_zero(name, rho):
+    # (1 - rho) s B~(s) / (s - lam (1 - B~(s))) from the law's closed-form LST at 40 digits:
+    # computed directly, 1 - B~(s) cancels at |s| E[B] << 1 and the transform, which decides
+    # the far tail, lost eps / (|s| (1 - rho)) relative (7.5e-7 at s = 1e-10, load 0.9); the
+    # remainder psi(s) = B~(s) - 1 + s E[B] now serves at every load (rounding at most 1e-12
+    # relative beyond its series' radius; measured at most 5.1e-16 here)
+    law, lst, mean = _PK_LAWS[name]
+    lam = rho / float(mean)
+    s = np.array([1e-10, 1e-6, 1e-3 + 2e-3j, 0.5 + 3j, 1e-4 + 30j])
+    got = mg1.pk_lst(lam, law)(s)
+    with mpmath.workdps(40):
+        r = mpmath.mpf(lam) * mean
+        for z, value in zip(s, got):
+            z = mpmath.mpc(z)
+            ref = (1 - r) * z * lst(z) / (z - lam * (1 - lst(z)))
+            assert abs(value - ref) <= 1e-12 * abs(ref), z
 
 
 def test_pk_lst_md1_mean_by_differentiation(mp30):
