@@ -328,3 +328,41 @@ def test_sx_batches_at_tiny_loads_against_the_empty_system(rate):
     assert p.errors["mean"] <= 1e-12 * mean
     assert np.all(np.abs(values - reference) <= errors)
     assert np.all(errors <= 1e-12 * np.asarray(reference))
+
+
+@pytest.mark.parametrize("rate, p99, p1e6, mean", [
+    # scripts/multiscale_references.py: partial fractions of the rational sojourn transform at
+    # 60 digits (loads 0.999 and 1 - 1e-9)
+    (0.1185028670721112, 9933812.609613857, 29808913.96092711, 2154177.416187874),
+    (0.1186214884420504, 9930245245933.724, 29790735745206.7, 2156325354204.52),
+])
+def test_far_apart_scales_near_load_one(rate, p99, p1e6, mean):
+    # S&X with HyperExponential([0.875, 0.125], [2, 0.25]) job sizes and slowdowns {1, 1024}:
+    # the moment series of psi(s) of the whole law has the radius of its slowest part, where
+    # B~(s) - 1 + s E[B] still cancels, so it was refused and the transform computed directly:
+    # at load 0.999 the p99 read 19518966 +- 8.4e8 (9001644.68 for slowdowns {1, 1000}). The sum
+    # of the parts' remainders keeps every digit (mg1._SummedRemainder)
+    runtime = qt.SX(qt.HyperExponential([0.875, 0.125], [2.0, 0.25]),
+                    qt.Discrete([1, 1024], [1 - 2**-7, 2**-7]))
+    prediction = qt.analyze(qt.System(qt.Random(), runtime, arrival_rate=rate))
+    assert prediction.mean == pytest.approx(mean, rel=1e-12)
+    values, errors = prediction.response_time.ppf([0.99, 1 - 1e-6], full_output=True)
+    for value, error, truth in zip(values, errors, (p99, p1e6)):
+        assert abs(value - truth) <= error <= 2e-7 * truth
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate, p99", [
+    # python scripts/multiscale_batch_references.py (mpmath at 20 and 28 digits, which agree)
+    (0.07868558741191235, 1064651.1614000318),    # task load 0.995
+    (0.07900191138140747, 5322605.4352375274),    # task load 0.999
+])
+def test_far_apart_scales_in_batches_near_load_one(rate, p99):
+    # the same law in MDS(4, 2) batches without removal: refused within 0.01 of task load 1
+    # (its task sojourn's remainder was not trusted), now answered through the parts' sum
+    runtime = qt.SX(qt.HyperExponential([0.875, 0.125], [2.0, 0.25]),
+                    qt.Discrete([1, 1024], [1 - 2**-7, 2**-7]))
+    law = qt.analyze(qt.System(qt.MDS(4, 2, remove=False), runtime,
+                               arrival_rate=rate)).response_time
+    value, error = law.ppf(0.99, full_output=True)
+    assert abs(value - p99) <= error <= 1e-7 * p99
