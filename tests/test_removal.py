@@ -1309,6 +1309,7 @@ def test_a_point_inside_the_frontier_does_not_compute_it(monkeypatch):
     assert p.stable and math.isfinite(p.mean)
 
 
+@pytest.mark.slow
 def test_a_point_beyond_the_frontier_does_not_compute_it(monkeypatch):
     # no stationary law on the grids, beyond the no-removal limit: the sign of the front's
     # level at the rate decides (qt.stability_frontier gives 0.44765 +- 3e-9: the rate is 12%

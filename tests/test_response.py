@@ -283,6 +283,7 @@ def test_far_tail_quantiles(runtime, rate, q9, q12):
     assert abs(values[0] - q9) <= 1e-5 * q9
 
 
+@pytest.mark.slow
 def test_far_tail_quantile_in_high_precision():
     # the secant on P(T > t) from the fast root had not converged here ("use the fast path");
     # bracketed steps on log P(T > t): the closed form exp(-(1 - lam) t) at the float level
