@@ -13,7 +13,7 @@ import mpmath
 import numpy as np
 
 from . import _checks, mg1, transforms
-from .distributions import Distribution, Mixture, _is_mp
+from .distributions import Distribution, Mixture, _is_mp, _mp_probs
 from .quadrature import moment_from_sf
 
 __all__ = ["ResponseLaw", "ResponseTime"]
@@ -762,8 +762,9 @@ class ResponseTime(ResponseLaw):
         return _clip(w * _discrete_mp(law, x, upper) + (1 - w) * part)
 
     def _quantile_mp(self, levels: np.ndarray, precision: int):
-        """Quantiles to ``precision`` digits: the fast root as a start, then the secant method on
-        the high-precision SF (or CDF), or the atom when the level falls in a jump."""
+        """Quantiles to ``precision`` digits: :meth:`_quantile_mp_one` at each level (a bracket
+        from the fast root, closed on the logarithm of the high-precision SF or CDF), or the atom
+        when the level falls in a jump."""
         flat = levels.ravel()
         out = np.empty(flat.size, dtype=object)
         with mpmath.workdps(precision):
@@ -965,8 +966,8 @@ def _atom_values(law: Distribution) -> np.ndarray | None:
 def _discrete_mp(law: Distribution, x: float, upper: bool) -> mpmath.mpf:
     """``P(A > x)`` or ``P(A <= x)`` of a discrete law, summed in mpmath."""
     if isinstance(law, Mixture):
-        return mpmath.fsum(mpmath.mpf(w) * _discrete_mp(c, x, upper)
-                           for c, w in zip(law.components, law.weights) if w > 0)
+        return mpmath.fsum(w * _discrete_mp(c, x, upper)
+                           for c, w in zip(law.components, _mp_probs(law, law.weights)) if w > 0)
     values, probs = law.atoms
-    return mpmath.fsum(mpmath.mpf(float(p)) for v, p in zip(values, probs)
+    return mpmath.fsum(p for v, p in zip(values, _mp_probs(law, probs))
                        if (v > x if upper else v <= x))

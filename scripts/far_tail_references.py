@@ -75,3 +75,30 @@ for name, f, lams in (("M/M/1", mm1, (0.5, 0.9, 0.95)), ("M/H2/1", mh2, (0.5, 1.
                       ("0.5 Det(1) + 0.5 Exp(1)", mixed, (0.5, 0.9, 0.95))):
     for lam in lams:
         print(name, lam, [mp.nstr(v, 15) for v in f(lam)])
+
+
+def hyperexponential_quantiles(probs, rates, load, levels):
+    """M/H2/1 sojourn quantiles by partial fractions, the float probabilities over their exact
+    sum (tests/test_response.py::test_far_tail_of_far_apart_rates and
+    test_far_tail_quantile_with_inexact_probabilities_in_high_precision)."""
+    ps = [mp.mpf(p) for p in probs]
+    ps = [p / mp.fsum(ps) for p in ps]
+    (p1, p2), (r1, r2) = ps, [mp.mpf(r) for r in rates]
+    lam = mp.mpf(load / float(p1 / r1 + p2 / r2))      # the float arrival rate the test passes
+    rho = lam * (p1 / r1 + p2 / r2)
+    c2, c1 = r1 + r2 - lam, r1 * r2 - lam * (r1 + r2) + lam * (p1 * r1 + p2 * r2)
+    roots = mp.polyroots([1, c2, c1])
+
+    def sf(t):
+        return mp.fsum(-(1 - rho) * (p1 * r1 * (r + r2) + p2 * r2 * (r + r1)) / (2 * r + c2) / r
+                       * mp.exp(r * t) for r in roots)
+
+    return float(lam), [mp.findroot(lambda t, q=q: mp.log(sf(t) / (1 - mp.mpf(q))),
+                                    mp.log(1 / (1 - mp.mpf(q))) / -max(roots)) for q in levels]
+
+
+for probs, rates, load, levels in (
+        ([0.99, 0.01], [1.0, 0.01], 0.7, (1 - 1e-9, 1 - 1e-12, 1 - 1e-13)),
+        ([0.9, 0.1], [2.0, 0.25], 0.9, (1 - 1e-9, 1 - 1e-12))):
+    lam, values = hyperexponential_quantiles(probs, rates, load, levels)
+    print("H2", probs, rates, "arrival rate", repr(lam), [mp.nstr(v, 20) for v in values])

@@ -290,9 +290,35 @@ def test_far_tail_quantile_in_high_precision():
     T = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)),
                              arrival_rate=0.9)).response_time
     q = 1 - 1e-12
+    value = T.ppf(q, precision=20)
     with mpmath.workdps(40):
         truth = -mpmath.log(1 - mpmath.mpf(q)) / (1 - mpmath.mpf(0.9))
-    assert abs(T.ppf(q, precision=20) - truth) <= 1e-19 * truth
+        assert abs(value - truth) <= mpmath.mpf("1e-19") * truth
+
+
+def test_far_tail_of_far_apart_rates():
+    # HyperExponential([0.99, 0.01], [1, 0.01]) at load 0.7: its moment series rounds to 8.8e-13
+    # at its radius (5.7e-14 relative in the transform), beyond what the estimate allows:
+    # 10098.9 +- 1.1e3 at 1 - 1e-13 (found by review); now the sum of its parts' remainders.
+    # Partial fractions at 40 digits (scripts/far_tail_references.py)
+    B = qt.HyperExponential([0.99, 0.01], [1.0, 0.01])
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(B), arrival_rate=0.3517587939698492)).response_time
+    values, errors = T.ppf([1 - 1e-9, 1 - 1e-12, 1 - 1e-13], full_output=True)
+    for value, error, truth in zip(values, errors, (4384.7849325095160089, 5889.8781883338659316,
+                                                    6391.5017762278382989)):
+        assert abs(value - truth) <= error
+
+
+@pytest.mark.slow
+def test_far_tail_quantile_with_inexact_probabilities_in_high_precision():
+    # [0.9, 0.1] sum to 1 - 5.6e-17 in binary: summed as given, the mass put a spurious pole
+    # near s = 0 into the 20-digit transform (635.52 at 1 - 1e-12, found by review); the floats
+    # over their exact sum, partial fractions at 40 digits (scripts/far_tail_references.py)
+    B = qt.HyperExponential([0.9, 0.1], [2.0, 0.25])
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(B), arrival_rate=1.0588235294117647)).response_time
+    value = T.ppf(1 - 1e-12, precision=20)
+    with mpmath.workdps(30):
+        assert abs(value - mpmath.mpf("631.10503720715203656")) <= mpmath.mpf("1e-17") * 631.1
 
 
 @pytest.mark.slow
