@@ -758,7 +758,18 @@ class ResponseTime(ResponseLaw):
             return _clip(transforms._invert_mp_one(self._transform, x, upper, "dehoog"))
         _, law, rest, _ = self._split
         w = mg1._at_precision(self._split_weight)
-        part = transforms._invert_mp_one(rest, x, upper, "dehoog")
+        if self._rest_above_lower and x <= self._lower:
+            # the rest lies above the smallest runtime: nothing of it up to there (de Hoog at
+            # the jump had not converged by working precision 150: M/D/1 at load 0.3, the
+            # quantile at 0.7000000000000001 bracketed from below at t = 1)
+            part = mpmath.mpf(1 if upper else 0)
+        elif self._rest_from_lower is not None:
+            # measured from the smallest runtime, where the rest's density jumps: at the
+            # origin of the inversion, which de Hoog's method does not see as a jump
+            part = transforms._invert_mp_one(self._rest_from_lower, x - self._lower, upper,
+                                             "dehoog")
+        else:
+            part = transforms._invert_mp_one(rest, x, upper, "dehoog")
         return _clip(w * _discrete_mp(law, x, upper) + (1 - w) * part)
 
     def _quantile_mp(self, levels: np.ndarray, precision: int):

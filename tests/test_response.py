@@ -321,6 +321,22 @@ def test_far_tail_quantile_with_inexact_probabilities_in_high_precision():
         assert abs(value - mpmath.mpf("631.10503720715203656")) <= mpmath.mpf("1e-17") * 631.1
 
 
+def test_high_precision_quantile_just_above_an_atom():
+    # M/D/1 (arrival rate 0.3): P(T <= 1) = 1 - rho, and just above 1 the density is lam (1 -
+    # rho) (the wait's at 0+), so the quantile at a level q a little above 1 - rho is 1 + (q -
+    # (1 - rho)) / (lam (1 - rho)) to first order (the next term is of order 1e-32). de Hoog's
+    # method at t just above the jump had not converged by working precision 150 (found by
+    # review); the queued part is now inverted measured from the smallest runtime
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)),
+                             arrival_rate=0.3)).response_time
+    q = 0.7000000000000001
+    value = T.ppf(q, precision=20)
+    with mpmath.workdps(40):
+        lam, q = mpmath.mpf(0.3), mpmath.mpf(q)
+        truth = 1 + (q - (1 - lam)) / (lam * (1 - lam))
+        assert abs(value - truth) <= mpmath.mpf("1e-19")
+
+
 @pytest.mark.slow
 def test_far_tail_quantile_with_an_atom_in_high_precision():
     # 0.5 Det(1) + 0.5 Exp(1) at load 0.95: the Cramer-Lundberg term (independent of the
