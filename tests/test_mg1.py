@@ -226,3 +226,23 @@ def test_efs_edge_cases():
         mg1.efs_busy_fraction(0.0, 0.5, B, B)
     with pytest.raises(ValueError, match="busy_rate must be a finite number >= 0"):
         mg1.efs_busy_fraction(1.0, -0.5, B, B)
+
+
+def test_summed_remainder_only_for_few_parts():
+    # each part of mg1._SummedRemainder costs about a transform of the whole law: Random with
+    # runtimes on 5000 lognormal atoms took 63 s for a p50 and a p99 (3.4 s with the series);
+    # a law on more than 64 atoms keeps the series (or the direct form)
+    rng = np.random.default_rng(3)
+    many = qt.Discrete(rng.lognormal(0.0, 1.5, 5000), rng.dirichlet(np.ones(5000)))
+    assert not isinstance(mg1._Remainder.of(many), mg1._SummedRemainder)
+    few = qt.Discrete([1.0, 1000.0], [0.99, 0.01])      # far apart: the series rounds badly
+    psi = mg1._Remainder.of(few)
+    assert isinstance(psi, mg1._SummedRemainder)
+    s = np.array([1e-7, 1e-4 + 3e-4j, 0.2 + 1j])
+    with mpmath.workdps(40):
+        for z, value in zip(s, psi(s)):
+            z = mpmath.mpc(z)
+            ref = mpmath.fsum(p * (mpmath.exp(-z * v) - 1 + z * v)
+                              for v, p in ((1, mpmath.mpf(0.99) / (mpmath.mpf(0.99) + 0.01)),
+                                           (1000, mpmath.mpf(0.01) / (mpmath.mpf(0.99) + 0.01))))
+            assert abs(value - ref) <= 1e-13 * abs(ref)
