@@ -1617,14 +1617,10 @@ def _exact_probs(probs) -> tuple[Fraction, ...]:
 
 
 def _exact_probs_of(owner, probs) -> tuple[Fraction, ...]:
-    """:func:`_exact_probs`, remembered on ``owner`` (keyed by the probabilities themselves: a
-    law may sum over more than one set)."""
+    """:func:`_exact_probs`, remembered on ``owner`` for the last probabilities (:func:`_memo`,
+    keyed by the probabilities themselves)."""
     probs = np.asarray(probs, dtype=float)
-    memo = owner.__dict__.setdefault("_exact_probs_memo", {})
-    key = probs.tobytes()
-    if key not in memo:
-        memo[key] = _exact_probs(probs)
-    return memo[key]
+    return _memo(owner, "_exact_probs_memo", _key(probs), lambda: _exact_probs(probs))
 
 
 def _mp_probs(owner, probs) -> list:

@@ -35,6 +35,7 @@ from .distributions import (
     HyperExponential,
     Mixture,
     _is_mp,
+    _over_atoms,
     _Product,
     as_distribution,
 )
@@ -233,13 +234,8 @@ class _SummedRemainder:
 
     def __call__(self, s, b=None):
         s = np.asarray(s)
-        out = np.zeros(s.shape, dtype=complex if np.iscomplexobj(s) else float)
-        step = max(1, _KINK_CHUNK // max(s.size, 1))
-        for psi, scales, weights in self.parts:
-            for start in range(0, scales.size, step):
-                chunk = slice(start, start + step)
-                out += psi(s[..., None] * scales[chunk]) @ weights[chunk]
-        return out
+        return sum(_over_atoms(lambda z, c, psi=psi: psi(z * c), s, scales, weights)
+                   for psi, scales, weights in self.parts)
 
 
 def _slack(rate, B: Distribution) -> tuple[Fraction | float, bool]:
