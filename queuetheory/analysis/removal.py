@@ -739,6 +739,30 @@ _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75
 :mod:`.mds`): graded towards 0 and 1 where ``F_X^{-1}`` is singular."""
 
 
+_PIECE_NODES = ((1e-2, 1.0), (1e-4, 5 / 6), (1e-6, 2 / 3), (1e-9, 1 / 2), (0.0, 1 / 4))
+"""Gauss-Legendre nodes of a piece of ``E_X`` by its probability: from this mass up, this
+fraction of the model's nodes (at least one). A piece's share of the error is at most its mass
+times the rule's relative error, so pieces of little mass take fewer nodes (more than half of
+the pieces of S&X with the Facebook slowdowns hold less than 1e-4): the nodes of the unused
+rows carry zero weight, skipped by the marches."""
+
+
+def _piece_rules(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights on ``[-1, 1]`` of the classes of :data:`_PIECE_NODES`
+    (one row each, ``nodes`` columns, the unused ones with node 0 and weight 0)."""
+    points, weights = np.zeros((2, len(_PIECE_NODES), nodes))
+    for row, (_, share) in enumerate(_PIECE_NODES):
+        count = max(1, round(share * nodes))
+        points[row, :count], weights[row, :count] = np.polynomial.legendre.leggauss(count)
+    return points, weights
+
+
+def _piece_rule(mass: np.ndarray) -> np.ndarray:
+    """The row of :func:`_piece_rules` of pieces of probability ``mass``."""
+    bounds = np.array([bound for bound, _ in _PIECE_NODES])
+    return np.searchsorted(-bounds, -np.asarray(mass))
+
+
 def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None):
     """``F(z)`` from the grid (``f`` linear per cell), ``0`` for ``z < 0``; with ``current = i``
     the points in cell ``i - 1`` are returned as ``(known, coefficient of f_i^-)``."""
@@ -796,7 +820,7 @@ class _SXModel(_GridModel):
         else:
             self.lattice = None
         self._tables, self._blocks, self._blocks_key = {}, {}, None
-        self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
+        self.runtime, self.gl = runtime, _piece_rules(nodes)
         self._fixed = None
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         # (the atom of V at 0 times an atom of x S)
@@ -811,7 +835,7 @@ class _SXModel(_GridModel):
         """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on atoms,
         no rule to check)."""
         return None if self.discrete_x else _SXModel(self.kernel, self.runtime,
-                                                     2 * self.gl[0].size)
+                                                     2 * self.gl[0].shape[1])
 
     def release(self):
         """Forget the grids' ``X`` nodes and geometry (memory)."""
@@ -832,9 +856,10 @@ class _SXModel(_GridModel):
         levels = np.sort(np.concatenate([np.minimum(_U_LEVELS[None, :], top[:, None]), jumps],
                                         axis=1), axis=1)
         lo, hi = levels[:, :-1, None], levels[:, 1:, None]
-        gl_nodes, gl_weights = self.gl
-        u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes
-        w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * gl_weights).reshape(t.size, -1)
+        rule = _piece_rule(hi[..., 0] - lo[..., 0])
+        u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0][rule]
+        w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * self.gl[1][rule]).reshape(
+            t.size, -1)
         # a piece between two consecutive fixed levels has the same nodes at every t (the same
         # operations on the same levels): F_X^{-1} there from the model's own table
         piece = np.minimum(np.searchsorted(_U_LEVELS, lo[..., 0]), _U_LEVELS.size - 2)
@@ -849,7 +874,7 @@ class _SXModel(_GridModel):
         :data:`_U_LEVELS` (one row per piece), computed once."""
         if self._fixed is None:
             lo, hi = _U_LEVELS[:-1, None], _U_LEVELS[1:, None]
-            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0]
+            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0][_piece_rule(hi - lo)[:, 0]]
             self._fixed = self.X._ppf_all(np.clip(u, 0.0, 1.0))
         return self._fixed
 
@@ -875,17 +900,22 @@ class _SXModel(_GridModel):
         return lambda cols: _march_sx(self, table, h, M, cols)
 
     def block(self, h: float, M: int, start: int):
-        """:func:`_sx_geometry` of the nodes ``start..start + _SF_ROWS - 1`` (the numpy path),
-        kept for the latest grid when its whole geometry fits in ``_SX_GEOMETRY_BYTES`` (the
-        grid's marches and its ``P(C > t)`` reuse it), else built each time it is needed."""
+        """The ``X`` nodes used by the grid nodes ``start..start + _SF_ROWS - 1`` and their
+        :func:`_sx_geometry` (the numpy path), kept for the latest grid when its whole geometry
+        fits in ``_SX_GEOMETRY_BYTES`` (the grid's marches and its ``P(C > t)`` reuse it), else
+        built each time it is needed."""
         if self._blocks_key != (h, M):
             J = self.table(h, M)[0].shape[1]
             self._blocks_key, self._blocks = (h, M), {}
             self._keep_blocks = (M + 1) * J * (28 * self.s.size + 16) <= _SX_GEOMETRY_BYTES
         block = self._blocks.get(start)
         if block is None:
-            block = _sx_geometry(self.s, self.p, self.table(h, M)[0][start:start + _SF_ROWS],
-                                 h, start)
+            xs, ws, _ = self.table(h, M)
+            # the X nodes of positive weight in some row of the block (pieces of zero width,
+            # the unused nodes of the pieces' rules: no contribution)
+            keep = np.flatnonzero((ws[start:start + _SF_ROWS] > 0).any(axis=0))
+            block = (keep,) + _sx_geometry(self.s, self.p, xs[start:start + _SF_ROWS, keep],
+                                           h, start)
             if self._keep_blocks:
                 self._blocks[start] = block
         return block
@@ -922,18 +952,17 @@ class _SXModel(_GridModel):
         xs, ws, ptops = self.table(h, M)
         compiled = self.kernel.compiled_sf()
         if compiled is not None:
-            columns = [np.ascontiguousarray(a[:, None]) for a in (sol.F, sol.f_right, sol.f_left)]
             mds, combs = compiled
-            return _sx_node_sf(h, xs, ws, ptops, self.s, self.p, *columns, sol.F0, mds,
-                               self.kernel.n, self.kernel.r, combs)
+            return _sx_node_sf(h, xs, ws, ptops, self.s, self.p, sol.F, sol.f_right,
+                               sol.f_left, sol.F0, mds, self.kernel.n, self.kernel.r, combs)
         state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
         left, right = np.empty(M + 1), np.empty(M + 1)
         batch_sf = self.kernel.batch_sf
         for start in range(0, M + 1, _SF_ROWS):
             rows = slice(start, start + _SF_ROWS)
-            w = ws[rows]
+            keep, cells, coef, _, at_zero, _ = self.block(h, M, start)
+            w = ws[rows, keep]
             used = w > 0
-            cells, coef, _, at_zero, _ = self.block(h, M, start)
             q = np.einsum("ijst,ijst->ij", coef, np.take(state, cells, axis=0))
             sf = np.zeros(q.shape)
             sf[used] = batch_sf(q[used])
@@ -1003,10 +1032,13 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     xs, ws, ptops = table
     compiled = kernel.compiled_phi()
     if compiled is not None:
-        return _march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r, compiled[1],
-                                  h, M, np.ascontiguousarray(F0, dtype=float),
-                                  np.ascontiguousarray(xs), np.ascontiguousarray(ws),
-                                  np.ascontiguousarray(ptops), model.s, model.p)
+        F0 = np.ascontiguousarray(F0, dtype=float)
+        xs, ws, ptops = (np.ascontiguousarray(a) for a in table)
+        groups = [_march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
+                                     compiled[1], h, M, F0[a:a + _SX_COLUMNS], xs, ws, ptops,
+                                     model.s, model.p)
+                  for a in range(0, F0.size, _SX_COLUMNS)]
+        return tuple(np.concatenate(arrays, axis=1) for arrays in zip(*groups))
     K = F0.size
     lam_t, phi = kernel.lam_t, kernel.phi
     state = np.zeros((K, M + 1, 3))       # per column, row c: F_c, f_c^+, f_{c+1}^-
@@ -1018,8 +1050,8 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     for i in range(1, M + 1):
         r = i % _SF_ROWS
         if r == 0 or i == 1:
-            cells, coef, bq_all, zero_all, jumps = model.block(h, M, i - r)
-        w, ptop, bq = ws[i], ptops[i], bq_all[r][:, None]
+            keep, cells, coef, bq_all, zero_all, jumps = model.block(h, M, i - r)
+        w, ptop, bq = ws[i, keep], ptops[i], bq_all[r][:, None]
         cq = np.einsum("kjst,jst->jk", np.take(state, cells[r], axis=1), coef[r])
         previous = state[:, i - 1]
         A = previous[:, 0] + half * previous[:, 1]
@@ -1083,68 +1115,80 @@ def _batch_sf_compiled(q, mds, n, r, combs):
 
 
 @_jit_inline
-def _sx_point(i, h, x, s, p, F, fp, fm, out, row):
-    """Add ``sum_k p_k F(w_i - x s_k)`` to ``out`` (one entry per column of ``F``) without the
-    term of the unknown ``f_i^-`` (cell ``i - 1``), whose coefficient is returned with the mass
-    of the points on the atom of ``V`` at 0: the coefficients of :func:`_sx_geometry`, computed
-    where they are used (compiled with numba; no array of them in memory)."""
+def _sx_point(i, h, inverse, x, s, p, st, K):
+    """``sum_k p_k F(w_i - x s_k)`` for the columns ``0..K - 1`` (``K <= 3``) of the march's
+    state ``st`` (row ``c``, column ``col``: ``F_c, f_c^+, f_{c+1}^-``), without the term of the
+    unknown ``f_i^-`` (cell ``i - 1``, 0 in ``st`` until solved), whose coefficient ``bq`` is
+    returned with the mass ``at_zero`` of the points on the atom of ``V`` at 0: the
+    coefficients of :func:`_sx_geometry`, computed where they are used (compiled with numba; no
+    array of them in memory, the sums in registers). Returns ``(bq, at_zero, q_0, q_1, q_2)``."""
     bq = at_zero = 0.0
-    inverse = 1.0 / h
+    q0 = q1 = q2 = 0.0
+    top = i - 1
+    w = i * h
     for k in range(s.size):
-        z = i * h - x * s[k]
+        z = w - x * s[k]
         if abs(z) <= 1e-9 * h:
             at_zero += p[k]
             continue
         if z < 0.0:
             continue
-        c = min(int(z * inverse), i - 1)
+        c = min(int(z * inverse), top)
         d = z - c * h
+        pk = p[k]
         quad = 0.5 * d * d * inverse
-        a0, a1, a2 = p[k], (d - quad) * p[k], quad * p[k]
-        if c == i - 1:
+        a1, a2 = (d - quad) * pk, quad * pk
+        if c == top:
             bq += a2
-        for col in range(out.shape[1]):
-            out[row, col] += a0 * F[c, col] + a1 * fp[c, col] + a2 * fm[c + 1, col]
-    return bq, at_zero
+        q0 += pk * st[c, 0, 0] + a1 * st[c, 0, 1] + a2 * st[c, 0, 2]
+        if K > 1:
+            q1 += pk * st[c, 1, 0] + a1 * st[c, 1, 1] + a2 * st[c, 1, 2]
+            if K > 2:
+                q2 += pk * st[c, 2, 0] + a1 * st[c, 2, 1] + a2 * st[c, 2, 2]
+    return bq, at_zero, q0, q1, q2
+
+
+_SX_COLUMNS = 3
+"""Columns (starting atoms) per compiled S&X march: their sums kept in registers
+(:func:`_sx_point`); more columns are marched in groups."""
 
 
 @_jit
 def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p):
-    """:func:`_march_sx` node by node (compiled with numba), the points ``w_i - x s_k`` placed
-    on the grid as they are used (:func:`_sx_point`). The fixed-point iteration on ``f_i^-``
-    re-evaluates ``phi`` only at the ``X`` nodes whose ``q`` depends on it (``x s_k < h``
-    for some ``k``: a few small ``x``); at the others it is evaluated once."""
+    """:func:`_march_sx` node by node (compiled with numba) for up to ``_SX_COLUMNS`` columns,
+    the points ``w_i - x s_k`` placed on the grid as they are used (:func:`_sx_point`). The
+    fixed-point iteration on ``f_i^-`` re-evaluates ``phi`` only at the ``X`` nodes whose ``q``
+    depends on it (``x s_k < h`` for some ``k``: a few small ``x``); at the others it is
+    evaluated once."""
     K, J = F0.size, ws.shape[1]
-    F = np.empty((M + 1, K))
-    fm = np.zeros((M + 1, K))
-    fp = np.empty((M + 1, K))
+    st = np.zeros((M + 1, K, 3))       # row c: F_c, f_c^+, f_{c+1}^- per column
     qm = np.zeros((M + 1, K))
     qp = np.zeros((M + 1, K))
-    cq = np.zeros((J, K))
+    cq = np.zeros((J, 3))
     bq = np.zeros(J)
     at_zero = np.zeros(J)
     moving = np.empty(J, dtype=np.int64)
-    half = 0.5 * h
+    half, inverse = 0.5 * h, 1.0 / h
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
     for k in range(K):
-        F[0, k] = F0[k]
-        fp[0, k] = lam_t * F0[k] * (ws[0].sum() * phi0 + ptops[0])
+        st[0, k, 0] = F0[k]
+        st[0, k, 1] = lam_t * F0[k] * (ws[0].sum() * phi0 + ptops[0])
     for i in range(1, M + 1):
         ptop = ptops[i]
         jump = False
         count = 0
         for j in range(J):
-            cq[j] = 0.0
             bq[j] = at_zero[j] = 0.0
             if ws[i, j] != 0.0:   # a piece of zero width: no contribution
-                bq[j], at_zero[j] = _sx_point(i, h, xs[i, j], s, p, F, fp, fm, cq, j)
+                bq[j], at_zero[j], cq[j, 0], cq[j, 1], cq[j, 2] = _sx_point(
+                    i, h, inverse, xs[i, j], s, p, st, K)
                 jump = jump or at_zero[j] > 0.0
                 if bq[j] != 0.0:
                     moving[count] = j
                     count += 1
         for k in range(K):
-            A = F[i - 1, k] + half * fp[i - 1, k]
-            y = fp[i - 1, k]
+            A = st[i - 1, k, 0] + half * st[i - 1, k, 1]
+            y = st[i - 1, k, 1]
             fixed_num, fixed_den = A * ptop, half * ptop
             for j in range(J):
                 if ws[i, j] != 0.0 and bq[j] == 0.0:
@@ -1160,43 +1204,50 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p):
                     den += ws[i, j] * (half - bq[j]) * ph
                 y = lam_t * num / (1.0 - lam_t * den)
             Fi = A + half * y
-            F[i, k], fm[i, k] = Fi, y
+            st[i, k, 0], st[i - 1, k, 2] = Fi, y
             total = Fi * ptop
+            below = above = 0.0
             for j in range(J):
+                if ws[i, j] == 0.0:
+                    continue
                 q = cq[j, k] + bq[j] * y
-                qm[i, k] += ws[i, j] * q
+                below += ws[i, j] * q
                 if jump:
                     q += at_zero[j] * F0[k]
-                    if ws[i, j] != 0.0:
-                        total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
-                qp[i, k] += ws[i, j] * q
-            fp[i, k] = lam_t * total if jump else y
-    return F, fm, fp, qm, qp
+                    total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
+                above += ws[i, j] * q
+            qm[i, k], qp[i, k] = below, above
+            st[i, k, 1] = lam_t * total if jump else y
+    fm = np.zeros((M + 1, K))
+    fm[1:] = st[:-1, :, 2]
+    return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp
 
 
 @_jit
 def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs):
-    """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes of a solution (one column; its
-    ``f_i^-`` known): ``q(w_i^- | x_j)`` by :func:`_sx_point`, the jump ``at_zero F(0)`` on the
-    atom of ``V`` at 0, :func:`_batch_sf_compiled`, summed with the ``X`` weights (compiled
-    with numba; no array of the nodes' ``q`` in memory)."""
+    """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes of a solution (its ``f_i^-`` known):
+    ``q(w_i^- | x_j)`` by :func:`_sx_point`, the jump ``at_zero F(0)`` on the atom of ``V`` at
+    0, :func:`_batch_sf_compiled`, summed with the ``X`` weights (compiled with numba; no
+    array of the nodes' ``q`` in memory)."""
     rows, J = ws.shape
+    st = np.empty((rows, 1, 3))
+    st[:, 0, 0], st[:, 0, 1] = F, fp
+    st[:-1, 0, 2], st[-1, 0, 2] = fm[1:], 0.0
+    inverse = 1.0 / h
     left, right = np.empty(rows), np.empty(rows)
-    q = np.zeros((1, 1))
     for i in range(rows):
         below = above = ptops[i]
         for j in range(J):
             w = ws[i, j]
             if w == 0.0:
                 continue
-            q[0, 0] = 0.0
-            at_zero = 0.0
+            q, at_zero = 0.0, 0.0
             if i > 0:
-                at_zero = _sx_point(i, h, xs[i, j], s, p, F, fp, fm, q, 0)[1]
-            sf = _batch_sf_compiled(q[0, 0], mds, n, r, combs)
+                _, at_zero, q, _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1)
+            sf = _batch_sf_compiled(q, mds, n, r, combs)
             below += w * sf
             above += w * (sf if at_zero == 0.0 else
-                          _batch_sf_compiled(q[0, 0] + at_zero * F0, mds, n, r, combs))
+                          _batch_sf_compiled(q + at_zero * F0, mds, n, r, combs))
         left[i], right[i] = below, above
     return left, right
 
@@ -1370,10 +1421,13 @@ def _solve_grids(model, guess: float):
             f"or a load close to the stability frontier): the grid method cannot resolve it; "
             f"use qt.simulate")
     sols = [coarse]
+    spread = 0.0
     for factor in (2, 4):
-        if len(sols) == 2:
-            guess = sols[1].F0 - (sols[0].F0 - sols[1].F0) / 4.0
-        sols.append(_shoot(model, h / factor, M * factor, guess))
+        if len(sols) == 2:   # F0 extrapolated (O(h^2) cancelled), as in _refine
+            change = (sols[0].F0 - sols[1].F0) / 4.0
+            guess = sols[1].F0 - change
+            spread = 0.2 * abs(change) if isinstance(model, _SXModel) else 0.0
+        sols.append(_shoot(model, h / factor, M * factor, guess, spread))
     return sols, aligned and (on_nodes or not (model.has_atoms or kinks is not None))
 
 
