@@ -763,6 +763,12 @@ def _piece_rule(mass: np.ndarray) -> np.ndarray:
     return np.searchsorted(-bounds, -np.asarray(mass))
 
 
+def _finite_x(x: np.ndarray) -> np.ndarray:
+    """``X`` nodes with an infinite ``F_X^{-1}`` (rounding at levels next to 1) at 1e300, far
+    beyond any grid (``q = 0`` there)."""
+    return np.nan_to_num(x, posinf=1e300)
+
+
 def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None):
     """``F(z)`` from the grid (``f`` linear per cell), ``0`` for ``z < 0``; with ``current = i``
     the points in cell ``i - 1`` are returned as ``(known, coefficient of f_i^-)``."""
@@ -855,19 +861,26 @@ class _SXModel(_GridModel):
         jumps = np.where(positive[:, None], X._cdf_all(ratios).reshape(t.size, -1), 0.0)
         levels = np.sort(np.concatenate([np.minimum(_U_LEVELS[None, :], top[:, None]), jumps],
                                         axis=1), axis=1)
-        lo, hi = levels[:, :-1, None], levels[:, 1:, None]
-        rule = _piece_rule(hi[..., 0] - lo[..., 0])
-        u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0][rule]
-        w = (np.where(hi - lo > 1e-17, 0.5 * (hi - lo), 0.0) * self.gl[1][rule]).reshape(
+        lo, hi = levels[:, :-1], levels[:, 1:]
+        width = hi - lo
+        rule = _piece_rule(width)
+        w = (np.where(width > 1e-17, 0.5 * width, 0.0)[..., None] * self.gl[1][rule]).reshape(
             t.size, -1)
         # a piece between two consecutive fixed levels has the same nodes at every t (the same
-        # operations on the same levels): F_X^{-1} there from the model's own table
-        piece = np.minimum(np.searchsorted(_U_LEVELS, lo[..., 0]), _U_LEVELS.size - 2)
-        fixed = (_U_LEVELS[piece] == lo[..., 0]) & (_U_LEVELS[piece + 1] == hi[..., 0])
-        x = np.empty(u.shape)
+        # operations on the same levels): F_X^{-1} there from the model's own table; elsewhere
+        # at the nodes of positive weight (the others, unused, at 0)
+        piece = np.minimum(np.searchsorted(_U_LEVELS, lo), _U_LEVELS.size - 2)
+        fixed = (_U_LEVELS[piece] == lo) & (_U_LEVELS[piece + 1] == hi)
+        x = np.zeros(rule.shape + self.gl[0].shape[1:])
         x[fixed] = self._fixed_x()[piece[fixed]]
-        x[~fixed] = X._ppf_all(np.clip(u[~fixed], 0.0, 1.0))
-        return np.nan_to_num(x.reshape(t.size, -1), posinf=1e300), w, 1.0 - top
+        moving = ~fixed & (width > 1e-17)
+        used = self.gl[1][rule[moving]] > 0
+        u = (0.5 * (lo + hi)[moving][:, None]
+             + 0.5 * width[moving][:, None] * self.gl[0][rule[moving]])
+        at = np.zeros(u.shape)
+        at[used] = _finite_x(X._ppf_all(np.clip(u[used], 0.0, 1.0)))
+        x[moving] = at
+        return x.reshape(t.size, -1), w, 1.0 - top
 
     def _fixed_x(self) -> np.ndarray:
         """``F_X^{-1}`` at the Gauss-Legendre nodes of the pieces between consecutive levels of
@@ -875,7 +888,7 @@ class _SXModel(_GridModel):
         if self._fixed is None:
             lo, hi = _U_LEVELS[:-1, None], _U_LEVELS[1:, None]
             u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0][_piece_rule(hi - lo)[:, 0]]
-            self._fixed = self.X._ppf_all(np.clip(u, 0.0, 1.0))
+            self._fixed = _finite_x(self.X._ppf_all(np.clip(u, 0.0, 1.0)))
         return self._fixed
 
     def table(self, h: float, M: int):
