@@ -739,30 +739,6 @@ _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75
 :mod:`.mds`): graded towards 0 and 1 where ``F_X^{-1}`` is singular."""
 
 
-_PIECE_NODES = ((1e-2, 1.0), (1e-4, 5 / 6), (1e-6, 2 / 3), (1e-9, 1 / 2), (0.0, 1 / 4))
-"""Gauss-Legendre nodes of a piece of ``E_X`` by its probability: from this mass up, this
-fraction of the model's nodes (at least one). A piece's share of the error is at most its mass
-times the rule's relative error, so pieces of little mass take fewer nodes (more than half of
-the pieces of S&X with the Facebook slowdowns hold less than 1e-4): the nodes of the unused
-rows carry zero weight, skipped by the marches."""
-
-
-def _piece_rules(nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre nodes and weights on ``[-1, 1]`` of the classes of :data:`_PIECE_NODES`
-    (one row each, ``nodes`` columns, the unused ones with node 0 and weight 0)."""
-    points, weights = np.zeros((2, len(_PIECE_NODES), nodes))
-    for row, (_, share) in enumerate(_PIECE_NODES):
-        count = max(1, round(share * nodes))
-        points[row, :count], weights[row, :count] = np.polynomial.legendre.leggauss(count)
-    return points, weights
-
-
-def _piece_rule(mass: np.ndarray) -> np.ndarray:
-    """The row of :func:`_piece_rules` of pieces of probability ``mass``."""
-    bounds = np.array([bound for bound, _ in _PIECE_NODES])
-    return np.searchsorted(-bounds, -np.asarray(mass))
-
-
 def _finite_x(x: np.ndarray) -> np.ndarray:
     """``X`` nodes with an infinite ``F_X^{-1}`` (rounding at levels next to 1) at 1e300, far
     beyond any grid (``q = 0`` there)."""
@@ -826,7 +802,7 @@ class _SXModel(_GridModel):
         else:
             self.lattice = None
         self._tables, self._blocks, self._blocks_key = {}, {}, None
-        self.runtime, self.gl = runtime, _piece_rules(nodes)
+        self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
         self._fixed = None
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         # (the atom of V at 0 times an atom of x S)
@@ -841,7 +817,7 @@ class _SXModel(_GridModel):
         """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on atoms,
         no rule to check)."""
         return None if self.discrete_x else _SXModel(self.kernel, self.runtime,
-                                                     2 * self.gl[0].shape[1])
+                                                     2 * self.gl[0].size)
 
     def release(self):
         """Forget the grids' ``X`` nodes and geometry (memory)."""
@@ -863,23 +839,19 @@ class _SXModel(_GridModel):
                                         axis=1), axis=1)
         lo, hi = levels[:, :-1], levels[:, 1:]
         width = hi - lo
-        rule = _piece_rule(width)
-        w = (np.where(width > 1e-17, 0.5 * width, 0.0)[..., None] * self.gl[1][rule]).reshape(
+        gl_nodes, gl_weights = self.gl
+        w = (np.where(width > 1e-17, 0.5 * width, 0.0)[..., None] * gl_weights).reshape(
             t.size, -1)
         # a piece between two consecutive fixed levels has the same nodes at every t (the same
         # operations on the same levels): F_X^{-1} there from the model's own table; elsewhere
-        # at the nodes of positive weight (the others, unused, at 0)
+        # on the pieces of positive width (the others, of zero weight, at 0)
         piece = np.minimum(np.searchsorted(_U_LEVELS, lo), _U_LEVELS.size - 2)
         fixed = (_U_LEVELS[piece] == lo) & (_U_LEVELS[piece + 1] == hi)
-        x = np.zeros(rule.shape + self.gl[0].shape[1:])
+        x = np.zeros(width.shape + gl_nodes.shape)
         x[fixed] = self._fixed_x()[piece[fixed]]
         moving = ~fixed & (width > 1e-17)
-        used = self.gl[1][rule[moving]] > 0
-        u = (0.5 * (lo + hi)[moving][:, None]
-             + 0.5 * width[moving][:, None] * self.gl[0][rule[moving]])
-        at = np.zeros(u.shape)
-        at[used] = _finite_x(X._ppf_all(np.clip(u[used], 0.0, 1.0)))
-        x[moving] = at
+        u = 0.5 * (lo + hi)[moving][:, None] + 0.5 * width[moving][:, None] * gl_nodes
+        x[moving] = _finite_x(X._ppf_all(np.clip(u, 0.0, 1.0)))
         return x.reshape(t.size, -1), w, 1.0 - top
 
     def _fixed_x(self) -> np.ndarray:
@@ -887,7 +859,7 @@ class _SXModel(_GridModel):
         :data:`_U_LEVELS` (one row per piece), computed once."""
         if self._fixed is None:
             lo, hi = _U_LEVELS[:-1, None], _U_LEVELS[1:, None]
-            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0][_piece_rule(hi - lo)[:, 0]]
+            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * self.gl[0]
             self._fixed = _finite_x(self.X._ppf_all(np.clip(u, 0.0, 1.0)))
         return self._fixed
 
@@ -924,8 +896,8 @@ class _SXModel(_GridModel):
         block = self._blocks.get(start)
         if block is None:
             xs, ws, _ = self.table(h, M)
-            # the X nodes of positive weight in some row of the block (pieces of zero width,
-            # the unused nodes of the pieces' rules: no contribution)
+            # the X nodes of positive weight in some row of the block (those on pieces of zero
+            # width, above t / s_min or between coinciding jumps, contribute nothing)
             keep = np.flatnonzero((ws[start:start + _SF_ROWS] > 0).any(axis=0))
             block = (keep,) + _sx_geometry(self.s, self.p, xs[start:start + _SF_ROWS, keep],
                                            h, start)
@@ -1039,8 +1011,8 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     the ``X`` nodes and the columns (starting atoms) vectorised. The values ``(F_c, f_c^+,
     f_{c+1}^-)`` are kept as one row per cell, so ``q(w_i | x)`` at every ``X`` node is one
     gather and one contraction (:func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a
-    time). Compiled (:func:`_march_sx_compiled`, the same operations per node) when
-    :meth:`_Kernel.compiled_phi` allows."""
+    time). Compiled (:func:`_march_sx_compiled`, the same operations per node, for
+    ``_SX_COLUMNS`` columns at a time) when :meth:`_Kernel.compiled_phi` allows."""
     kernel = model.kernel
     xs, ws, ptops = table
     compiled = kernel.compiled_phi()
@@ -2418,11 +2390,19 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
         # are doubled (as grid_prediction does for the mean)
         base = values[1]
         half = 1e-3 * base
-        if not excess(base - half, _FRONT_CELLS[1], False) < 0 <= excess(base + half,
-                                                                         _FRONT_CELLS[1], False):
-            raise RemovalError("the frontier moves by more than 1e-3 when the rule over X is "
-                               "refined; use qt.simulate")
-        error += 2 * abs(root(_FRONT_CELLS[1], base - half, base + half, False) - base)
+        for _ in range(_HORIZON_DOUBLINGS):
+            try:   # the horizon doubled where the front has not passed it
+                if not excess(base - half, _FRONT_CELLS[1], False) < 0 <= excess(
+                        base + half, _FRONT_CELLS[1], False):
+                    raise RemovalError("the frontier moves by more than 1e-3 when the rule "
+                                       "over X is refined; use qt.simulate")
+                refined = root(_FRONT_CELLS[1], base - half, base + half, False)
+                break
+            except _FrontNotPassed:
+                front.horizon *= 2.0
+        else:
+            raise RemovalError("the travelling front did not pass the horizon; use qt.simulate")
+        error += 2 * abs(refined - base)
     return value, error + 2 * tol
 
 
