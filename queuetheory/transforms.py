@@ -704,7 +704,8 @@ def _objective(upper, log_target, cdf, sf):
 
 
 def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
-                  maxiter: int = 100) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                  maxiter: int = 100, tail: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised safeguarded Newton (rtsafe) on the log-CDF or log-SF, one root per level.
 
     ``evaluate(t, density, refine)`` returns ``(cdf, sf, pdf, err_cdf, err_sf)`` at a 1-d array
@@ -713,10 +714,13 @@ def _solve_levels(evaluate: Callable, q: np.ndarray, scale: float, rtol: float,
     otherwise, which converges onto a jump). Returns the roots, their final brackets
     ``lo <= t <= hi`` and the last Newton step of the roots where the refined iteration stopped
     because that step fell within the root's error estimate (0 elsewhere): a quantile's error
-    estimate adds it.
+    estimate adds it. ``tail``: the levels ``1 - q`` to full relative accuracy (``1 - q``
+    rounds the tail of a level computed near 1), the targets of the levels above 1/2.
     """
     upper = q > 0.5
-    log_target = np.where(upper, np.log1p(-q), np.log(q))
+    with np.errstate(divide="ignore"):
+        log_tail = np.log1p(-q) if tail is None else np.log(tail)
+    log_target = np.where(upper, log_tail, np.log(q))
     t, lo, hi, step = _solve(evaluate, upper, log_target, scale, rtol, maxiter)
     # The first rule's estimate can be far too small near a kink, so a side judged sure may be
     # wrong: a root the refined inversion does not confirm (the level between the CDF at

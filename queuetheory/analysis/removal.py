@@ -366,6 +366,9 @@ class _GridModel:
     has_atoms = False
     rough = False
     """Richardson's extrapolation leaves an ``O(h^2)`` remainder (see :func:`_richardson`)."""
+    rough_step = math.inf
+    """Finest step, in mean runtimes, beyond which the final estimates are rough
+    (:data:`_ROUGH_STEP` for S&X on discrete slowdowns)."""
     floor = 0.0
     """Rounding floor of the relative error estimates, over the idle fraction."""
     accept = _ACCEPT
@@ -780,6 +783,7 @@ class _SXModel(_GridModel):
                                       "removal_continuous._SXContinuousModel, via _model_of)")
         _refuse_mixed_x(X)
         self.kernel, self.X = kernel, X
+        self.rough_step = _ROUGH_STEP
         self.s, self.p = np.asarray(S.values, dtype=float), np.asarray(S.probs, dtype=float)
         self.discrete_x = isinstance(X, Discrete)
         self.scale = runtime.mean_runtime()
@@ -1416,6 +1420,21 @@ def _solve_grids(model, guess: float):
     return sols, aligned and (on_nodes or not (model.has_atoms or kinks is not None))
 
 
+_ROUGH_STEP = 0.1
+"""Finest step, in mean runtimes, beyond which :func:`grid_prediction` takes the rough error
+estimate of :func:`_richardson` (the whole difference of two extrapolations) for S&X runtimes
+on discrete slowdowns (:class:`_SXModel`, whose cells are bounded by the memory of its ``X``
+nodes; IR grids reach four times finer, and there a seventh held: M/E2/1 at load 0.99, 1.1e-7
+off Pollaczek-Khinchine with 3e-7 stated). Steps that coarse come where the horizon is long
+(loads near the frontier, long tails): there the differences of successive grids did not yet
+fall fourfold (ratios 4.6 then 3.8, S&X
+Erlang(2) x {1, 10} at load 0.97, MDS(1, 0)), and a seventh of the difference stated 1.6e-6 of a
+mean 7.5e-6 off Pollaczek-Khinchine; over 60 such S&X cases (four job-size laws, three
+slowdowns, loads 0.3 to 0.97) the estimates of 8 fell short of the true error, 2.4-fold at
+worst, and none with the rough estimate above this step and the rule over X checked on the
+finest grid."""
+
+
 def _richardson(values, order: int = 2, rough: bool = False) -> tuple[float, float]:
     """Value on the finest grid extrapolated from ``h / 2`` and ``h / 4`` (``O(h^2)`` error
     cancelled), and its error estimate: a seventh of its difference from the same extrapolation
@@ -1653,7 +1672,9 @@ class RemovalBatchTime(BatchCompletionTime):
     def _ppf(self, q):
         return self._quantile_sets(q, (False,))[0]
 
-    def _fast_quantile(self, q: np.ndarray, errors: bool):
+    def _fast_quantile(self, q: np.ndarray, errors: bool, tail: np.ndarray | None = None):
+        # the levels q: the grids' P(C > t) is read to about 1e-16 absolute, which the tail
+        # levels' relative accuracy (tail) would not improve
         if not errors:
             return super()._fast_quantile(q, False)
         values, coarse = self._quantile_sets(q, (False, True))
@@ -2461,15 +2482,23 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
             f"the workload's tail at the horizon w = {sols[-1].h * (sols[-1].F.size - 1):.4g} "
             f"is {tail:.2g} on the finest grid (a load close to the stability frontier or a "
             f"long tail): the grid method cannot resolve it; use qt.simulate")
-    rough = model.rough
+    # a finest step over model.rough_step mean runtimes: the grids' errors not shown to be in
+    # their h^2 regime, the extrapolation's remainder of the order of its change (_ROUGH_STEP)
+    rough = model.rough or sols[-1].h > model.rough_step * model.scale
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order, rough)
     idle, busy_error = _guarded([s.F0 for s in sols], order, rough)
     doubled = None if isinstance(model, _IRModel) else model.doubled()
     if doubled is not None:
-        # the error of the Gauss-Legendre rule over X: twice the change on the coarsest of the
-        # last three grids when its nodes are doubled (on coarser grids the kinks of the
-        # piecewise-quadratic F inflate it: 6e-6 at 128 cells where the true error was 2e-8)
-        base = sols[-3]
+        # the error of the Gauss-Legendre rule over X: twice the change on the finest grid
+        # when its nodes are doubled. It depends on the grid (F is read off a piecewise
+        # quadratic whose kinks the nodes over X cross), and the extrapolation weighs the
+        # finest grid's 4/3: with MDS(1, 0) the mean changed by 1.4e-8, 1.4e-7 and 1.2e-7 on
+        # the three grids (S&X HyperExponential([.7, .3], [3, .3]) x {1, 2}, load 0.7; it was
+        # 1.0e-7 off Pollaczek-Khinchine with 7.5e-8 stated from the coarsest), by 4.2e-10,
+        # 4.2e-9 and 1.2e-8 (Uniform(0.5, 1.5) x {1, 2, 4}, load 0.5: 1.6e-8 off, 3.5e-9
+        # stated); on still coarser grids the kinks inflate it (6e-6 at 128 cells where the
+        # true error was 2e-8)
+        base = sols[-1]
         model.release()   # the grids' X nodes: not needed any more
         double = _shoot(doubled, base.h, base.F.size - 1, base.F0)
         mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
