@@ -201,9 +201,7 @@ class ResponseLaw(Distribution):
     quantile = ppf
 
     def isf(self, p, precision: int | None = None, *, full_output: bool = False):
-        """Inverse survival function: the ``(1 - p)``-quantile, p in (0, 1) (scipy.stats),
-        solved on the tail level ``p`` itself (a tiny ``p`` keeps its relative accuracy, which
-        ``ppf(1 - p)`` rounds away below about 1e-13).
+        """Inverse survival function: the ``(1 - p)``-quantile, p in (0, 1) (scipy.stats).
 
         Parameters, returns and exceptions as for :meth:`ppf`.
 
@@ -216,9 +214,7 @@ class ResponseLaw(Distribution):
         """
         arr = _checks.probability_level("p", p)
         if self._precision(precision, full_output) is None:
-            flat = arr.ravel()
-            values, errors = self._fast_quantile(1.0 - flat, full_output, tail=flat)
-            return self._finish(values, errors, arr.shape, full_output, "quantiles")
+            return self.ppf(1.0 - arr, full_output=full_output)
         with mpmath.workdps(precision):
             levels = np.array([1 - mpmath.mpf(float(v)) for v in arr.ravel()], dtype=object)
         return self._quantile_mp(levels.reshape(arr.shape), precision)
@@ -360,15 +356,13 @@ class ResponseLaw(Distribution):
         values = (self._sf_all if upper else self._cdf_all)(x)
         return values, (self._distribution_errors(x, upper) if errors else None)
 
-    def _fast_quantile(self, q: np.ndarray, errors: bool, tail: np.ndarray | None = None):
+    def _fast_quantile(self, q: np.ndarray, errors: bool):
         """Double precision at the 1-d array of levels ``q`` in (0, 1): ``(quantiles, estimated
-        errors or None)``; ``tail``: the levels ``1 - q`` to full relative accuracy (then the
-        quantiles come from ``_isf``)."""
+        errors or None)``."""
         if not self.stable:
             return np.full(q.shape, math.inf), np.zeros(q.shape)
         with np.errstate(divide="ignore"):
-            found = self._ppf(q) if tail is None else self._isf(tail)
-            values = np.maximum(np.asarray(found, dtype=float), 0.0)
+            values = np.maximum(np.asarray(self._ppf(q), dtype=float), 0.0)
         return values, (self._quantile_errors(q, values) if errors else None)
 
     def _distribution_errors(self, x: np.ndarray, upper: bool) -> np.ndarray | None:

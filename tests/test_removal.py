@@ -1380,3 +1380,43 @@ def test_a_point_beyond_the_frontier_does_not_compute_it(monkeypatch):
     monkeypatch.setattr(removal, "frontier", fail)
     p = qt.analyze(qt.System(qt.MDS(4, 2), runtime, arrival_rate=0.5))
     assert not p.stable and p.mean == math.inf and "beyond the stability frontier" in p.method
+
+
+def test_exponential_replication_far_tail_quantile_keeps_the_tail_level():
+    # the level of P(C > t) = s for Replication(n, d) with exponential runtimes took 1 - (1 -
+    # s)^(1 / n), which rounds a small s: at 1 - 1e-12 the quantile was 3.7e-6 off with 1e-12
+    # stated (found by review). Against the law's own P(C > t) (the closed form in q at t,
+    # without the level map): its root by Brent's method on the logarithm
+    T = qt.analyze(qt.System(qt.Replication(3, 2), qt.IR(qt.Exponential(1.0)),
+                             arrival_rate=0.5)).response_time
+    for q in (1 - 1e-9, 1 - 1e-12, 1 - 2.0**-50):
+        value, error = T.ppf(q, full_output=True)
+        root = optimize.brentq(lambda t, q=q: math.log(float(T.sf(t))) - math.log1p(-q),
+                               0.5 * value, 2 * value, xtol=1e-14, rtol=1e-15)
+        assert abs(value - root) <= error + 1e-15 * root
+
+
+@pytest.mark.parametrize("q, reference", [
+    # the largest of three M/D/1 sojourns (load 0.3): P(W <= t - 1)^3 = q, Erlang's formula
+    # P(W <= x) = (1 - rho) sum_{k <= x} (lam (k - x))^k / k! exp(-lam (k - x)) in mpmath at
+    # 150 digits (it cancels), q the float level
+    (1 - 1e-10, 12.361673254581643), (1 - 1e-12, 14.592257108630461)])
+def test_grid_far_tail_quantiles_state_the_grids_absolute_accuracy(q, reference):
+    # the grids' P(C > t) is read to about 1e-14 absolute: beyond tails of 1e-9 the quantile
+    # estimates fell short (1 - 1e-12: 7.4e-3 off, 6.5e-3 stated; found by review); they now
+    # carry 1e-13 over the density
+    T = qt.analyze(qt.System(qt.MDS(3, 0, remove=False), qt.IR(qt.Deterministic(1.0)),
+                             arrival_rate=0.3)).response_time
+    value, error = T.ppf(q, full_output=True)
+    assert abs(value - reference) <= error
+
+
+def test_isf_of_a_tabulated_law_refuses_levels_beyond_its_table():
+    # isf on the tail level is for inverted transforms (ResponseTime); the tabulated
+    # mean-field law reads levels as ppf(1 - p) does and refuses beyond its table (isf(1e-8)
+    # had bypassed that check for a while)
+    table = qt.analyze(qt.System(qt.RedundancyD(2), qt.SX(qt.Exponential(1.0),
+                                                          qt.Uniform(1.0, 2.0)),
+                                 arrival_rate=0.3)).response_time
+    with pytest.raises(ValueError, match="tabulated"):
+        table.isf(1e-8)
