@@ -1609,8 +1609,10 @@ class _IRModel(_GridModel):
 
 # ------------------------------------------------------------------------ the batch law
 _SF_FLOOR = 1e-13
-"""Absolute accuracy of the grids' ``P(C > t)`` taken in every quantile's error estimate
-(:meth:`RemovalBatchTime._quantile_errors`; measured about 2e-14)."""
+"""Absolute accuracy of the grids' ``P(C > t)`` taken in the error estimates of quantiles
+beyond a tail of ``_SF_FLOOR_TAIL`` (:meth:`RemovalBatchTime._quantile_errors`; measured
+about 2e-14)."""
+_SF_FLOOR_TAIL = 1e-6
 
 
 class RemovalBatchTime(BatchCompletionTime):
@@ -1828,8 +1830,11 @@ class RemovalBatchTime(BatchCompletionTime):
         # the grids' P(C > t) is read to about 1e-14 absolute (rounding over thousands of
         # nodes, the normalisation F(W) = 1): beyond tails of about 1e-9 that dominates (the
         # largest of three M/D/1 sojourns, load 0.3: at 1 - 1e-12, 7.4e-3 off with 6.5e-3 stated,
-        # about 2e-14 of P(C > t) over the density; Erlang's formula in mpmath)
-        extra += _SF_FLOOR
+        # about 2e-14 of P(C > t) over the density; Erlang's formula in mpmath); taken in the
+        # tail only (in the body the grids' differences dominate, and at the top of a jump the
+        # floor over the density there had doubled an exact quantile's estimate of 3e-14)
+        tail = 1.0 - np.atleast_1d(np.asarray(q, dtype=float)).ravel()
+        extra += np.where(tail < _SF_FLOOR_TAIL, _SF_FLOOR, 0.0)
         h, used = self._sols[0].h, extra > 0
         if used.any():
             t = times[used]
