@@ -602,7 +602,7 @@ def test_removal_grid_with_a_mixed_law_states_a_first_order_error():
 
 @pytest.mark.slow   # 17 s with numba
 def test_sx_bounded_pareto_batch_near_load_one_against_heavy_traffic():
-    # the bounded Pareto's mean now has 40 digits (it had none: refused near load 1). Two
+    # the bounded Pareto's mean now has 1050 digits (it had none: refused near load 1). Two
     # sojourns near load 1 - 1e-9 are nearly exponential of mean W = lam E[B^2] / (2 (1 -
     # rho)), their maximum 1.5 W up to O(E[B]): 2647878996.93479 (mpmath, 50 digits, E[B^k]
     # = E[X^k] E[S^k], E[X^k] = alpha / (k - alpha) (L^alpha H^(k - alpha) - L^k) / (1 -

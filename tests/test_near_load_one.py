@@ -161,7 +161,7 @@ def test_mean_near_load_one_is_exact_for_the_given_floats(policy):
 def test_pareto_mean_near_load_one_keeps_one_minus_rho(R, reference):
     # without an exact mean, 1 - rho came from the rounded float mean: 5.6e-5 and 2.8e-4 off
     # at 1 - 1e-12, labelled exact with no error stated (found by a fuzzing campaign); the
-    # Pareto mean is now an exact rational of its floats, the bounded Pareto's 40 digits
+    # Pareto mean is now an exact rational of its floats, the bounded Pareto's 1050 digits
     p = qt.analyze(qt.System(qt.Random(), qt.IR(R), arrival_rate=(1 - 1e-12) / R.mean()))
     assert p.mean == pytest.approx(reference, rel=1e-14)
 
