@@ -286,6 +286,25 @@ def _pareto_lst_ref(alpha, c, s):
     return alpha * (s * c) ** alpha * mpmath.gammainc(-alpha, s * c)
 
 
+@pytest.mark.parametrize("beta", [1.0001, 1.3, 1.5, 2.0, 2.5, 3.0, 3.0000001, 2.9999999,
+                                  3.5, 5.0, 11.0, 21.5, 51.0])
+def test_expint_against_mpmath(beta, mp30):
+    """E_beta(z) of the Pareto transforms on both sides of the switch from the series to the
+    continued fraction (|z| = 1), near and at integer beta (where two terms of the series
+    diverge and are summed together), on the imaginary axis (the fraction's slowest) and at
+    extreme |z|; reference mpmath.expint at 30 digits."""
+    from queuetheory.distributions import _expint
+    radii = [1e-300, 1e-12, 1e-6, 0.01, 0.5, 0.999999, 1.0, 1.000001, 2.0, 20.0, 300.0, 1e5]
+    angles = np.linspace(-np.pi / 2, np.pi / 2, 9)
+    z = (np.array(radii)[:, None] * np.exp(1j * angles)).ravel()
+    got = _expint(z, beta)
+    for zj, gj in zip(z, got):
+        ref = complex(mpmath.expint(mpmath.mpf(beta), mpmath.mpc(zj)))
+        assert abs(gj - ref) <= 5e-14 * abs(ref) + 1e-300, (zj, gj, ref)
+    assert _expint(0.0, beta) == 1.0 / (beta - 1.0)
+    assert _expint(800.0, beta) == 0.0 and _expint(complex(math.inf, 0.0), beta) == 0.0
+
+
 @pytest.mark.parametrize("alpha", [0.6, 1.5, 2.0, 3.0, 10.0])
 def test_heavy_tail_lst_double_precision_far_from_real_axis(alpha, mp30):
     """s on Euler-inversion contours (Re s = 26 / (4 t), Im s = pi k / (2 t)), where a

@@ -676,3 +676,23 @@ def test_far_tail_batch_quantile_keeps_the_tail_level(policy, lam, q, reference)
     p = qt.analyze(qt.System(policy, qt.IR(qt.Exponential(1.0)), arrival_rate=lam))
     value, error = p.response_time.ppf(q, full_output=True)
     assert abs(value - reference) <= error <= 1e-12 * reference
+
+
+@pytest.mark.parametrize("policy, lam, q, reference", [
+    # M/H2/1 sojourns (R = H2([.9, .1], [2, .25])): mpmath.invertlaplace(talbot, 40 digits) of
+    # (1 - T(s)) / s, T(s) = (1 - rho) s B(s) / (s - lam (1 - B(s))), and findroot of
+    # log P(T > t) = log H at the sojourn tail H of the batch level (p = 1 - q exactly):
+    # Replication(4, 2), lam 0.6 per server: H = (1 - q^(1/4))^(1/2); MDS(2, 0), lam 0.3:
+    # H = 1 - sqrt(1 - p)
+    (qt.Replication(4, 2, remove=False), 0.3, 1 - 1e-12, 83.068189710914906621),
+    (qt.Replication(4, 2, remove=False), 0.3, 1 - 1e-16, 110.66456132877262924),
+    (qt.MDS(2, 0, remove=False), 0.3, 1 - 1e-12, 125.43921756325134651),
+    (qt.MDS(2, 0, remove=False), 0.3, 1 - 1e-16, 167.85970974300943689)])
+def test_far_tail_batch_quantile_error_keeps_the_tail_level(policy, lam, q, reference):
+    # the error estimate asked the sojourn for its quantile at the level q^(1/n) (rounded to
+    # 1 beyond 1 - 1e-16: "q must lie in the open interval (0, 1), got array([1.])"); it now
+    # asks on the sojourn's tail level, as the value does
+    R = qt.HyperExponential([0.9, 0.1], [2.0, 0.25])
+    p = qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=lam))
+    value, error = p.response_time.ppf(q, full_output=True)
+    assert abs(value - reference) <= error

@@ -177,7 +177,11 @@ class BatchCompletionTime(ResponseLaw):
             law, levels = self._sojourn
             if not isinstance(law, ResponseLaw):   # a closed form (M/M/1): rounding only
                 return 4e-15 * np.abs(values)
-            return np.asarray(law.quantile_error(levels(q)), dtype=float) + 4e-15 * values
+            level, tail = levels(np.ravel(q))
+            # the sojourn's solver on its tail level (the level itself rounds to 1 beyond
+            # 1 - 1e-16: the batch's p = 1e-16 is a sojourn tail of 5e-17 for MDS(2, 0))
+            sojourn = law._fast_quantile(level, True, tail=tail)[1]
+            return sojourn.reshape(np.shape(q)) + 4e-15 * values
         if self._coarser is None:
             return None
         values = np.asarray(values, dtype=float)
@@ -570,8 +574,11 @@ def _sojourn_scale(lam_task: float, B: Distribution) -> float:
 
 def _ir_batch_law(policy, runtime: IR, lam_task: float, exact_rate: Fraction | None = None):
     """Batch time under IR: an order statistic of i.i.d. P-K sojourns (exact M/M/1 forms),
-    the sojourn's law, and the map from the batch time's levels to the sojourn's (the
-    ``q``-quantile of the batch time is the sojourn's quantile at that level). ``exact_rate``:
+    the sojourn's law, and the map from the batch time's levels ``q`` to the sojourn's levels
+    and tails ``(u, 1 - u)`` (the ``q``-quantile of the batch time is the sojourn's quantile
+    at ``u``), each to full relative accuracy: ``u`` from ``q`` below 1/2, ``1 - u`` from ``p
+    = 1 - q`` (exact there) above (MDS: ``I_u(n, m + 1) = q``, ``I_(1-u)(m + 1, n) = p``;
+    replication: ``1 - u = (1 - q^(1/n))^(1/d)``). ``exact_rate``:
     the task rate ``N lam / n`` as a Fraction, whose float ``lam_task`` would move ``1 - rho``
     by ``eps / (1 - rho)`` near load 1."""
     R = runtime.R
@@ -586,12 +593,34 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float, exact_rate: Fraction | N
                               free=free if exact else None).response_time
     n = policy.n
     if isinstance(policy, MDS):
-        return (OrderStatistic(sojourn, n, n + policy.m), sojourn,
-                lambda q: special.betaincinv(n, policy.m + 1, q))
-    # the largest of n minima of d: the minimum at level q^(1/n), a sojourn at 1 - (1 - .)^(1/d)
-    d = policy.d
-    return (OrderStatistic(sojourn.minimum(d), n, n), sojourn,
-            lambda q: -np.expm1(np.log1p(-np.asarray(q, dtype=float) ** (1.0 / n)) / d))
+        m = policy.m
+        inner = OrderStatistic(sojourn, n, n + m)
+
+        def low(q):
+            return special.betaincinv(n, m + 1, q)
+
+        def high(p):
+            return special.betaincinv(m + 1, n, p)
+    else:
+        # the largest of n minima of d: the minimum's tail 1 - q^(1/n), a sojourn's its d-th root
+        d = policy.d
+        inner = OrderStatistic(sojourn.minimum(d), n, n)
+
+        def low(q):
+            return -np.expm1(np.log1p(-q ** (1.0 / n)) / d)
+
+        def high(p):
+            return (-np.expm1(np.log1p(-p) / n)) ** (1.0 / d)
+
+    def levels(q):
+        q = np.asarray(q, dtype=float)
+        upper = q >= 0.5
+        with np.errstate(divide="ignore"):
+            u = np.where(upper, 0.0, low(np.where(upper, 0.25, q)))
+            tail = np.where(upper, high(np.where(upper, 1.0 - q, 0.5)), 1.0 - u)
+        return np.where(upper, 1.0 - tail, u), tail
+
+    return inner, sojourn, levels
 
 
 def _ir_batch_mean_error(policy, R: Distribution, sojourn, law: BatchCompletionTime,
