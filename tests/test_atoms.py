@@ -213,25 +213,25 @@ def test_a_level_just_above_an_inner_jump_states_its_distance():
 # 6e-6 to 1.6e-5 in the CDF and 8e-6 to 1.8e-5 relative in these quantiles (stated up to 2.2e-4)
 RANDOM_ATOMS = {
     "{2, 3, 5}": (([2.0, 3.0, 5.0], [0.25, 0.5, 0.25], 0.125),
-                  {3.000001: 0.46507678163670111071, 3.3: 0.48284823390339429684,
-                   4.001: 0.52706220978064634105, 5.000001: 0.74035159856007435535,
-                   7.001: 0.86858711459058943531, 10.001: 0.96320097149584155312},
-                  {0.465076724502107: 3.0000000172014626666,
-                   0.465077723502107: 3.0000172014443960059,
-                   0.7403515308271217: 5.0000000145490629533,
-                   0.7413515298271217: 5.0145404239792603562}),
+                  {3.000001: "0.46507678163670111071", 3.3: "0.48284823390339429684",
+                   4.001: "0.52706220978064634105", 5.000001: "0.74035159856007435535",
+                   7.001: "0.86858711459058943531", 10.001: "0.96320097149584155312"},
+                  {0.465076724502107: "3.0000000172014626666",
+                   0.465077723502107: "3.0000172014443960059",
+                   0.7403515308271217: "5.0000000145490629533",
+                   0.7413515298271217: "5.0145404239792603562"}),
     "{1, 10}": (([1.0, 10.0], [63 / 64, 1 / 64], 0.5),
-                {2.000001: 0.69736576586373529848, 10.000001: 0.9485339947476381116,
-                 11.001: 0.96740046457635628164, 20.001: 0.99732125648920945321},
-                {0.4229736338125: 1.0000000047284272516,
-                 0.4239736328125: 1.0047228464169150385,
-                 0.9485339780008862: 10.000000056348341873,
-                 0.9485349770008863: 10.000056348173407507}),
+                {2.000001: "0.69736576586373529848", 10.000001: "0.9485339947476381116",
+                 11.001: "0.96740046457635628164", 20.001: "0.99732125648920945321"},
+                {0.4229736338125: "1.0000000047284272516",
+                 0.4239736328125: "1.0047228464169150385",
+                 0.9485339780008862: "10.000000056348341873",
+                 0.9485349770008863: "10.000056348173407507"}),
     "M/D/1 at 7/8": (([1.0], [1.0], 0.875),
-                     {1.000001: 0.12500010937504784258, 2.000001: 0.29985956474789162517,
-                      2.001: 0.30001243280957632249},
-                     {0.125000001: 1.0000000091428571015, 0.125001: 1.0000091428205716328,
-                      0.126: 1.0091064795990592921}),
+                     {1.000001: "0.12500010937504784258", 2.000001: "0.29985956474789162517",
+                      2.001: "0.30001243280957632249"},
+                     {0.125000001: "1.0000000091428571015", 0.125001: "1.0000091428205716328",
+                      0.126: "1.0091064795990592921"}),
 }
 
 
@@ -253,7 +253,8 @@ def test_random_with_atoms_near_its_jumps_and_kinks(name):
     (values, probs, lam), cdfs, quantiles = RANDOM_ATOMS[name]
     R = qt.IR(qt.Discrete(values, probs))
     T = qt.analyze(qt.System(qt.Random(), R, arrival_rate=lam, servers=1)).response_time
-    _within_estimates(T, cdfs, quantiles)
+    _within_estimates(T, {x: float(v) for x, v in cdfs.items()},
+                      {q: float(v) for q, v in quantiles.items()})
 
 
 def _within_estimates(T, cdfs: dict, quantiles: dict | None = None):
@@ -497,3 +498,65 @@ def test_response_density_at_its_edges():
     runtime = qt.SX(qt.Discrete([0.0, 1.0], [0.5, 0.5]), qt.Uniform(1.0, 2.0))
     with pytest.raises(ValueError, match="has atoms"):
         qt.analyze(qt.System(qt.Random(), runtime, 0.5)).response_time.pdf(1.0)
+
+
+
+
+@pytest.mark.parametrize("name", list(RANDOM_ATOMS))
+def test_random_on_a_lattice_high_precision_against_the_method_of_steps(name, mp30):
+    # the high-precision path sums the wait's exact CDF on the lattice (Takacs-Benes,
+    # mg1._LatticeSojourn): the 20-digit references of RANDOM_ATOMS (method of steps, exact
+    # arithmetic) to their last digit, at the jumps and kinks where de Hoog's method had not
+    # converged by working precision 150
+    (values, probs, lam), cdfs, quantiles = RANDOM_ATOMS[name]
+    R = qt.IR(qt.Discrete(values, probs))
+    T = qt.analyze(qt.System(qt.Random(), R, arrival_rate=lam, servers=1)).response_time
+    for x, want in cdfs.items():
+        assert abs(T.cdf(x, precision=25) - mpmath.mpf(want)) <= 1e-19
+    for q, want in quantiles.items():
+        assert abs(T.ppf(q, precision=25) - mpmath.mpf(want)) <= 1e-19 * mpmath.mpf(want)
+
+
+def _erlang_md1_cdf(t, lam):
+    """P(T <= t) of the M/D/1 sojourn (D = 1) by Erlang's formula, P(W <= y) = (1 - rho)
+    sum_{k <= y} (lam (k - y))^k / k! exp(-lam (k - y)), with 40 digits beyond the
+    cancellation (the terms reach about exp(2 lam y): 25 digits at y = 30, lam = 0.9)."""
+    with mpmath.workdps(40 + int(2 * lam * float(t) / 2.3)):
+        lam, y = mpmath.mpf(lam), mpmath.mpf(t) - 1
+        if y < 0:
+            return mpmath.mpf(0)
+        total = mpmath.fsum((lam * (k - y)) ** k / mpmath.factorial(k) * mpmath.exp(-lam * (k - y))
+                            for k in range(int(mpmath.floor(y)) + 1))
+        return (1 - lam) * total
+
+
+@pytest.mark.parametrize("q", [0.3, 0.7, 0.99, 1 - 1e-9])
+def test_md1_high_precision_quantiles_against_erlangs_formula(q, mp30):
+    # M/D/1 at load 0.9: precision=20 was refused at level 0.7 ("did not converge up to working
+    # precision 150"), and the p99 took 21 s; each quantile now solves Erlang's CDF to 20 digits
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.9,
+                             servers=1)).response_time
+    value = T.ppf(q, precision=20)
+    with mpmath.workdps(60):
+        level = mpmath.mpf(q)
+        below = _erlang_md1_cdf(value * (1 - mpmath.mpf(10) ** -19), 0.9)
+        above = _erlang_md1_cdf(value * (1 + mpmath.mpf(10) ** -19), 0.9)
+        assert below < level <= above
+    fast, error = T.ppf(q, full_output=True)
+    assert abs(fast - value) <= error
+
+
+@pytest.mark.parametrize("gap", [0.0, 1e-16, 1e-15, 1e-12])
+def test_md1_high_precision_quantile_just_above_the_jump(gap, mp30):
+    # a level just above P(T <= 1) = 1 - rho: the quantile is 1 + log(q / (1 - rho)) / lam
+    # (P(T <= 1 + e) = (1 - rho) exp(lam e) for e < 1); the fast root sits on the atom at 1,
+    # and the high-precision path had returned it (1.0 at level 0.1 + 1e-15, where the
+    # quantile is 1 + 1.1e-14)
+    T = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.9,
+                             servers=1)).response_time
+    q = 0.1 + gap
+    with mpmath.workdps(40):
+        free = 1 - mpmath.mpf(0.9)
+        want = 1 + mpmath.log(mpmath.mpf(q) / free) / mpmath.mpf(0.9)
+        assert abs(T.ppf(q, precision=30) - want) <= mpmath.mpf(10) ** -29
+    assert T.ppf(0.1 - 1e-15, precision=30) == 1

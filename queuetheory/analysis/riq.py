@@ -217,8 +217,12 @@ def _response_time(model, d: int, idle: float, b: float, lam_b: float, free, exa
     # the other jumps of its density, where the runtime has atoms, are taken out
     from_lower = busy.from_lower(lower)
     kinks = (from_lower or busy).kinks(offset=lower if from_lower is not None else 0.0)
+    # Random with runtimes on a lattice: the high-precision path sums the wait's exact CDF
+    exact_mp = (mg1._LatticeSojourn.of(lam_b, model.replica(), free)
+                if d == 1 and rounded is None else None)
     return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, rounded=rounded,
-                        rest_above_lower=True, rest_from_lower=from_lower, rest_kinks=kinks)
+                        rest_above_lower=True, rest_from_lower=from_lower, rest_kinks=kinks,
+                        exact_mp=exact_mp)
 
 
 class _TwoParts:
