@@ -663,16 +663,26 @@ class ResponseTime(ResponseLaw):
             keep = (roots > 0) & ~snapped
             inner = np.flatnonzero(todo)[keep]
             if inner.size:
-                err[inner] = (transforms._quantile_error(evaluate, out[inner], _RTOL)
-                              + step[keep])
+                # a root on the smallest runtime: the density just above it (0 at it, where the
+                # part that queues starts), that step added (M/D/1 at 0.9, level 0.1 + 1e-15:
+                # 1.0 with inf stated, the quantile 1 + 1.1e-14)
+                at = out[inner]
+                above = np.where(at <= self._lower, 4 * _RTOL * at, 0.0)
+                err[inner] = (transforms._quantile_error(evaluate, at + above, _RTOL)
+                              + step[keep] + above)
             # a root snapped onto an atom lies in its final bracket, or, for a level within the
             # CDF's error of the jump's top, beyond the atom by up to that error over the
             # density there (Random, {1, 2} at 0.25: a level 1e-7 above the top of the jump
             # at 2 read 2.0 with 1.9e-10 stated, 7.2e-7 off)
+            # (the density just right of the atom, at the bracket's upper end or 4 rtol above
+            # the atom, that step added: at the smallest runtime the density at the atom is 0,
+            # and the estimate was inf for M/D/1 at 0.9, level 0.1, 2.8e-17 above the jump's
+            # top, where the quantile is 1.0 to 3e-16)
             inner = np.flatnonzero(todo)[snapped]
             if inner.size:
-                err[inner] = ((hi - lo)[snapped]
-                              + transforms._quantile_error(evaluate, out[inner], _RTOL))
+                top = np.maximum(hi[snapped], (1 + 4 * _RTOL) * out[inner])
+                err[inner] = ((top - lo[snapped])
+                              + transforms._quantile_error(evaluate, top, _RTOL))
         out = transforms._monotone(q, out)
         # a level answered exactly by an atom v bounds every lower level's quantile by v (a
         # searched value past v below it must not be carried up over the exact answer)

@@ -546,7 +546,7 @@ def test_md1_high_precision_quantiles_against_erlangs_formula(q, mp30):
     assert abs(fast - value) <= error
 
 
-@pytest.mark.parametrize("gap", [0.0, 1e-16, 1e-15, 1e-12])
+@pytest.mark.parametrize("gap", [0.0, 1e-16, 1e-15, 1e-13, 1e-12])
 def test_md1_high_precision_quantile_just_above_the_jump(gap, mp30):
     # a level just above P(T <= 1) = 1 - rho: the quantile is 1 + log(q / (1 - rho)) / lam
     # (P(T <= 1 + e) = (1 - rho) exp(lam e) for e < 1); the fast root sits on the atom at 1,
@@ -559,4 +559,8 @@ def test_md1_high_precision_quantile_just_above_the_jump(gap, mp30):
         free = 1 - mpmath.mpf(0.9)
         want = 1 + mpmath.log(mpmath.mpf(q) / free) / mpmath.mpf(0.9)
         assert abs(T.ppf(q, precision=30) - want) <= mpmath.mpf(10) ** -29
+        # the fast root on the atom states a finite error (it was inf: the density at the
+        # atom is 0 from the left), and a true one
+        value, error = T.ppf(q, full_output=True)
+        assert abs(value - want) <= error <= 1e-8
     assert T.ppf(0.1 - 1e-15, precision=30) == 1
