@@ -346,7 +346,7 @@ def analyze_batch(system: System) -> Prediction:
     mean = math.inf if index <= 1.0 + 1e-9 else law.mean()
     exact = not (isinstance(runtime, SX) and runtime.S.atoms is None)
     errors = {}
-    if isinstance(runtime, IR) and not heavy:
+    if isinstance(runtime, IR) and math.isfinite(mean):
         mean_error = _ir_batch_mean_error(policy, runtime.R, sojourn, law, mean)
         errors = {"mean": mean_error, "busy_fraction": 0.0}
         method += (f"; estimated error of the mean {mean_error:.2g} (the sojourn's stated "
