@@ -14,6 +14,7 @@ Reference values and how they were obtained:
 
 import math
 import tracemalloc
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -114,6 +115,19 @@ def test_finite_k_equal_d_is_mm1_and_tends_to_limit():
     limit = redundancy.ir_exponential_mean(0.6, 1.0, 3)
     big = redundancy.ir_exponential_finite_mean(0.6, 1.0, 3, 100_000)
     assert big == pytest.approx(limit, rel=1e-4)
+
+
+@pytest.mark.parametrize("d, k, load", [(4, 5, 1 - 1e-12), (4, 5, 1 - 1e-9), (2, 2000, 0.99),
+                                         (2, 2000, 1 - 1e-12), (7, 60, 0.5), (1, 30, 0.9)])
+def test_finite_k_mean_near_load_one_against_exact_rationals(d, k, load):
+    # the sum in exact rational arithmetic (math.comb, Fraction of the float rates): the
+    # denominators i mu C(k, d) / C(i, d) - k lam had cancelled in floats (exp of gammaln),
+    # 6.7e-5 off at load 1 - 1e-12 (k = 5, d = 4) with the method called exact
+    lam, mu = load, 1.0
+    exact = sum(Fraction(1) / (i * Fraction(mu) * Fraction(math.comb(k, d), math.comb(i, d))
+                               - k * Fraction(lam)) for i in range(d, k + 1))
+    p = qt.analyze(qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(mu)), lam, servers=k))
+    assert p.exact and abs(p.mean - float(exact)) <= 4e-16 * float(exact)
 
 
 def test_finite_k_mean_against_simulation():

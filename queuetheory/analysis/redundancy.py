@@ -178,11 +178,21 @@ def _ir_exponential_ppf_mp(q: mpmath.mpf, lam: float, mu: float, d: int) -> mpma
     return mpmath.log1p(mpmath.expm1(u) / (1 - rho)) / ((d - 1) * mu)
 
 
+_FINITE_K_MP = 200_000
+"""Servers up to which :func:`ir_exponential_finite_mean` sums in mpmath (about 2 s at the
+largest); beyond, in double precision (relative error at most about ``4 eps k``)."""
+
+
 def ir_exponential_finite_mean(arrival_rate: float, rate: float, d: int, servers: int) -> float:
     """Exact mean response time of Redundancy-d with ``k`` servers, IR exponential runtimes.
 
     ``E[T] = sum_(i=d..k) 1 / (i mu C(k, d) / C(i, d) - k lam)`` (from the product-form
-    stationary distribution); ``inf`` if ``lam >= mu``.
+    stationary distribution); ``inf`` if ``lam >= mu``. Each denominator is summed as ``k (mu
+    - lam) + mu q_i`` with ``q_i = i C(k, d) / C(i, d) - k >= 0`` from the recurrence ``q_k =
+    0``, ``q_i = (i q_(i+1) + k (d - 1)) / (i + 1 - d)`` (non-negative terms throughout: the
+    direct form cancels near load 1, where the mean was 6.7e-5 off at ``1 - 1e-12``), in
+    mpmath with ``2 log2(k) + 20`` guard bits for ``k <= 200000`` (correctly rounded but for
+    about an ulp), in double precision beyond.
 
     Examples
     --------
@@ -202,10 +212,22 @@ def ir_exponential_finite_mean(arrival_rate: float, rate: float, d: int, servers
     k = _checks.positive_int("servers", servers, minimum=d)
     if lam >= mu:
         return math.inf
-    i = np.arange(d, k + 1, dtype=float)
-    gl = special.gammaln
-    log_ratio = gl(k + 1) - gl(k - d + 1) - gl(i + 1) + gl(i - d + 1)   # C(k,d) / C(i,d)
-    return float(np.sum(1.0 / (i * mu * np.exp(log_ratio) - k * lam)))
+    step = k * (d - 1)
+    if k > _FINITE_K_MP:
+        base, q, terms = k * (mu - lam), 0.0, []
+        for i in range(k, d - 1, -1):
+            if i < k:
+                q = (i * q + step) / (i + 1 - d)
+            terms.append(1.0 / (base + mu * q))
+        return math.fsum(terms)
+    with mpmath.workprec(73 + 2 * k.bit_length()):
+        L, M = mpmath.mpf(lam), mpmath.mpf(mu)
+        base, q, terms = k * (M - L), mpmath.mpf(0), []
+        for i in range(k, d - 1, -1):
+            if i < k:
+                q = (i * q + step) / (i + 1 - d)
+            terms.append(1 / (base + M * q))
+        return float(mpmath.fsum(terms))
 
 
 class TabulatedResponseTime(ResponseLaw):
