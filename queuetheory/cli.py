@@ -217,7 +217,7 @@ _SCALE_RANGE = (1e-6, 1e6)
 #: Parameter names of the Python API -> the option that sets them.
 _OPTIONS = {"arrival_rate": "--rate", "servers": "--servers", "jobs": "--jobs",
             "replications": "--replications", "seed": "--seed", "quantiles": "--quantiles",
-            "workers": "--workers", "d": "--d"}
+            "workers": "--workers", "d": "--d", "runtime": "--size-mean"}
 
 
 def _run(args) -> tuple[Comparison, dict]:
@@ -247,7 +247,12 @@ def _run(args) -> tuple[Comparison, dict]:
     # moved into X, so that 1e-300 or 1e300 slowdowns give the same answer as 1 or 2.
     scale = S.mean()
     if not _SCALE_RANGE[0] <= scale <= _SCALE_RANGE[1]:
-        S, size_mean = Discrete(S.values / scale, S.probs), size_mean * scale
+        values = S.values / scale
+        if not np.all(values > 0):
+            raise _OptionError("--S", f"the slowdowns span {S.values.min():g} to "
+                                      f"{S.values.max():g}, more than floats hold once brought "
+                                      f"to mean 1 (the smallest become 0)")
+        S, size_mean = Discrete(values, S.probs), size_mean * scale
     X = _size(args.size, size_mean)
     runtime = SX(X, S) if args.model == "sx" else IR(SX(X, S).replica())
     options = {"servers": _integer("--servers", args.servers, 1),

@@ -13,6 +13,12 @@ from .runtime import RuntimeModel
 
 __all__ = ["System"]
 
+_RUNTIME_SCALE = (1e-150, 1e150)
+"""Mean runtimes a :class:`System` accepts: within them the squares and products of the
+runtime's moments stay floats (an M/G/1 wait is ``lam E[R^2] / (2 (1 - rho))``: with
+``BoundedPareto(1.5, 1e-250, 1)`` runtimes, ``E[R^2] = 3e-375`` underflowed to 0 and Random
+at load 0.5 read a mean 1e124 times too small). Results are equivariant in the time unit."""
+
 
 @dataclass(frozen=True)
 class System:
@@ -60,6 +66,13 @@ class System:
                              f"got {self.policy!r}")
         if not isinstance(self.runtime, RuntimeModel):
             raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {self.runtime!r}")
+        mean = self.runtime.mean_runtime()
+        low, high = _RUNTIME_SCALE
+        if math.isfinite(mean) and mean > 0 and not low <= mean <= high:
+            raise ValueError(f"runtime: the mean runtime {mean:.3g} lies outside [{low:g}, "
+                             f"{high:g}], where its moments under- or overflow; choose a time "
+                             f"unit nearer the runtimes (results scale with it: times by c, "
+                             f"rates by 1/c)")
         object.__setattr__(self, "arrival_rate",
                            _checks.positive("arrival_rate", self.arrival_rate))
         if self.servers is not None:

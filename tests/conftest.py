@@ -52,6 +52,21 @@ def _mpmath_precision():
 #: Facebook slowdowns, typed in from the published table (Ananthanarayanan et al., NSDI 2013,
 #: as used by Gardner et al., IEEE/ACM ToN 25(6) 2017; docs/theory/model.rst), independently of
 #: ``qt.slowdowns.facebook`` so that the two can be compared.
+def reference_script(name: str):
+    """A reference script of ``scripts/`` as a module (they need no queuetheory)."""
+    import sys
+
+    folder = Path(__file__).resolve().parents[1] / "scripts"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    return module
+
+
 def batch_tasks(policy) -> int:
     """Tasks per batch: ``n + m`` coded jobs (MDS) or ``n d`` copies (replication)."""
     return policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d

@@ -6,6 +6,7 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 import pytest
+from conftest import reference_script
 from scipy import stats
 
 import queuetheory as qt
@@ -325,36 +326,20 @@ def test_random_with_an_atom_and_a_density_at_its_kinks():
     _within_estimates(T, cdfs)
 
 
-def _script(name: str):
-    """A reference script of ``scripts/`` (they need no queuetheory for these references)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    folder = Path(__file__).resolve().parents[1] / "scripts"
-    sys.path.insert(0, str(folder))
-    try:
-        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(folder))
-    return module
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["off a lattice", "atom and density"])
 def test_error_estimates_cover_the_true_error_on_a_dense_scan(case, mp30):
     # the error estimates with the density's jumps taken out are partly heuristic (the changes
     # between Euler sums, five times): 400 times on each law against the method of steps
     if case == "off a lattice":
-        atoms, probs, lam, horizon = _script("random_atoms_references").OFF_LATTICE
-        cdf = _script("random_atoms_references").response_off_lattice(atoms, probs, lam, horizon)
+        script = reference_script("random_atoms_references")
+        atoms, probs, lam, horizon = script.OFF_LATTICE
+        cdf = script.response_off_lattice(atoms, probs, lam, horizon)
         R = qt.IR(qt.Discrete(list(atoms), list(probs)))
         times = np.linspace(1.0005, horizon - 0.1, 400)
     else:
         lam = 0.4
-        cdf = _script("mixed_atom_references").response(mpmath.mpf(lam))
+        cdf = reference_script("mixed_atom_references").response(mpmath.mpf(lam))
         R = qt.IR(qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5]))
         times = np.linspace(0.01, 5.9, 400)
     T = qt.analyze(qt.System(qt.Random(), R, arrival_rate=lam, servers=1)).response_time

@@ -202,3 +202,13 @@ def test_module_help_and_error_without_traceback():
                           capture_output=True, text=True)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
+
+
+def test_slowdowns_too_wide_for_the_floats_name_the_option(capsys, tmp_path):
+    # 1e-300 and 1e300 brought to mean 1 (the documented rescaling) put the smallest at 0: the
+    # error named S's internal rule ("S must be > 0 with probability 1") without the option
+    path = _write(tmp_path, "wide.csv", "1e-300\n1e300\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["--S", path, "--policy", "riq", "--d", "2", "--rate", "0.5"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code != 0 and len(err) == 1 and "--S: the slowdowns span" in err[-1]

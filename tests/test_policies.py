@@ -151,3 +151,19 @@ def test_stability_facts():
                             (qt.Threshold(2, 1), ir_exp), (qt.MDS(2, 1), ir_exp),
                             (qt.Replication(2, 2), ir_exp)):
         assert policy.load_bound(runtime) is None
+
+
+@pytest.mark.parametrize("runtime", [qt.IR(qt.BoundedPareto(1.5, 1e-250, 1.0)),
+                                     qt.IR(qt.Exponential(1e200)),
+                                     qt.SX(qt.Exponential(1e-160),
+                                           qt.Discrete([1.0, 3.0], [0.5, 0.5]))])
+def test_a_runtime_scale_whose_moments_underflow_is_refused(runtime):
+    # BoundedPareto(1.5, 1e-250, 1): E[R^2] = 3e-375 underflowed to 0, and Random at load 0.5
+    # read the mean 3e-250 for 5e-126 (found by a review); a clear error names the runtime
+    mean = runtime.mean_runtime()
+    with pytest.raises(ValueError, match=r"runtime: the mean runtime .* lies outside \[1e-150"):
+        qt.System(qt.Random(), runtime, arrival_rate=0.5 / mean)
+    # within the range results scale exactly with the time unit
+    scaled = qt.IR(qt.Exponential(1e140))
+    p = qt.analyze(qt.System(qt.Random(), scaled, arrival_rate=0.5e140))
+    assert p.mean == 2e-140

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import interpolate, optimize, special
 
 from .. import mg1, transforms
-from ..distributions import Distribution, Exponential, Pareto
+from ..distributions import Distribution, Exponential, Mixture, Pareto
 from ..orderstats import OrderStatistic
 from ..policies import MDS, Random
 from ..quadrature import gauss_legendre, moment_from_sf
@@ -107,6 +107,9 @@ class BatchCompletionTime(ResponseLaw):
     sojourn : (ResponseLaw, callable), optional
         Under IR, the task sojourn's law and the map from the batch time's levels to the
         sojourn's: a batch quantile is a sojourn quantile, and so is its error estimate.
+    breaks : array_like, optional
+        Times where ``sf`` jumps or kinks (:func:`_breakpoints`), made ends of the pieces of
+        the adaptive moments (without ``edges``).
     """
 
     _label = "BatchCompletionTime (MDS/Replication without removal)"
@@ -117,8 +120,10 @@ class BatchCompletionTime(ResponseLaw):
     def __init__(self, sf, scale: float, law: Distribution | None = None, *,
                  edges=None, adaptive: bool = False, heavy: bool = False,
                  points: int = _GL_T_POINTS, coarser: BatchCompletionTime | None = None,
-                 sojourn: tuple | None = None, sf_error: Callable | None = None):
+                 sojourn: tuple | None = None, sf_error: Callable | None = None,
+                 breaks=()):
         self._sf_function = sf
+        self._breaks = np.unique(np.asarray(breaks, dtype=float))
         self._scale = float(scale)
         self._law = law
         self._edges = None if edges is None else np.asarray(edges, dtype=float)
@@ -216,6 +221,9 @@ class BatchCompletionTime(ResponseLaw):
         tail = np.minimum.accumulate(self._sf(grid))
         idx = np.searchsorted(-tail, -(1.0 - np.array(_FAR_LEVELS)))
         cuts = np.unique(grid[np.minimum(idx, grid.size - 1)])
+        # the jumps and kinks as piece ends: inside a piece the adaptive rule bisects towards
+        # each of them for dozens of rounds (an atom at 1 of the runtime: 11 s for the mean)
+        cuts = np.union1d(cuts, self._breaks[(self._breaks > 0) & (self._breaks < cuts[-1])])
         return moment_from_sf(self._sf, k, cuts, rule="adaptive", tail=False)
 
     def _sample(self, size, rng):
@@ -552,6 +560,26 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
     return sf_any, edges, functools.partial(sf_any, error=True)
 
 
+_BREAKS_MAX = 64
+"""Most jumps and kinks :func:`_breakpoints` lists (beyond, the adaptive rule finds them)."""
+
+
+def _breakpoints(R: Distribution) -> np.ndarray:
+    """Times where an M/G/1 sojourn ``W + R`` with runtimes ``R`` jumps or kinks, as far as
+    they are known: the atoms of ``R`` (where the sojourn has atoms, the wait having one at 0)
+    and their pairwise sums (jumps of the density of ``W``, hence of the sojourn's), and the
+    finite ends of the supports of ``R`` and of its mixture components (jumps of the density);
+    empty beyond ``_BREAKS_MAX`` of them."""
+    masses = R._point_masses()
+    atoms = masses[0] if masses is not None else np.empty(0)
+    parts = R.components if isinstance(R, Mixture) else (R,)
+    ends = np.concatenate([_positive_ends(part) for part in parts] + [atoms])
+    if 0 < atoms.size <= 8:
+        ends = np.concatenate([ends, np.add.outer(atoms, atoms).ravel()])
+    ends = np.unique(ends[np.isfinite(ends) & (ends > 0)])
+    return ends if ends.size <= _BREAKS_MAX else np.empty(0)
+
+
 def _positive_ends(law: Distribution) -> np.ndarray:
     """The finite positive ends of the support of ``law`` (where its CDF may have a kink)."""
     ends = np.array(law._support(), dtype=float)
@@ -638,6 +666,8 @@ def _ir_batch_mean_error(policy, R: Distribution, sojourn, law: BatchCompletionT
     if not isinstance(sojourn, ResponseLaw):
         return 4e-15 * mean
     edges = law._scale * 2.0 ** np.arange(-30.0, 40.25, 0.25)
+    # the jumps and kinks as piece ends (a rule across a jump errs by about its size)
+    edges = np.union1d(edges, law._breaks[(law._breaks > edges[0]) & (law._breaks < edges[-1])])
     tail = np.minimum.accumulate(law._sf(edges))
     last = int(np.searchsorted(-tail, -1e-17))
     first = max(int(np.searchsorted(-tail, -1.0, side="right")) - 1, 0)   # P(T_b > t) = 1 below

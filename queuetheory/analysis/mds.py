@@ -91,6 +91,7 @@ from .batch_law import (
     _WAIT_NODES,
     BatchCompletionTime,
     _batch_tail_index,
+    _breakpoints,
     _ir_batch_law,
     _ir_batch_mean_error,
     _sojourn_scale,
@@ -338,7 +339,8 @@ def analyze_batch(system: System) -> Prediction:
     else:
         inner, sojourn, levels = _ir_batch_law(policy, runtime, lam_task, rate)
         law = BatchCompletionTime(inner._sf_all, _sojourn_scale(lam_task, B), law=inner,
-                                  heavy=heavy, sojourn=(sojourn, levels))
+                                  heavy=heavy, sojourn=(sojourn, levels),
+                                  breaks=_breakpoints(runtime.R))
     index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf
     if index <= 1.0 + 1e-9:
         method += (f"; P(T_b > t) decays like t^(-{index:.4g}) (runtime tail index alpha, wait "
