@@ -1852,6 +1852,20 @@ class _Product(Distribution):
         a, b = self.X._mean_exact(), self.M._mean_exact()
         return None if a is None or b is None else a * b
 
+    def _point_masses(self):
+        # X M has an atom only where both factors do (an atom times a density is a density):
+        # the products of the atoms, equal products merged (a quantile on an atom of a
+        # mixture job size times a discrete slowdown came back just below it)
+        if not self._has_atoms:
+            return np.empty(0), np.empty(0)
+        first, second = self.X._point_masses(), self.M._point_masses()
+        if first is None or second is None:
+            return None
+        values = np.multiply.outer(first[0], second[0]).ravel()
+        probs = np.multiply.outer(first[1], second[1]).ravel()
+        unique, where = np.unique(values, return_inverse=True)
+        return unique, np.bincount(where, weights=probs, minlength=unique.size)
+
     def _given(self, hook: str, x):
         """``P(X M <= x)`` (``_cdf_all``) or ``P(X M > x)`` (``_sf_all``) at the array ``x``."""
         if self._m_atoms is not None:

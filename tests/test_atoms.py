@@ -549,3 +549,20 @@ def test_md1_high_precision_quantile_just_above_the_jump(gap, mp30):
         value, error = T.ppf(q, full_output=True)
         assert abs(value - want) <= error <= 1e-8
     assert T.ppf(0.1 - 1e-15, precision=30) == 1
+
+
+def test_sx_mixture_job_size_quantile_inside_the_jump_is_the_atom():
+    # X = 0.8 Det(1) + 0.2 Exp(0.5), S in {1, 2}: the response time has an atom at 1 of mass
+    # (1 - rho) 0.8 * 0.5 = 0.04, between P(T < 1) = 0.0079721 and P(T <= 1) = 0.0480608 (a
+    # Volterra solution of the Takacs equation, found by a review). The product law did not
+    # list its atoms, so the quantile came back just below the jump (0.999999999909 at level
+    # 0.01, cdf(ppf(q)) = 0.00806 < q)
+    X = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(0.5)], [0.8, 0.2])
+    T = qt.analyze(qt.System(qt.Random(), qt.SX(X, qt.Discrete([1, 2], [0.5, 0.5])),
+                             arrival_rate=0.5)).response_time
+    for q in (0.009, 0.01, 0.03, 0.047):
+        value, error = T.ppf(q, full_output=True)
+        assert value == 1.0 and error == 0.0 and T.cdf(value) >= q
+    product = qt.SX(X, qt.Discrete([1, 2], [0.5, 0.5])).replica()
+    values, probs = product._point_masses()
+    assert values.tolist() == [1.0, 2.0] and np.allclose(probs, [0.4, 0.4], rtol=0, atol=1e-16)
