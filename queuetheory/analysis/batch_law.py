@@ -27,7 +27,7 @@ from ..distributions import Distribution, Exponential, Mixture, Pareto
 from ..orderstats import OrderStatistic
 from ..policies import MDS, Random
 from ..quadrature import gauss_legendre, moment_from_sf
-from ..response import ResponseLaw
+from ..response import ResponseLaw, ResponseTime
 from ..runtime import IR, SX
 from ..system import System
 from .riq import analyze_riq
@@ -185,8 +185,9 @@ class BatchCompletionTime(ResponseLaw):
             level, tail = levels(np.ravel(q))
             # the sojourn's solver on its tail level (the level itself rounds to 1 beyond
             # 1 - 1e-16: the batch's p = 1e-16 is a sojourn tail of 5e-17 for MDS(2, 0))
-            sojourn = law._fast_quantile(level, True, tail=tail)[1]
-            return sojourn.reshape(np.shape(q)) + 4e-15 * values
+            sojourn = (law._fast_quantile(level, True, tail=tail)[1]
+                       if isinstance(law, ResponseTime) else law.quantile_error(level))
+            return np.reshape(sojourn, np.shape(q)) + 4e-15 * values
         if self._coarser is None:
             return None
         values = np.asarray(values, dtype=float)
