@@ -193,6 +193,11 @@ def atoms_and_densities() -> None:
                                                  [0.7, 0.3])), 0.3), (0.5, 0.99)),
         ("MDS(4, 2) no removal, IR Pareto(2.5)",
          qt.System(qt.MDS(4, 2, remove=False), qt.IR(qt.Pareto(2.5, 0.6)), 0.3), ()),
+        ("RIQ(2), IR 0.5 Det(1) + 0.5 Exp(0.5)",
+         qt.System(qt.RIQ(2), qt.IR(qt.Mixture([qt.Deterministic(1.0), qt.Exponential(0.5)],
+                                               [0.5, 0.5])), 0.5), (0.5,)),
+        ("MDS(4, 2) no removal, 0.5 Det + 0.5 Exp",
+         qt.System(qt.MDS(4, 2, remove=False), qt.IR(mixed), 0.26666666666666666), ()),
     ]
     _timed(cases)
 

@@ -2314,6 +2314,12 @@ class _Minimum(Distribution):
         return self.base._isf_all(p ** (1.0 / self.i))
 
     def _lst(self, s):
+        if np.iscomplexobj(s):
+            pieces = _exponential_pieces(self.base)
+            if pieces is not None:
+                powers = _exponential_powers(pieces[2], pieces[3], self.i)
+                if powers is not None:
+                    return _minimum_exponential_lst(pieces, powers, self.i, s)
         if isinstance(self.base, BoundedPareto):
             base, i = self.base, self.i
             return _ray_lst(lambda z: base._minimum_density(i, z), s, base.low, base.high,
@@ -2330,6 +2336,90 @@ class _Minimum(Distribution):
 
     def _scaled(self, c):
         return _Minimum(self.base.scaled(c), self.i)
+
+
+_EXP_TERMS_MAX = 4096
+"""Most exponentials in the powers of :func:`_exponential_powers` (beyond, the minimum's
+transform is the generic quadrature)."""
+
+
+def _exponential_pieces(law: Distribution):
+    """``P(X > x) = c_j + sum_k w_k exp(-mu_k x)`` on ``[b_j, b_(j+1))`` for a law made of atoms
+    (``Discrete``, ``Deterministic``) and exponentials (``Exponential``, ``HyperExponential``),
+    alone or in a ``Mixture``: ``(b, c, w, mu)`` with ``b`` from 0 through the atoms to ``inf``
+    and ``c_j`` the mass of the atoms above the piece; ``None`` for any other law."""
+    parts = zip(law.components, law.weights) if isinstance(law, Mixture) else ((law, 1.0),)
+    atoms, masses, weights, rates = [], [], [], []
+    for part, weight in parts:
+        if weight == 0:
+            continue
+        if isinstance(part, Discrete):
+            atoms += list(part.values)
+            masses += list(weight * np.asarray(part.probs, dtype=float))
+        elif isinstance(part, Exponential):
+            weights.append(weight)
+            rates.append(part.rate)
+        elif isinstance(part, HyperExponential):
+            weights += list(weight * np.asarray(part.probs, dtype=float))
+            rates += list(part.rates)
+        else:
+            return None
+    values, where = np.unique(np.asarray(atoms, dtype=float), return_inverse=True)
+    mass = np.bincount(where, weights=np.asarray(masses, dtype=float), minlength=values.size)
+    if values.size and values[0] <= 0:
+        return None
+    above = np.append(np.cumsum(mass[::-1])[::-1], 0.0)      # mass of the atoms >= b_(j+1)
+    return (np.concatenate([[0.0], values, [np.inf]]), above,
+            np.asarray(weights, dtype=float), np.asarray(rates, dtype=float))
+
+
+def _exponential_powers(weights: np.ndarray, rates: np.ndarray, i: int):
+    """``E^m`` for ``m = 0..i`` of ``E(x) = sum_k w_k exp(-mu_k x)``, each as ``(rates,
+    coefficients)`` (equal rates merged), or ``None`` beyond ``_EXP_TERMS_MAX`` terms."""
+    powers = [(np.zeros(1), np.ones(1))]
+    for _ in range(i):
+        nu, coef = powers[-1]
+        nu = np.add.outer(nu, rates).ravel()
+        coef = np.multiply.outer(coef, weights).ravel()
+        nu, where = np.unique(nu, return_inverse=True)
+        coef = np.bincount(where, weights=coef, minlength=nu.size)
+        if nu.size > _EXP_TERMS_MAX:
+            return None
+        powers.append((nu, coef))
+    return powers
+
+
+def _minimum_exponential_lst(pieces, powers, i: int, s) -> np.ndarray:
+    """The transform of the minimum of ``i`` copies of a law of :func:`_exponential_pieces`,
+    ``1 - s int_0^inf exp(-s x) P(X > x)^i dx`` (integration by parts, the atoms in the jumps
+    of the tail), in closed form: on each piece ``(c_j + E)^i = sum_m C(i, m) c_j^(i-m) E^m``
+    (:func:`_exponential_powers`), each exponential integrated exactly. The generic quadrature
+    in probability space missed the oscillation of ``exp(-s x)`` at large ``|Im s|`` (2e-3 off
+    at ``s = 680i`` for ``0.5 Det(1) + 0.5 Exp(0.5)``, i = 2) and took 0.36 ms per value."""
+    bounds, above, _, _ = pieces
+    flat = np.asarray(s, dtype=complex).ravel()
+    out = np.empty(flat.size, dtype=complex)
+    step = max(1, (1 << 18) // sum(nu.size for nu, _ in powers))
+    for start in range(0, flat.size, step):
+        z0 = flat[start:start + step, None]
+        total = np.zeros(z0.shape[0], dtype=complex)
+        for j in range(bounds.size - 1):
+            lo, hi, c = bounds[j], bounds[j + 1], above[j]
+            for m in range(i + 1) if c > 0 else (i,):
+                nu, coef = powers[m]
+                factor = math.comb(i, m) * c ** (i - m)
+                z = z0 + nu
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    head = np.exp(-z * lo)
+                    if math.isinf(hi):
+                        part = head / z
+                    else:
+                        width = hi - lo
+                        part = np.where(z == 0, width, head * -np.expm1(-z * width)
+                                        / np.where(z == 0, 1.0, z))
+                total += factor * (part @ coef)
+        out[start:start + step] = 1.0 - flat[start:start + step] * total
+    return out.reshape(np.shape(s))
 
 
 class _Scaled(Distribution):

@@ -1684,3 +1684,58 @@ def test_moments_beyond_the_floats_are_inf_or_zero_not_an_exception():
     assert qt.Exponential(1e13).moment(200) == 0.0      # 200! / 1e2600
     assert qt.Exponential(1.0).moment(200) == math.inf   # 200! > 1e308
     assert qt.Exponential(1e-13).moment(27) == math.inf
+
+
+@pytest.mark.parametrize("law, i", [
+    (qt.Mixture([qt.Deterministic(1.0), qt.Exponential(0.5)], [0.5, 0.5]), 2),
+    (qt.Mixture([qt.Deterministic(1.0), qt.Exponential(0.5)], [0.5, 0.5]), 5),
+    (qt.Mixture([qt.Discrete([1.0, 3.0], [0.5, 0.5]),
+                 qt.HyperExponential([0.9, 0.1], [2.0, 0.25])], [0.3, 0.7]), 3),
+    (qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), 4)])
+def test_minimum_of_atoms_and_exponentials_transform_in_closed_form(law, i, mp30):
+    # the fastest of i replicas (RIQ, Redundancy-d) of a law of atoms and exponentials: its
+    # transform by integration by parts over the pieces between the atoms, in closed form; the
+    # generic quadrature took 0.36 ms per value (a RIQ(2) median 30 s). References: the same
+    # integral in mpmath at 30 digits (quad on each piece, the tail piece along the ray where
+    # exp(-s x) decays), and the generic quadrature (another method, accurate on these
+    # contours)
+    m = law.minimum(i)
+    s = np.concatenate([(13 + 1j * np.pi * np.array([0, 1, 5, 65, 660])) / t
+                        for t in (0.3, 3.0, 30.0)])
+    got = m.lst(s)
+    generic = qt.Distribution._lst(m, s)      # its own accuracy about 1e-13 on these contours
+    assert np.all(np.abs(got - generic) <= 1e-12)
+    values, masses = law._point_masses()
+    bounds = [0.0] + sorted(set(values.tolist())) + [math.inf]
+    exps = _exponential_part(law)
+    for sj, gj in zip(s[::3], got[::3]):
+        sj = mpmath.mpc(sj)
+        direction = mpmath.exp(-1j * mpmath.arg(sj))
+        total = mpmath.mpf(0)
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            # (c + E(z))^i on the piece, c the mass of the atoms above it, E continued off the
+            # real axis: int_a^b = (ray from a) - (ray from b), along which exp(-s z) decays
+            c = mpmath.fsum(mpmath.mpf(p) for v, p in zip(values, masses) if v > a)
+
+            def ray(x0, c=c, s0=sj, d=direction):
+                def integrand(r):
+                    z = x0 + r * d
+                    parts = mpmath.fsum(w * mpmath.exp(-rate * z) for w, rate in exps)
+                    return mpmath.exp(-s0 * z) * d * (c + parts) ** i
+                return mpmath.quad(integrand, [0, mpmath.inf])
+
+            total += ray(mpmath.mpf(a)) - (ray(mpmath.mpf(b)) if math.isfinite(b) else 0)
+        want = 1 - sj * total
+        assert abs(gj - complex(want)) <= 2e-15, (sj, gj, want)
+
+
+def _exponential_part(law):
+    """``(w, rate)`` of the exponential components of a law of atoms and exponentials."""
+    parts = zip(law.components, law.weights) if isinstance(law, qt.Mixture) else ((law, 1.0),)
+    out = []
+    for part, weight in parts:
+        if isinstance(part, qt.Exponential):
+            out.append((weight, part.rate))
+        elif isinstance(part, qt.HyperExponential):
+            out += [(weight * p, r) for p, r in zip(part.probs, part.rates)]
+    return out
