@@ -2355,15 +2355,16 @@ def _exponential_pieces(law: Distribution):
     (``Discrete``, ``Deterministic``) and exponentials (``Exponential``, ``HyperExponential``),
     alone or in a ``Mixture``: ``(b, c, w, mu)`` with ``b`` from 0 through the atoms to ``inf``
     and ``c_j`` the mass of the atoms above the piece; ``None`` for any other law."""
+    masses = law._point_masses()
+    if masses is None or (masses[0].size and masses[0][0] <= 0):
+        return None
+    values, mass = masses
     parts = zip(law.components, law.weights) if isinstance(law, Mixture) else ((law, 1.0),)
-    atoms, masses, weights, rates = [], [], [], []
+    weights, rates = [], []
     for part, weight in parts:
-        if weight == 0:
+        if weight == 0 or isinstance(part, Discrete):      # atoms: in the point masses
             continue
-        if isinstance(part, Discrete):
-            atoms += list(part.values)
-            masses += list(weight * np.asarray(part.probs, dtype=float))
-        elif isinstance(part, Exponential):
+        if isinstance(part, Exponential):
             weights.append(weight)
             rates.append(part.rate)
         elif isinstance(part, HyperExponential):
@@ -2371,10 +2372,6 @@ def _exponential_pieces(law: Distribution):
             rates += list(part.rates)
         else:
             return None
-    values, where = np.unique(np.asarray(atoms, dtype=float), return_inverse=True)
-    mass = np.bincount(where, weights=np.asarray(masses, dtype=float), minlength=values.size)
-    if values.size and values[0] <= 0:
-        return None
     above = np.append(np.cumsum(mass[::-1])[::-1], 0.0)      # mass of the atoms >= b_(j+1)
     return (np.concatenate([[0.0], values, [np.inf]]), above,
             np.asarray(weights, dtype=float), np.asarray(rates, dtype=float))

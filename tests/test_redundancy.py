@@ -130,6 +130,19 @@ def test_finite_k_mean_near_load_one_against_exact_rationals(d, k, load):
     assert p.exact and abs(p.mean - float(exact)) <= 4e-16 * float(exact)
 
 
+def test_finite_k_mean_in_double_precision_states_its_rounding(monkeypatch):
+    # beyond _FINITE_K_MP servers the recurrence runs in floats: the mean states its rounding
+    # bound (4 eps k), checked against the sum in exact rational arithmetic
+    monkeypatch.setattr(redundancy, "_FINITE_K_MP", 100)
+    d, k, lam = 3, 3000, 1 - 1e-9
+    exact = sum(Fraction(1) / (i * Fraction(math.comb(k, d), math.comb(i, d)) - k * Fraction(lam))
+                for i in range(d, k + 1))
+    p = qt.analyze(qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(1.0)), lam, servers=k))
+    error = p.errors["mean"]
+    assert abs(p.mean - float(exact)) <= error <= 1e-11 * p.mean
+    assert "summed in double precision" in p.method
+
+
 def test_finite_k_mean_against_simulation():
     lam, d, k = 0.7, 2, 4
     model = qt.IR(qt.Exponential(1.0))

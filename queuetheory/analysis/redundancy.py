@@ -354,9 +354,15 @@ def _ir_exponential(system: System) -> Prediction:
         method = (f"Redundancy-d (d={d}), IR exponential runtimes: exact finite-k mean for "
                   f"k = {k} servers from the product-form stationary distribution (Gardner et "
                   f"al. 2017); cost 1/mu by memorylessness; no finite-k distribution")
-        return Prediction(system, method=method, exact=True, stable=stable,
-                          mean=ir_exponential_finite_mean(lam, mu, d, k),
-                          busy_fraction=min(rho, 1.0), cost=1.0 / mu,
+        mean = ir_exponential_finite_mean(lam, mu, d, k)
+        errors = {}
+        if k > _FINITE_K_MP and math.isfinite(mean):
+            # summed in double precision: each step of the recurrence rounds by at most 3 eps
+            # and the sum is exact (fsum), at most 4 eps k relative
+            errors = {"mean": 4 * np.finfo(float).eps * k * mean, "busy_fraction": 0.0}
+            method += f"; summed in double precision, estimated error {errors['mean']:.2g}"
+        return Prediction(system, method=method, exact=True, stable=stable, mean=mean,
+                          busy_fraction=min(rho, 1.0), cost=1.0 / mu, errors=errors,
                           assumptions=assumptions, references=_REFERENCES[:1], limit=False)
     method = (f"Redundancy-d (d={d}), IR exponential runtimes: closed form in the k -> infinity "
               f"limit, P(T > t) = (rho + (1 - rho) exp((d-1) mu t))^(-d/(d-1)) (Gardner et "
