@@ -619,22 +619,46 @@ class Distribution:
         return (self._cdf_all(x + h) - self._cdf_all(lo)) / (x + h - lo)
 
     def _isf(self, p):
-        """Bisection on the survival function (keeps its relative accuracy for tiny ``p``);
-        the exact atom for a law with :attr:`atoms`."""
+        """Search on the survival function (keeps its relative accuracy for tiny ``p``; false
+        position on ``log P(X > x)``, linear in an exponential tail); the exact atom for a law
+        with :attr:`atoms`."""
         p = np.asarray(p, dtype=float)
         law = self._atom_law()
         if law is not None:
             return law._isf(p)
-        return self._bisect(lambda x: self._sf_all(x) <= p, p.shape)
+        flat = p.ravel()
+
+        def probe(x, i=slice(None)):
+            sf = self._sf_all(x)
+            with np.errstate(divide="ignore"):
+                return sf <= flat[i], np.log(flat[i]) - np.log(sf)
+
+        return self._search(probe, flat.size).reshape(p.shape)
 
     def _ppf(self, q):
-        """Bisection on the CDF (vectorised); families override with closed forms. For a law
-        with :attr:`atoms`, the atom itself (bisection would stop a few ulps above it)."""
+        """Search on the CDF (vectorised) up to the level 1/2, :meth:`_isf` of ``1 - q``
+        (exact) beyond: the survival function keeps its relative accuracy in the tail, where
+        the CDF is flat to rounding over a range of ``x`` (levels 1 - 1e-10: about 1e-6 of
+        ``x``); families override with closed forms. For a law with :attr:`atoms`, the atom
+        itself (a search would stop a few ulps above it)."""
         q = np.asarray(q, dtype=float)
         law = self._atom_law()
         if law is not None:
             return law._ppf(q)
-        return self._bisect(lambda x: self._cdf_all(x) >= q, q.shape)
+        flat = q.ravel()
+        upper = flat > 0.5
+        if upper.any():
+            out = np.empty(flat.size)
+            out[upper] = self._isf(1.0 - flat[upper])
+            if not upper.all():
+                out[~upper] = self._ppf(flat[~upper])
+            return out.reshape(q.shape)
+
+        def probe(x, i=slice(None)):
+            cdf = self._cdf_all(x)
+            return cdf >= flat[i], cdf - flat[i]
+
+        return self._search(probe, flat.size).reshape(q.shape)
 
     def _atom_law(self) -> Discrete | None:
         """The :class:`Discrete` law of :attr:`atoms` (canonical order, probabilities summing to
@@ -645,16 +669,26 @@ class Distribution:
             law = self.__dict__["_atom_law_cache"] = None if atoms is None else Discrete(*atoms)
         return law
 
-    def _bisect(self, reached, shape: tuple) -> np.ndarray:
-        """Smallest ``x > 0`` (to 4e-16 relative) where the monotone test ``reached(x)`` holds,
-        elementwise for an array of the given shape.
+    def _search(self, probe, size: int) -> np.ndarray:
+        """Smallest ``x > 0`` (to 4e-16 relative) where a monotone test holds, elementwise for
+        ``size`` entries: ``probe(x, i)`` returns, at the points ``x`` of the entries ``i`` (all
+        by default), the test and a value increasing in ``x`` whose sign follows it (its root is
+        the answer).
 
         The bracket grows or shrinks by factors of 2 from ``_scale_hint()``, so the search does
-        not depend on the unit of time (1e-300 to 1e300).
+        not depend on the unit of time (1e-300 to 1e300). Inside it, false position with the
+        Anderson-Bjorck correction (superlinear, one evaluation per step, no density needed),
+        safeguarded: the points are kept 2e-16 relative inside the bracket (so that a converged
+        end is closed from the other side) and a bracket that does not halve in two steps is
+        bisected; once two values are exactly 0 (a plateau of the rounded function), the
+        points step away from the end nearer the root by growing amounts until they cross the
+        plateau, then bisect it. About 10 steps
+        where bisection took 55.
         """
+        reached = lambda x, i=slice(None): probe(x, i)[0]   # noqa: E731
         start = max(self._scale_hint(), 1e-300)
-        hi = np.full(shape, start)
-        lo = np.full(shape, start)
+        hi = np.full(size, start)
+        lo = np.full(size, start)
         shrink = reached(hi)
         grow = ~shrink
         for _ in range(2100):  # doubling from 1e-300 reaches inf: reached(inf) holds
@@ -671,13 +705,49 @@ class Distribution:
             hi = np.where(below, lo, hi)
             lo = np.where(below, 0.5 * lo, lo)
             shrink = below
-        for _ in range(200):
-            if np.all((hi - lo) <= 4e-16 * hi):
+        i = np.flatnonzero((hi - lo > 4e-16 * hi) & np.isfinite(hi))
+        g_lo, g_hi = np.minimum(probe(lo[i], i)[1], -0.0), np.maximum(probe(hi[i], i)[1], 0.0)
+        raw = np.stack([-g_lo, g_hi])              # |value| at the ends, as evaluated
+        width, last = hi[i] - lo[i], np.zeros(i.size)
+        quiet, nudges = np.zeros(i.size), np.zeros(i.size)
+        for step in range(400):
+            if i.size == 0:
                 break
-            mid = 0.5 * (lo + hi)
-            ok = reached(mid)
-            lo = np.where(ok, lo, mid)
-            hi = np.where(ok, mid, hi)
+            a, b = lo[i], hi[i]
+            with np.errstate(all="ignore"):
+                x = (a * g_hi - b * g_lo) / (g_hi - g_lo)
+            if step % 2 == 1:   # the bracket must halve every two steps
+                slow = b - a > 0.5 * width
+                x[slow], width = np.nan, np.where(slow, width, b - a)
+            # two values exactly 0 (a plateau of the rounded function, ulps wide): steps
+            # away from the end nearer the root, growing twofold, until the bracket closes
+            nudge = (quiet > 1) & (nudges >= 0)
+            delta = 2e-16 * b * 2.0 ** nudges
+            down = raw[1] <= raw[0]
+            x = np.where(nudge, np.where(down, b - delta, a + delta), x)
+            nudges += nudge
+            x[nudges < 0] = np.nan   # the plateau crossed: bisection inside it
+            # a point on a converged end moves 2e-16 into the bracket, to close it
+            x = np.where(np.isnan(x), 0.5 * (a + b), np.clip(x, a + 2e-16 * b, b - 2e-16 * b))
+            x = np.where((x > a) & (x < b), x, 0.5 * (a + b))
+            ok, g = probe(x, i)
+            g = np.where(ok, np.maximum(g, 0.0), np.minimum(g, -0.0))
+            quiet += g == 0
+            nudges[nudge & (ok != down)] = -1
+            # Anderson-Bjorck: the end kept twice in a row has its value scaled down
+            side = np.where(ok, 1.0, -1.0)
+            with np.errstate(all="ignore"):
+                scale = np.where(ok, 1.0 - g / g_hi, 1.0 - g / g_lo)
+            scale = np.where(np.isfinite(scale) & (scale > 0), scale, 0.5)
+            again = side == last
+            g_lo = np.where(ok, np.where(again, g_lo * scale, g_lo), g)
+            g_hi = np.where(ok, g, np.where(again, g_hi * scale, g_hi))
+            raw[np.where(ok, 1, 0), np.arange(i.size)] = np.abs(g)
+            lo[i], hi[i] = np.where(ok, a, x), np.where(ok, x, b)
+            last = side
+            keep = hi[i] - lo[i] > 4e-16 * hi[i]
+            i, g_lo, g_hi, raw = i[keep], g_lo[keep], g_hi[keep], raw[:, keep]
+            width, last, quiet, nudges = width[keep], last[keep], quiet[keep], nudges[keep]
         return hi
 
     def _scale_hint(self) -> float:
