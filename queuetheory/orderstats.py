@@ -313,7 +313,7 @@ class OrderStatistic(Distribution):
     def _isf(self, p):
         if self.identical:
             return self.base._isf_all(special.betaincinv(self.n - self.r + 1, self.r, p))
-        return self._bisect_sf(np.asarray(p, dtype=float))
+        return super()._isf(p)
 
     def _scale_hint(self):
         means = [c.mean() for c in self.components]
@@ -395,24 +395,6 @@ class OrderStatistic(Distribution):
         if derivative:
             return below, above, dv[:, K]
         return below, above
-
-    def _bisect_sf(self, p):
-        """Smallest ``x`` with ``P(X_(r) > x) <= p`` (vectorised bisection)."""
-        hi = np.full(p.shape, self._scale_hint())
-        for _ in range(2100):
-            long = self._sf_all(hi) > p
-            if not long.any():
-                break
-            hi = np.where(long, 2.0 * hi, hi)
-        lo = np.zeros_like(hi)
-        for _ in range(200):
-            if np.all((hi - lo) <= 4e-16 * hi):
-                break
-            mid = 0.5 * (lo + hi)
-            above = self._sf_all(mid) > p
-            lo = np.where(above, mid, lo)
-            hi = np.where(above, hi, mid)
-        return hi
 
     # ----------------------------------------------------------------- moments
     def _discrete_moment(self, k):
