@@ -413,6 +413,35 @@ def test_minimum_lst_against_mpmath(case, mp30):
         assert abs(complex(dist.minimum(i).lst(s)) - complex(ref)) < 1e-10
 
 
+def test_mixture_of_bounded_pareto_minima_is_one_ray_quadrature():
+    """RIQ mixes the fastest of 1 to d replicas; for a BoundedPareto runtime the minima's
+    transforms are one ray quadrature of the mixed density, a polynomial in P(X > z) by
+    Horner's rule (RIQ(100)'s p99 took 89 s, 100 quadratures per transform value). Reference,
+    for i = 1, 2, 5, 30 w.p. 0.1 to 0.4 (mpmath, 30 digits)::
+
+        a, lo, hi = mpf(1.5), mpf(0.3), mpf(10); r = (lo / hi)**a; mass = 1 - r
+        def dens(x):
+            S = ((lo / x)**a - r) / mass
+            return a * lo**a / x**(a + 1) / mass * sum(w * i * S**(i - 1) for i, w in
+                                                      zip([1, 2, 5, 30], [.1, .2, .3, .4]))
+        quad(lambda x: exp(-s * x) * dens(x), linspace(lo, hi, 200))
+    """
+    B = qt.BoundedPareto(1.5, 0.3, 10.0)
+    w = np.zeros(30)
+    w[[0, 1, 4, 29]] = [0.1, 0.2, 0.3, 0.4]
+    M = qt.IR(B).fastest_mixture(w)
+    assert len(M._minimum_groups) == 1
+    s = np.array([1 + 1j, 0.5 + 5j, 3 + 0.2j, 0.01 + 40j])
+    ref = np.array([0.6456597586706877 - 0.23771353631146228j,
+                    -0.10381804159800123 - 0.7444531991837189j,
+                    0.34687640890388766 - 0.023462065490812135j,
+                    0.5494314989229913 + 0.013952984280265012j])
+    np.testing.assert_allclose(M.lst(s), ref, rtol=1e-14)
+    # near the real axis each minimum's own quadrature: the same values either way
+    near = np.array([0.05 + 0.1j, 0.3 + 0.0j])
+    np.testing.assert_allclose(M.lst(near), M._combine("_lst", near), rtol=1e-13)
+
+
 def test_minimum_closed_forms():
     assert repr(qt.Exponential(1.5).minimum(4)) == "Exponential(rate=6.0)"
     assert repr(qt.Pareto(1.5, 2.0).minimum(3)) == "Pareto(alpha=4.5, scale=2.0)"
