@@ -690,21 +690,21 @@ class Distribution:
         hi = np.full(size, start)
         lo = np.full(size, start)
         shrink = reached(hi)
-        grow = ~shrink
+        j = np.flatnonzero(~shrink)     # only the entries still moving are evaluated
         for _ in range(2100):  # doubling from 1e-300 reaches inf: reached(inf) holds
-            if not grow.any():
+            if j.size == 0:
                 break
-            lo = np.where(grow, hi, lo)
-            hi = np.where(grow, 2.0 * hi, hi)
-            grow &= ~reached(hi)
-        lo = np.where(shrink, 0.5 * hi, lo)
+            lo[j] = hi[j]
+            hi[j] *= 2.0
+            j = j[~reached(hi[j], j)]
+        j = np.flatnonzero(shrink)
+        lo[j] = 0.5 * hi[j]
         for _ in range(2100):  # halving reaches 0
-            below = shrink & reached(lo)
-            if not below.any():
+            if j.size == 0:
                 break
-            hi = np.where(below, lo, hi)
-            lo = np.where(below, 0.5 * lo, lo)
-            shrink = below
+            j = j[reached(lo[j], j)]
+            hi[j] = lo[j]
+            lo[j] *= 0.5
         i = np.flatnonzero((hi - lo > 4e-16 * hi) & np.isfinite(hi))
         g_lo, g_hi = np.minimum(probe(lo[i], i)[1], -0.0), np.maximum(probe(hi[i], i)[1], 0.0)
         raw = np.stack([-g_lo, g_hi])              # |value| at the ends, as evaluated
@@ -748,6 +748,17 @@ class Distribution:
             keep = hi[i] - lo[i] > 4e-16 * hi[i]
             i, g_lo, g_hi, raw = i[keep], g_lo[keep], g_hi[keep], raw[:, keep]
             width, last, quiet, nudges = width[keep], last[keep], quiet[keep], nudges[keep]
+        # an atom inside a final bracket (lo, hi] where the test holds is the answer exactly
+        # (the search stops within 4e-16 above it: two levels in its jump, one searched on the
+        # CDF and one on the survival function, read a few ulps apart, out of order)
+        masses = self._point_masses() if self._has_atoms else None
+        if masses is not None and masses[0].size:
+            values = masses[0]
+            k = np.searchsorted(values, hi, side="right") - 1
+            inside = np.flatnonzero((k >= 0) & (values[np.maximum(k, 0)] > lo))
+            atom = values[k[inside]]
+            hold = reached(atom, inside)
+            hi[inside[hold]] = atom[hold]
         return hi
 
     def _scale_hint(self) -> float:
@@ -1606,6 +1617,39 @@ class BoundedPareto(Distribution):
             near_low = self.low * np.where(tail, 1.0, base) ** (-1.0 / self.alpha)
         return np.where(tail, near_high, near_low)
 
+    def _minimum_moment(self, i: int, k: float) -> float | None:
+        """``E[min^k]`` of ``i`` copies, ``low^k int_0^1 (r + m v)^(-k/alpha) i v^(i-1) dv``
+        (``v^i = P(min > x)``, ``r = (low/high)^alpha``, ``m = 1 - r``): Gauss-Legendre on
+        pieces graded geometrically from ``v = 0`` (the integrand's singularity is at ``-r/m``:
+        each piece lies its width away from it) and of width ``2/i`` then geometric towards
+        ``v = 1`` (where ``v^(i-1)`` lives; beyond ``60/i`` of 1 it is below ``e^-60``
+        relative). ``None`` where ``r`` underflows and the moment grows as ``i <= k/alpha``
+        (the quadrature of the caller then). One evaluation of 20 nodes per piece, about
+        60 pieces, instead of an adaptive quadrature of ``P(X > x)^i`` (RIQ(100) with this
+        law needed 200 of those for its mean)."""
+        c = k / self.alpha
+        t = self._r / self._mass
+        floor = max(t, 1e-300)
+        if t < 1e-300 and i <= c:
+            return None
+        near_zero = floor * 2.0 ** np.arange(0, max(0, math.ceil(-math.log2(floor))) + 1)
+        steps = np.concatenate([2.0 * np.arange(1, 31), 60.0 * 2.0 ** np.arange(1, 60)])
+        near_one = 1.0 - steps / i
+        edges = np.unique(np.concatenate([[0.0, 1.0], near_zero, near_one]))
+        edges = edges[(edges >= 0.0) & (edges <= 1.0)]
+        nodes, weights = quadrature.gauss_legendre(20)
+        lo, hi = edges[:-1, None], edges[1:, None]
+        v = 0.5 * (lo + hi) + 0.5 * (hi - lo) * nodes
+        with np.errstate(divide="ignore", over="ignore", under="ignore"):
+            log_f = (math.log(i) + (i - 1) * np.log(v) - c * np.log(self._r + self._mass * v)
+                     + k * math.log(self.low))
+            total = float(np.sum(0.5 * (hi - lo) * np.exp(log_f) * weights))
+        if t < 1e-300:   # [0, 1e-300]: i v^(i - 1 - c) m^-c, exactly
+            with np.errstate(over="ignore", under="ignore"):
+                total += float(np.exp(math.log(i / (i - c)) + (i - c) * math.log(1e-300)
+                                      - c * math.log(self._mass) + k * math.log(self.low)))
+        return total
+
     def _mean_exact(self):
         # not rational (powers of the parameters): in mpmath to more digits than the 1000 the
         # high-precision path offers (which takes 1 - rho from this mean as exact), far below
@@ -2417,11 +2461,32 @@ class _Minimum(Distribution):
     def _sf(self, x):
         return self.base._sf_all(x) ** self.i
 
+    def _moment(self, k):
+        value = (self.base._minimum_moment(self.i, k) if isinstance(self.base, BoundedPareto)
+                 else None)
+        return super()._moment(k) if value is None else value
+
+    def _cdf(self, x):
+        # 1 - P(X > x)^i = -expm1(i log P(X > x)), the logarithm from the CDF where it is
+        # small (1 - (1 - 5e-7)^2 had lost 10 digits)
+        cdf = self.base._cdf_all(x)
+        with np.errstate(divide="ignore"):
+            log_sf = np.where(cdf <= 0.5, np.log1p(-np.minimum(cdf, 0.5)),
+                              np.log(self.base._sf_all(x)))
+        return -np.expm1(self.i * log_sf)
+
     def _pdf(self, x):
         return self.i * self.base._pdf_all(x) * self.base._sf_all(x) ** (self.i - 1)
 
     def _ppf(self, q):
-        return self.base._ppf_all(-np.expm1(np.log1p(-q) / self.i))
+        # levels above 1/2 through the tail, 1 - q exact there (the base's level next to 1
+        # would round its tail: 1 - 1e-12 for two copies is the base's 1 - 1e-6 to 1e-10)
+        q = np.asarray(q, dtype=float)
+        upper = q > 0.5
+        out = np.empty(q.shape)
+        out[upper] = self._isf(1.0 - q[upper])
+        out[~upper] = self.base._ppf_all(-np.expm1(np.log1p(-q[~upper]) / self.i))
+        return out
 
     def _isf(self, p):
         return self.base._isf_all(p ** (1.0 / self.i))

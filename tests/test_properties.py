@@ -142,6 +142,31 @@ def test_distributions_consistent_and_scale_equivariant(law, c, i):
 
 
 @SETTINGS
+@given(laws=st.lists(job_sizes(), min_size=1, max_size=3), c=scales, i=st.integers(1, 3),
+       weights=st.lists(st.floats(0.01, 1.0), min_size=3, max_size=3))
+def test_quantile_search_finds_the_smallest_point(laws, c, i, weights):
+    # the generic search (false position, safeguarded; levels above 1/2 on the survival
+    # function) on mixtures of every family, atoms, gaps and heavy tails included, and their
+    # minima: the smallest x where P(X <= x) >= q, i.e. P(X > x) <= 1 - q
+    w = np.array(weights[:len(laws)])
+    law = qt.Mixture([x.scaled(c) for x in laws], w / w.sum()).minimum(i)
+    q = np.array([1e-300, 1e-12, 1e-6, 0.01, 0.3, 0.5, 0.5 + 2**-40, 0.7, 0.99, 1 - 1e-6,
+                  1 - 1e-12])
+    x = law.ppf(q)
+    assert np.all(np.isfinite(x)) and np.all(x >= 0) and np.all(np.diff(x) >= 0)
+    # reached at x, to the rounding of the levels (a minimum's level is transformed), and
+    # not at x (1 - 1e-9) (below the support's lower end or a subnormal x: not checked)
+    low = q <= 0.5
+    reached = np.where(low, law._cdf_all(x) >= q * (1 - 1e-13),
+                       law._sf_all(x) <= (1 - q) * (1 + 1e-13))
+    below = x * (1 - 1e-9)
+    before = np.where(low, law._cdf_all(below) >= q * (1 + 1e-13),
+                      law._sf_all(below) <= (1 - q) * (1 - 1e-13))
+    distinct = (below > law._support()[0]) & (x > 1e-290)
+    assert np.all(reached) and not np.any(before & distinct)
+
+
+@SETTINGS
 @given(model=runtime_models(), i=st.integers(1, 4))
 def test_fastest_of_i_replicas_is_a_proper_law(model, i):
     law = model.fastest(i)
