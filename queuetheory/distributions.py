@@ -898,7 +898,12 @@ class Distribution:
             c = float(self._isf(np.array([0.5]))[0])
         if not (math.isfinite(c) and c > 0):
             return 0.0 if c == 0 else math.inf
-        value = quadrature.moment_from_sf(lambda y: self._sf_all(c * y), k, [1.0], epsrel=1e-13)
+        # and at the atoms, where the survival function jumps (the quadrature across a jump
+        # had missed it: the fastest of 15 copies of 0.5 Det(1) + 0.5 Exp(0.5), 3e-4 off)
+        masses = self._point_masses() if self._has_atoms else None
+        atoms = masses[0][(masses[0] > 0) & np.isfinite(masses[0])] / c if masses else ()
+        cuts = np.unique(np.concatenate([[1.0], atoms]))
+        value = quadrature.moment_from_sf(lambda y: self._sf_all(c * y), k, cuts, epsrel=1e-13)
         try:
             return value * c**k
         except OverflowError:
@@ -2462,8 +2467,12 @@ class _Minimum(Distribution):
         return self.base._sf_all(x) ** self.i
 
     def _moment(self, k):
-        value = (self.base._minimum_moment(self.i, k) if isinstance(self.base, BoundedPareto)
-                 else None)
+        if isinstance(self.base, BoundedPareto):
+            value = self.base._minimum_moment(self.i, k)
+        elif self._exponential_terms is not None:
+            value = _minimum_exponential_moment(*self._exponential_terms, k)
+        else:
+            value = None
         return super()._moment(k) if value is None else value
 
     def _cdf(self, x):
@@ -2601,6 +2610,30 @@ def _minimum_exponential_lst(pieces, powers, i: int, s) -> np.ndarray:
                 total += factor * (part @ coef)
         out[start:start + step] = 1.0 - flat[start:start + step] * total
     return out.reshape(np.shape(s))
+
+
+def _minimum_exponential_moment(pieces, powers, i: int, k: float) -> float:
+    """``E[min^k]`` of ``i`` copies of a law of :func:`_exponential_pieces`: ``int_0^inf k
+    t^(k-1) P(X > t)^i dt`` with, on each piece, ``(c_j + E)^i = sum_m C(i, m) c_j^(i-m) E^m``
+    and each exponential integrated exactly, ``int_lo^hi k t^(k-1) exp(-nu t) dt = Gamma(k + 1)
+    nu^-k (Q(k, nu lo) - Q(k, nu hi))`` (``hi^k - lo^k`` at ``nu = 0``): a sum of positive
+    terms. The generic quadrature took 50 ms per moment (RIQ(50)'s mean, 100 of them)."""
+    bounds, above, _, _ = pieces
+    total = 0.0
+    for j in range(bounds.size - 1):
+        lo, hi, c = bounds[j], bounds[j + 1], above[j]
+        for m in range(i + 1) if c > 0 else (i,):
+            nu, coef = powers[m]
+            factor = math.comb(i, m) * c ** (i - m)
+            positive = nu > 0
+            with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+                n = nu[positive]
+                part = np.zeros(nu.shape)
+                part[positive] = (special.gamma(k + 1) * n ** -k
+                                  * (special.gammaincc(k, n * lo) - special.gammaincc(k, n * hi)))
+                part[~positive] = hi ** k - lo ** k
+            total += factor * float(part @ coef)
+    return total
 
 
 class _Scaled(Distribution):

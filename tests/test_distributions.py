@@ -462,6 +462,32 @@ def test_bounded_pareto_minimum_moments(params, i, k, ref):
                                                    rel=1e-13)
 
 
+def test_minimum_moments_of_atoms_and_exponentials_in_closed_form():
+    """The fastest of i copies of a law of atoms and exponentials: its moments term by term
+    (``P(X > t)^i`` a sum of positive exponentials on each piece between the atoms, each
+    integrated by the incomplete gamma function). RIQ(50)'s mean with ``0.5 Det(1) + 0.5
+    Exp(0.5)`` took 2.9 s of adaptive quadratures, 4.6e-12 off. References: mpmath at 30
+    digits, ``quad(k t^(k-1) (1/2 + exp(-t/2)/2)^i, [0, 1]) + quad(k t^(k-1) (exp(-t/2)/2)^i,
+    [1, inf])`` (i = 15, k = 1: 0.27443862559126139); exact sums for the others."""
+    from queuetheory.distributions import _Minimum
+
+    L = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(0.5)], [0.5, 0.5])
+    for i, k, ref in [(10, 2, 0.2533445576271898), (50, 1, 0.081703527926396571),
+                      (3, 3, 0.78687856903833152)]:
+        assert L.minimum(i).moment(k) == pytest.approx(ref, rel=1e-14)
+    # 1 + 8 / 2^3 + 91 / 5^3 (the tail 1, 0.5, 0.2 beyond the atoms 1, 3, 10, cubed)
+    assert qt.Discrete([1, 3, 10], [0.5, 0.3, 0.2]).minimum(3).moment(2) == pytest.approx(
+        2.728, rel=1e-15)
+    # i = 1: 0.3 (0.25 + 1) + 0.7 (1 + 1/3) / 2, the mixture's own mean (quadrature: 6e-8 off)
+    mixed = qt.Mixture([qt.Discrete([0.5, 2.0], [0.5, 0.5]),
+                        qt.HyperExponential([0.5, 0.5], [1.0, 3.0])], [0.3, 0.7])
+    assert _Minimum(mixed, 1).moment(1) == pytest.approx(0.375 + 0.7 * 2 / 3, rel=1e-15)
+    # the generic quadrature of P(X > t)^i splits at the atoms too: across the jump at 1 it
+    # had read the fastest of 15 copies 3.2e-4 high (the RIQ(50) mean 3e-8 off)
+    generic = qt.Distribution._moment(L.minimum(15), 1)
+    assert generic == pytest.approx(0.27443862559126139, rel=1e-12)
+
+
 def test_minimum_closed_forms():
     assert repr(qt.Exponential(1.5).minimum(4)) == "Exponential(rate=6.0)"
     assert repr(qt.Pareto(1.5, 2.0).minimum(3)) == "Pareto(alpha=4.5, scale=2.0)"
