@@ -94,11 +94,13 @@ def _expint_pair(beta: float) -> tuple[int, float, float]:
     return n, eps, log_gamma - harmonic
 
 
-def _expint_series(z: np.ndarray, beta: float) -> np.ndarray:
+def _expint_series(z: np.ndarray, beta: float, skip: int = 0) -> np.ndarray:
     """:func:`_expint` for ``0 < |z| < 1`` by DLMF 8.19.10, ``E_beta(z) = Gamma(1 - beta)
     z^(beta - 1) - sum_k (-z)^k / (k! (1 - beta + k))``, with the first term and the one of
     ``k = n`` (both ``~ 1 / eps``) summed in closed form: ``(-z)^n / n! (1 - P z^eps) / eps``,
-    ``P = exp(eps c)`` (:func:`_expint_pair`), which at ``eps = 0`` is DLMF 8.19.8."""
+    ``P = exp(eps c)`` (:func:`_expint_pair`), which at ``eps = 0`` is DLMF 8.19.8. ``skip``:
+    the terms ``k < skip`` of the sum left out (the first term alone, without its partner,
+    where ``n < skip``)."""
     n, eps, c = _expint_pair(beta)
     log_z = np.log(z)
     x = eps * (c + log_z)
@@ -106,11 +108,13 @@ def _expint_series(z: np.ndarray, beta: float) -> np.ndarray:
     ratio = np.where(x == 0, 1.0, np.expm1(x) / safe)      # (exp(x) - 1) / x
     power, total, lead = np.ones_like(z), np.zeros_like(z), None
     for k in range(max(22, n + 1)):                       # |z|^22 / 22! < 1e-21
-        if k == n:
+        if k == n and n >= skip:
             lead = power
-        else:
+        elif k >= skip:
             total += power / (k - n - eps)
         power = power * (-z) / (k + 1)
+    if lead is None:
+        return special.gamma(1.0 - beta) * np.exp((beta - 1.0) * log_z) - total
     return -lead * (c + log_z) * ratio - total
 
 
@@ -386,6 +390,13 @@ class Distribution:
         closed form allows (``None`` otherwise): near load 1 the wait is inversely
         proportional to ``1 - lam E[X]``, which the rounding of ``E[X]`` alone moves by
         ``eps / (1 - rho)`` relative."""
+        return None
+
+    def _lst_remainder(self, s):
+        """``E[exp(-s X) - 1 + s X]`` at complex ``s`` (``Re(s) >= 0``, an array) in closed
+        form, to full relative accuracy near ``s = 0``, where ``lst(s) - 1 + s E[X]`` cancels
+        (the M/G/1 transforms near load 1 divide by it); ``None`` for a law without one (its
+        moment series then serves, where its moments are finite)."""
         return None
 
     def var(self) -> float:
@@ -1529,6 +1540,21 @@ class Pareto(Distribution):
         # remembered: queue models ask for the same points more than once
         return _memo(self, "_lst_memo", _key(s), lambda: self.alpha * _expint(
             s, self.alpha + 1, self.scale)).copy()
+
+    def _lst_remainder(self, s):
+        if self.alpha <= 1:
+            return None
+        # alpha E_{alpha + 1}(z) (z = s c) less the first two terms of its power series, which
+        # are 1 - s E[X]; beyond the series' radius the difference itself, which no longer
+        # cancels
+        z = np.asarray(s, dtype=complex) * self.scale
+        out = np.zeros(z.shape, dtype=complex)
+        small = (np.abs(z) < _EXPINT_SERIES_RADIUS) & (z != 0)
+        out[small] = self.alpha * _expint_series(z[small], self.alpha + 1.0, skip=2)
+        large = np.abs(z) >= _EXPINT_SERIES_RADIUS
+        out[large] = (self.alpha * _expint(z[large], self.alpha + 1.0) - 1.0
+                      + z[large] * (self.alpha / (self.alpha - 1.0)))
+        return out
 
     def _lst_mp(self, s):
         # alpha (s c)^alpha Gamma(-alpha, s c), the upper incomplete gamma function

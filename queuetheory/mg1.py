@@ -115,7 +115,11 @@ class _Remainder:
         mixture, a law on atoms, a product with a factor on atoms) where that series cannot be
         trusted or loses more than ``_SUMMED_BELOW`` at its radius, the sum of its parts'
         remainders (:class:`_SummedRemainder`) if they lose less; ``None`` where neither can be
-        trusted. ``loss`` says how much the one returned loses."""
+        trusted. ``loss`` says how much the one returned loses. A law with the remainder in
+        closed form (:meth:`Distribution._lst_remainder`: Pareto, whose moments from
+        ``alpha`` on are infinite) has it as :class:`_ClosedRemainder`."""
+        if B._lst_remainder(np.ones(1, dtype=complex)) is not None:
+            return _ClosedRemainder(B)
         psi = cls._by_series(B)
         if psi is not None and psi.loss <= cls._SUMMED_BELOW:
             return psi
@@ -177,6 +181,34 @@ class _Remainder:
         with np.errstate(over="ignore", invalid="ignore"):
             out[~near] = lst - 1.0 + far * self.mean
         return out
+
+
+class _ClosedRemainder:
+    """``psi(s) = E[exp(-s B) - 1 + s B]`` from the law's closed form
+    (:meth:`Distribution._lst_remainder`), as :class:`_Remainder` gives it from a moment
+    series: Pareto(2.5) at load ``1 - 1e-9`` had its p50 and p99 both at 1.22e9 (1.04e9 and
+    6.9e9 in heavy traffic) with an error estimate of 1.1e12, the direct form ``B~(s) - 1 +
+    s E[B]`` cancelling at the ``s`` of order ``1 - rho`` that decide them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from queuetheory import Pareto
+    >>> psi = _ClosedRemainder(Pareto(2.5, 1.0))
+    >>> # s^2 E[B^2] / 2 + alpha Gamma(-alpha) s^alpha + O(s^3): 2.5e-18 - 7.4733e-23
+    >>> print(f"{psi(np.array([1e-9 + 0j]))[0].real:.8e}")
+    2.49992527e-18
+    """
+
+    loss = 0.0
+
+    def __init__(self, B: Distribution):
+        self.B = B
+
+    def __call__(self, s, b=None):
+        s = np.asarray(s)
+        out = self.B._lst_remainder(s)
+        return out if np.iscomplexobj(s) else out.real
 
 
 _SUMMED_PARTS = 64

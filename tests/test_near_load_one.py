@@ -166,6 +166,53 @@ def test_pareto_mean_near_load_one_keeps_one_minus_rho(R, reference):
     assert p.mean == pytest.approx(reference, rel=1e-14)
 
 
+@pytest.mark.parametrize("alpha", [1.2, 1.5, 2.0, 2.5, 3.0, 3.0000001, 4.7])
+def test_pareto_remainder_against_mpmath(alpha):
+    # psi(s) = E[exp(-s B) - 1 + s B] = alpha z^alpha Gamma(-alpha, z) - 1 + s E[B] (z = s c)
+    # at 50 digits, on both sides of |z| = 1 (the series and the continued fraction), with
+    # integer indices (the two diverging terms of the series summed together)
+    c = 1.3
+    psi = mg1._ClosedRemainder(qt.Pareto(alpha, c))
+    z = np.array([1e-12, 1e-6, 1e-3 + 2e-3j, 0.3j, 0.9 + 0.1j, 1.0, 1.7 + 3j, 40j])
+    with mpmath.workdps(50):
+        a, scale = mpmath.mpf(alpha), mpmath.mpf(c)
+        reference = []
+        for w in z / c:
+            s = mpmath.mpc(complex(w))
+            reference.append(complex(a * (s * scale) ** a * mpmath.gammainc(-a, s * scale) - 1
+                                     + s * a * scale / (a - 1)))
+    np.testing.assert_allclose(psi(z / c), reference, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("alpha, free, references", [
+    # python: mpmath at 60 digits, the sojourn's survival function inverted by Talbot's method
+    # (mpmath.invertlaplace; de Hoog's agrees to 1e-47) from (1 - rho) s B~(s) / (s - lam (1 -
+    # B~(s))), B~(s) = alpha s^alpha Gamma(-alpha, s), lam = (1 - free) / E[B] in floats;
+    # quantiles at levels 0.5, 0.99 (and 0.999999) by Newton's method with a central
+    # difference for the density
+    (2.5, 1e-6, [1038904.4799855214568, 6914338.8699088425413, 57399576.180900716671]),
+    (2.5, 1e-9, [1039695003.0108784639, 6907963913.0633163524, 21006020355.538943111]),
+    (2.5, 1e-12, [1039742954732.3662986, 6907914677182.5925825, 20732099291828.303314]),
+    # infinite variance: E[T] = inf, the quantiles finite
+    (1.8, 1e-2, [484.12223357877605, 50368.424685228123]),
+    (1.8, 1e-6, [63929242.268981652, 5138300054.6307471]),
+    (1.8, 1e-9, [367142989415.59803, 28914372570654.65])])
+def test_pareto_quantiles_near_load_one_against_mpmath(alpha, free, references):
+    # a power tail has no moment series: the transform's denominator s - lam (1 - B~(s))
+    # cancelled at the small |s| that decide the quantiles. Pareto(2.5) at 1 - 1e-9 had its p50
+    # and p99 both at 1.22e9 (stated 1.1e12); Pareto(1.8) at load 0.99 its p99 1.6e-2 off
+    # with 2.7e-5 stated, at 1 - 1e-6 its p50 9.6e3 off with 0.06 stated, and its p99 raised.
+    # Now psi(s) comes from its closed form (mg1._ClosedRemainder)
+    R = qt.Pareto(alpha, 1.0)
+    p = qt.analyze(qt.System(qt.Random(), qt.IR(R), arrival_rate=(1 - free) / R.mean()))
+    levels = [0.5, 0.99, 0.999999][:len(references)]
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    assert np.all(np.abs(values - np.array(references)) <= errors)
+    # useful estimates: 1.1e-10 to 1.6e-6 relative (the largest at the level 1 - 1e-6), the
+    # true errors 1e-12 to 5e-9
+    assert np.all(errors <= 1e-5 * values)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("runtime", [qt.IR(qt.Deterministic(1.0)),
                                      qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
@@ -183,10 +230,13 @@ def test_riq_near_load_one_mean_is_the_integral_of_its_tail(runtime):
 
 
 def test_a_heavy_tail_near_load_one_warns_instead_of_passing_for_exact():
-    # Pareto(2.5) service has no moment series, so its transform keeps the loss of digits: at
-    # load 1 - 1e-6 the p99 carries an estimate twice its value. ppf returned it silently
-    # (the method says exact); it now comes with an AccuracyWarning. Light tails: none.
-    R = qt.Pareto(2.5, 1.0)
+    # a law whose transform keeps the loss of digits (a scipy lognormal: its moments grow
+    # faster than geometrically, and its mean is not a closed form) does so: at
+    # load 1 - 1e-6 its p99 carries an estimate beyond a tenth of its value. ppf returned it
+    # silently (the method says exact); it now comes with an AccuracyWarning. Light tails
+    # and Pareto (its remainder in closed form): none.
+    from scipy import stats
+    R = qt.from_scipy(stats.lognorm(1.5))
     p = qt.analyze(qt.System(qt.Random(), qt.IR(R), arrival_rate=(1 - 1e-6) / R.mean()))
     with pytest.warns(qt.AccuracyWarning, match="estimated error"):
         p.quantile(0.99)
@@ -197,12 +247,26 @@ def test_a_heavy_tail_near_load_one_warns_instead_of_passing_for_exact():
         light.response_time.sf([1.0, 1e6, 1e7])
 
 
-def test_batches_with_a_heavy_tail_near_load_one_are_refused():
+@pytest.mark.parametrize("free, mean, quantiles", [
+    # python scripts/power_tail_batch_references.py (near_one): the sojourn's tail inverted
+    # by Talbot's method in mpmath at 30 digits, E[max] = 2 E[T] - int P(T > t)^2 dt, the
+    # quantiles at levels 0.5 and 0.99 the sojourn's at their square roots
+    (1e-6, 2250578.2117302032798, [1841153.7705527291231, 7954900.2004077408618]),
+    (1e-9, 2250018452.0575117952, [1841896631.3116250136, 7944065986.1716547602])])
+def test_pareto_batches_near_load_one(free, mean, quantiles):
+    # Replication(2, 1) without removal with Pareto(2.5) runtimes had been refused near load
+    # 1 (no moment series); the remainder's closed form now serves under IR. S&X with a
+    # Pareto job size stays refused there (its wait table is not checked against a power tail)
     R = qt.Pareto(2.5, 1.0)
-    system = qt.System(qt.Replication(2, 1, remove=False), qt.IR(R),
-                       (1 - 1e-9) / R.mean())
+    p = qt.analyze(qt.System(qt.Replication(2, 1, remove=False), qt.IR(R), (1 - free) / R.mean()))
+    assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-5 * mean
+    values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    assert np.all(np.abs(values - np.array(quantiles)) <= errors)
+    assert np.all(errors <= 1e-6 * values)
+    sx = qt.SX(qt.Pareto(3.5, 1.0), qt.Discrete([1, 2], [0.5, 0.5]))
     with pytest.raises(NotImplementedError, match="qt.simulate"):
-        qt.analyze(system)
+        qt.analyze(qt.System(qt.Replication(2, 1, remove=False), sx,
+                             (1 - free) / sx.mean_runtime()))
 
 
 def test_mm1_near_load_one_with_an_inexact_mean_against_the_closed_form():
@@ -266,8 +330,10 @@ def test_moment_series_is_refused_for_lognormal_moments():
 
 
 def test_moment_series_against_closed_forms():
-    # a power tail has no series (the moments' ratios grow towards the index)
-    assert mg1._Remainder.of(qt.Pareto(30.0, 1.0)) is None
+    # a power tail has no series (the moments' ratios grow towards the index): its remainder
+    # is the closed form (test_pareto_remainder_against_mpmath)
+    assert mg1._Remainder._by_series(qt.Pareto(30.0, 1.0)) is None
+    assert isinstance(mg1._Remainder.of(qt.Pareto(30.0, 1.0)), mg1._ClosedRemainder)
     # psi(s) = E[exp(-s B) - 1 + s B] against closed forms at 40 digits (the transforms
     # written out here; the float weights 0.9 and 0.1 normalised, their sum being 1 + 3e-17),
     # on both sides of the series' radius

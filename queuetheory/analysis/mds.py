@@ -94,6 +94,7 @@ from .batch_law import (
     _breakpoints,
     _ir_batch_law,
     _ir_batch_mean_error,
+    _power_tail,
     _sojourn_scale,
     _sx_batch_sf,
     _tasks,
@@ -302,23 +303,26 @@ def analyze_batch(system: System) -> Prediction:
             f"the same model as S&X with job size X = 1 and slowdowns S = R (task runtimes "
             f"i.i.d. R): ", system, assumptions)
     # (runtimes with atoms under IR: the grid above, with its error estimates)
-    # near load 1: the transforms through the moment series of the runtime's (mg1._Remainder)
-    # and 1 - rho from its exact rational mean and the exact task rate, to full accuracy at
-    # the small |s| that decide the tail; a heavy tail has no such series
+    # near load 1: the transforms through the runtime's remainder E[exp(-s B) - 1 + s B]
+    # (mg1._Remainder: its moment series, or a closed form) and 1 - rho from its exact
+    # rational mean and the exact task rate, to full accuracy at the small |s| that decide the
+    # tail; not checked there for S&X runtimes with a power tail (their wait table ends where
+    # the power tail still carries mass)
     rate = Fraction(tasks) * Fraction(lam) / policy.n
     free, exact = mg1._slack(rate, B)
     if 1.0 - load_task < _NEAR_ONE and not (
             (isinstance(runtime, IR) and isinstance(runtime.R, Exponential))
-            or (exact and mg1._Remainder.of(B) is not None)):
+            or (exact and mg1._Remainder.of(B) is not None
+                and not (isinstance(runtime, SX) and _power_tail(runtime.X)))):
         raise NotImplementedError(
             f"{policy.label()} at task load {load_task:.12g}: within "
             f"{_NEAR_ONE:g} of 1 the task sojourn's tail, inverted numerically, loses digits "
             f"like eps / (1 - load)^2 (the mean of Replication(2, 1), IR Erlang(1, 1), was off "
             f"9e-7 at load 0.999, 6e-5 at 0.9999, and without an error estimate); only "
-            f"runtimes with a closed-form mean whose moment series is trusted near s = 0 "
-            f"(every moment finite, their ratios not growing: not so for slowdowns far apart "
-            f"in scale) are inverted without that loss; use qt.simulate, or a load further "
-            f"from 1")
+            f"runtimes with a closed-form mean whose remainder E[exp(-s R) - 1 + s R] is "
+            f"accurate near s = 0 (a moment series with every moment finite and their ratios "
+            f"not growing, not so for slowdowns far apart in scale; Pareto in closed form under "
+            f"IR) are inverted without that loss; use qt.simulate, or a load further from 1")
     if isinstance(runtime, SX):
         if heavy:
             raise NotImplementedError(
@@ -339,7 +343,7 @@ def analyze_batch(system: System) -> Prediction:
     else:
         inner, sojourn, levels = _ir_batch_law(policy, runtime, lam_task, rate)
         law = BatchCompletionTime(inner._sf_all, _sojourn_scale(lam_task, B), law=inner,
-                                  heavy=heavy, sojourn=(sojourn, levels),
+                                  heavy=heavy or _power_tail(B), sojourn=(sojourn, levels),
                                   breaks=_breakpoints(runtime.R))
     index = _batch_tail_index(policy, B) if heavy and isinstance(runtime, IR) else math.inf
     if index <= 1.0 + 1e-9:
