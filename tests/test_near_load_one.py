@@ -263,10 +263,11 @@ def test_pareto_batches_near_load_one(free, mean, quantiles):
     values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
     assert np.all(np.abs(values - np.array(quantiles)) <= errors)
     assert np.all(errors <= 1e-6 * values)
-    sx = qt.SX(qt.Pareto(3.5, 1.0), qt.Discrete([1, 2], [0.5, 0.5]))
-    with pytest.raises(NotImplementedError, match="qt.simulate"):
-        qt.analyze(qt.System(qt.Replication(2, 1, remove=False), sx,
-                             (1 - free) / sx.mean_runtime()))
+    for sx in (qt.SX(qt.Pareto(3.5, 1.0), qt.Discrete([1, 2], [0.5, 0.5])),
+               qt.SX(qt.Discrete([1, 2], [0.5, 0.5]), qt.Pareto(2.5, 1.0))):
+        with pytest.raises(NotImplementedError, match="qt.simulate"):
+            qt.analyze(qt.System(qt.Replication(2, 1, remove=False), sx,
+                                 (1 - free) / sx.mean_runtime()))
 
 
 def test_mm1_near_load_one_with_an_inexact_mean_against_the_closed_form():

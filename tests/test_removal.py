@@ -1066,6 +1066,9 @@ def _mixture(*parts):
               (qt.Erlang(2, 2.0), 0.5)), False),
     # an atom and a kink of G (the end of the uniform's support) on one lattice
     (_mixture((qt.Deterministic(1.0), 0.5), (qt.Uniform(0.0, 3.0), 0.5)), False),
+    # an atom at 0 alone, a node of every grid (it had made _lattice 0: ZeroDivisionError,
+    # found by review)
+    (_mixture((qt.Discrete([0.0], [1.0]), 0.3), (qt.Exponential(1.0), 0.7)), False),
     # atoms without a common step: between the nodes, first order
     (_mixture((qt.Deterministic(1.0), 0.3), (qt.Deterministic(2 ** 0.5), 0.3),
               (qt.Exponential(1.0), 0.4)), True)])

@@ -1346,6 +1346,7 @@ def _lattice(R: Distribution) -> float | None:
     grid of step ``b / j``), or ``None`` (continuous law, or atoms without a common step: ratios
     to the largest atom that are not fractions with denominators up to 1000)."""
     values, _ = _masses(R)
+    values = values[values > 0]   # an atom at 0 is a node of every grid
     if values.size == 0:
         return None
     top = float(values.max())
@@ -1611,9 +1612,10 @@ class _IRModel(_GridModel):
         # O(h^3) errors)
         self.breaks = tuple(sorted(set(self.kinks) | set(self.masses[0].tolist())))
         self.kink_lattice = _kink_lattice(self.breaks) if self.kinks else None
-        # atoms without a common step (or one that does not know them) fall between nodes:
-        # first order, reported as such
-        self.has_atoms = R._has_atoms
+        # atoms without a common step (or a law that does not know them) fall between nodes:
+        # first order, reported as such; an atom at 0 is a node of every grid
+        known = R._point_masses() if R._has_atoms else None
+        self.has_atoms = R._has_atoms and (known is None or bool(np.any(known[0] > 0)))
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         self.lower, self.jumps = max(float(R._support()[0]), 0.0), self.masses[0]
 
