@@ -57,6 +57,18 @@ _tanh_sinh_level = quadrature.tanh_sinh_level
 _TS_TOL = 1e-13
 """Absolute tolerance on ``E[g(s, X)]``, met when two successive levels agree to it."""
 
+_TS_RTOL = 1e-14
+"""Relative tolerance of :meth:`Distribution._remainder_by_quadrature` (values far below 1)."""
+
+_DIRECT_LOSS = 1e-13
+"""Largest relative rounding of ``lst(s) - 1 + s E[X]`` that
+:meth:`Distribution._remainder_by_quadrature` takes instead of its quadrature (as the moment
+series of ``mg1._Remainder`` away from load 1)."""
+
+_PHI_TERMS = 17
+"""The last power of the series of ``exp(-z) - 1 + z`` below ``|z| = 1/2`` (the next term,
+``2^-18 / 18!``, is 1e-21 of ``z^2 / 2`` there)."""
+
 _PIECES_MAX = 32
 """Most atoms of a law with a continuous part that :meth:`Distribution._expect` sums apart,
 integrating each piece between them on its own (each piece has the whole rule's nodes: 1000
@@ -211,6 +223,35 @@ def _exp_neg_product(z: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``exp(-z x)``, 0 where ``x`` is the overflow stand-in of an infinite quantile."""
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.exp(-z * x)
+    if not np.all(np.isfinite(out)):
+        out[~np.isfinite(out)] = 0.0
+    return out
+
+
+def _phi_product(z: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``exp(-z x) - 1 + z x`` to full relative accuracy for ``Re(z x) >= 0`` (below ``|z x| =
+    1/2``, where the difference cancels, ``u^2 / 2 (1 + u / 3 (1 + u / 4 (...)))`` with ``u =
+    -z x``, to ``u^17``); 0 where ``x`` is the overflow stand-in of an infinite quantile (its
+    weight is 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(_phi_product(np.array(1e-9), np.array(1.0)))   # z^2 / 2 - z^3 / 6
+    4.999999998333334e-19
+    """
+    w = np.asarray(z * x)
+    out = np.empty(w.shape, dtype=w.dtype)
+    small = np.abs(w.real) + np.abs(w.imag) < 0.5
+    far = ~small
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = w[far]
+        out[far] = np.exp(-wide) - 1.0 + wide
+    u = -w[small]
+    total = u / _PHI_TERMS + 1.0
+    for k in range(_PHI_TERMS - 1, 2, -1):
+        total = total * (u / k) + 1.0
+    out[small] = total * u * u / 2.0
     if not np.all(np.isfinite(out)):
         out[~np.isfinite(out)] = 0.0
     return out
@@ -381,7 +422,8 @@ class Distribution:
         like factorials give theirs in closed form)."""
         c = self.mean()
         unit = self.scaled(1.0 / c) if math.isfinite(c) and c > 0 else self
-        if unit is self:
+        # (a law in units of its mean up to rounding: its own copies would recurse forever)
+        if unit is self or abs(c - 1.0) <= 1e-9:
             return math.inf
         return k * math.log(c) + unit._log_moment(k)
 
@@ -782,12 +824,13 @@ class Distribution:
         """Quantile nodes and weights of the level-0 tanh-sinh rule (cached per distribution)."""
         return self._level_quantiles(0), _W
 
-    def _level_quantiles(self, level: int) -> np.ndarray:
-        """Quantiles at the nodes added at ``level`` of the nested rule (cached per level)."""
+    def _level_quantiles(self, level: int, t_max: float = _TS_TMAX) -> np.ndarray:
+        """Quantiles at the nodes added at ``level`` of the nested rule ending at ``t_max``
+        (cached per level and rule)."""
         cache = self.__dict__.setdefault("_quantile_cache", {})
-        if level not in cache:
-            cache[level] = self._quantiles_at(*_tanh_sinh_level(level)[:2])
-        return cache[level]
+        if (level, t_max) not in cache:
+            cache[level, t_max] = self._quantiles_at(*_tanh_sinh_level(level, t_max)[:2])
+        return cache[level, t_max]
 
     def _quantiles_at(self, u: np.ndarray, one_minus_u: np.ndarray) -> np.ndarray:
         """Quantiles at the levels ``u`` (``ppf`` up to 1/2, ``isf`` of the complements
@@ -819,19 +862,21 @@ class Distribution:
         keep = length > 0
         return values, probs, top[keep], complement[keep], length[keep]
 
-    def _piece_quantiles(self, level: int) -> tuple[np.ndarray, np.ndarray]:
-        """Quantiles at the level-``level`` nodes of the rule mapped onto each continuous piece
-        of a law with atoms, and their weights (cached per level)."""
+    def _piece_quantiles(self, level: int,
+                         t_max: float = _TS_TMAX) -> tuple[np.ndarray, np.ndarray]:
+        """Quantiles at the level-``level`` nodes of the rule ending at ``t_max`` mapped onto
+        each continuous piece of a law with atoms, and their weights (cached per level and
+        rule)."""
         cache = self.__dict__.setdefault("_piece_cache", {})
-        if level not in cache:
+        if (level, t_max) not in cache:
             _, _, top, complement, length = self._continuous_pieces
-            u, one_minus_u, weights = _tanh_sinh_level(level)[:3]
+            u, one_minus_u, weights = _tanh_sinh_level(level, t_max)[:3]
             x = self._quantiles_at((1.0 - top)[:, None] + length[:, None] * u,
                                    complement[:, None] + length[:, None] * one_minus_u)
-            cache[level] = x.ravel(), (length[:, None] * weights).ravel()
-        return cache[level]
+            cache[level, t_max] = x.ravel(), (length[:, None] * weights).ravel()
+        return cache[level, t_max]
 
-    def _expect(self, integrand, s, decay=None):
+    def _expect(self, integrand, s, decay=None, rtol=None, t_max=_TS_TMAX):
         """``E[integrand(s, X)]`` for an array ``s``, by the nested tanh-sinh rule in probability
         space, ``int_0^1 integrand(s, ppf(u)) du``.
 
@@ -844,7 +889,9 @@ class Distribution:
         atoms plus the rule on each piece between the levels where the quantile function
         jumps, so the rule never meets a jump. ``decay`` (an array like
         ``s``, optional) bounds the integrand by ``exp(-decay x)``: nodes where that is below
-        1e-18 are skipped.
+        1e-18 are skipped. With ``rtol`` the tolerance is ``rtol`` times the estimate's size
+        rather than ``_TS_TOL``, for integrands of any size; ``t_max`` chooses the rule
+        (``quadrature.TS_WIDE``: levels down to about 1e-83 from either end).
         """
         s = np.asarray(s)
         flat = s.ravel()
@@ -864,10 +911,11 @@ class Distribution:
         active = np.arange(flat.size)
         for level in range(_TS_MAX_LEVEL + 1):
             if pieces is None:
-                x, weights = self._level_quantiles(level), _tanh_sinh_level(level)[2]
+                x = self._level_quantiles(level, t_max)
+                weights = _tanh_sinh_level(level, t_max)[2]
             else:
-                x, weights = self._piece_quantiles(level)
-            norm = _tanh_sinh_level(level)[3]
+                x, weights = self._piece_quantiles(level, t_max)
+            norm = _tanh_sinh_level(level, t_max)[3]
             new = _sum_by_blocks(integrand, flat[active], x, weights, cutoff[active])
             total[active] = (0.5 if level else 1.0) * total[active] + new
             previous, before = estimate[active], change[active]
@@ -878,7 +926,8 @@ class Distribution:
             change[active] = now
             # the error of a converging double-exponential rule roughly squares per level, so
             # the error left after this level is about now**2 / before (Bailey's estimate)
-            done = (now <= _TS_TOL) | ((now < before) & (now * now <= _TS_TOL * before))
+            tol = _TS_TOL if rtol is None else rtol * np.abs(estimate[active])
+            done = (now <= tol) | ((now < before) & (now * now <= tol * before))
             active = active[~done]
             if active.size == 0:
                 break
@@ -893,6 +942,45 @@ class Distribution:
 
     def _lst_mp(self, s):
         return mpmath.mpmathify(complex(self._lst(np.asarray(complex(s)))))
+
+    def _remainder_by_quadrature(self, s: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+        """``E[exp(-s X) - 1 + s X]`` at complex ``s`` (an array) for a law with a finite
+        mean and no closed form (:meth:`_lst_remainder`) or trusted moment series (a heavy
+        tail): ``lst(s) - 1 + s E[X]`` (``b``: ``lst(s)``, where the caller has it) where that
+        loses at most ``_DIRECT_LOSS`` relative (``eps (2 + |s E[X]|)`` of rounding), else by
+        the wide nested tanh-sinh rule of :meth:`_expect` (a power tail's share lies beyond
+        the standard rule's last level at small ``s``), on the integrand's power series, to
+        ``_TS_RTOL`` relative.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from scipy import stats
+        >>> from queuetheory import from_scipy
+        >>> G = from_scipy(stats.gamma(2.0))   # 1 / (1 + s)^2 - 1 + 2 s = s^2 (3 + 2 s) / (1 + s)^2
+        >>> s = np.array([1e-7 + 0j])
+        >>> exact = s**2 * (3 + 2 * s) / (1 + s) ** 2
+        >>> bool(np.isclose(G._remainder_by_quadrature(s)[0], exact[0], rtol=1e-13, atol=0))
+        True
+        """
+        mean = self.mean()
+        s = np.asarray(s, dtype=complex)
+        flat = s.ravel()
+
+        def compute():
+            w = flat * mean
+            lst = self.lst(flat) if b is None else np.broadcast_to(b, s.shape).ravel()
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out = np.asarray(lst - 1.0 + w, dtype=complex)
+                loss = np.finfo(float).eps * (2.0 + np.abs(w)) / np.abs(out)
+            near = ~(loss <= _DIRECT_LOSS)
+            if np.any(near):
+                out[near] = self._expect(_phi_product, flat[near], rtol=_TS_RTOL,
+                                         t_max=quadrature.TS_WIDE)
+            return out
+
+        # remembered: a law and the fastest of one replica (the same law) ask at one s
+        return _memo(self, "_remainder_memo", _key(flat), compute).copy().reshape(s.shape)
 
     @property
     def _mp_lst(self) -> bool:

@@ -102,8 +102,14 @@ def tanh_sinh_probabilities(n_half: int = 64, t_max: float = 3.2):
     return u, one_minus_u, w / w.sum()
 
 
-@functools.lru_cache(maxsize=TS_MAX_LEVEL + 1)
-def tanh_sinh_level(level: int):
+TS_WIDE = 4.8
+"""End ``tau`` of the wide nested rule, whose levels reach ``1 - u = exp(-pi sinh(4.8))``, about
+1e-83 (the standard rule stops at 2e-17): integrands that grow in the tail, such as ``exp(-s x) -
+1 + s x`` at small ``s`` for a power tail, take mass from levels far beyond it."""
+
+
+@functools.lru_cache(maxsize=2 * (TS_MAX_LEVEL + 1))
+def tanh_sinh_level(level: int, t_max: float = TS_TMAX):
     """Nodes added at ``level`` of the nested tanh-sinh rule in probability space.
 
     Level 0 has the ``2 * 64 + 1`` nodes ``tau = j h`` (``h = 3.2 / 64``); level ``L >= 1`` adds
@@ -113,6 +119,9 @@ def tanh_sinh_level(level: int):
     ----------
     level : int
         0 to :data:`TS_MAX_LEVEL`.
+    t_max : float
+        The end of the rule, :data:`TS_TMAX` or :data:`TS_WIDE` (the same step ``h``, more
+        nodes).
 
     Returns
     -------
@@ -126,11 +135,12 @@ def tanh_sinh_level(level: int):
     >>> [tanh_sinh_level(level)[0].size for level in range(3)]
     [129, 128, 256]
     """
-    n = TS_HALF * 2**level
-    h = TS_TMAX / n
+    n = round(TS_HALF * t_max / TS_TMAX) * 2**level
+    h = t_max / n
     j = np.arange(-n, n + 1) if level == 0 else np.arange(-n + 1, n, 2)
-    u, one_minus_u, dens = tanh_sinh_map(h * j)
-    previous = 0.0 if level == 0 else 0.5 * tanh_sinh_level(level - 1)[3]
+    with np.errstate(over="ignore"):
+        u, one_minus_u, dens = tanh_sinh_map(h * j)
+    previous = 0.0 if level == 0 else 0.5 * tanh_sinh_level(level - 1, t_max)[3]
     weights = h * dens
     return u, one_minus_u, weights, previous + weights.sum()
 
@@ -264,9 +274,17 @@ def _tail_integrand(scalar: Callable, k: int, b: float) -> Callable:
         log_t = math.log(b) + y
         with np.errstate(over="ignore"):
             value = scalar(math.exp(min(log_t, 700.0)))
-        return 0.0 if value <= 0 else math.exp(math.log(k) + k * log_t + math.log(value))
+        if value <= 0:
+            return 0.0
+        power = math.log(k) + k * log_t + math.log(value)
+        # beyond the floats (a high moment of a power tail, far out): unbounded as far as the
+        # integral is concerned (it had raised OverflowError)
+        return math.inf if power > _LOG_MAX else math.exp(power)
 
     return tail
+
+
+_LOG_MAX = math.log(np.finfo(float).max)
 
 
 def _diverges(tail: Callable) -> bool:

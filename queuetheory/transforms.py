@@ -284,7 +284,12 @@ class _Inversion:
     the discretisation error ``exp(-A) / (1 - exp(-A))`` (times the SF for the SF) and the
     round-off bound of the rule (with ``mean``, plus the loss of digits
     ``eps t E[T] / scale^2`` of queueing transforms at small ``|s|``, scaled by the rule;
-    ``scale`` is the service time's, ``E[T]`` by default). Where the difference exceeds
+    ``scale`` is the service time's, ``E[T]`` by default; where ``E[T]`` is infinite, ``slack``,
+    the ``1 - rho`` of the queue, gives ``scale / slack`` in its place: the denominator ``s -
+    lam (1 - B~(s))`` is about ``s (1 - rho)`` at small ``|s|`` whatever the tail of ``B``;
+    ``slack`` without ``scale``: a transform without that loss but on a rounded ``1 - rho``,
+    whose values move by up to about ``eps / slack``: the round-off bound times ``1 + 1 /
+    slack``). Where the difference exceeds
     ``max(2 round-off, 1e-9 min(CDF, SF))``, as near kinks of distributions with atoms, those
     times are inverted again with the longer rules of ``_REFINEMENTS``; the error estimate then
     also bounds the change from the previous rule (the error decays only like ``1 / n`` at a
@@ -310,7 +315,8 @@ class _Inversion:
 
     def __init__(self, lst: LST, damping: float, n_terms: int, n_euler: int,
                  mean: float | None = None, scale: float | None = None,
-                 known: tuple | None = None, offset: float = 0.0, kinks: Kinks | None = None):
+                 known: tuple | None = None, offset: float = 0.0, kinks: Kinks | None = None,
+                 slack: float | None = None):
         self.lst = lst
         self.known = known
         self.offset = offset
@@ -321,6 +327,13 @@ class _Inversion:
         self.mean = mean if mean is not None and math.isfinite(mean) and mean > 0 else None
         ok = scale is not None and math.isfinite(scale) and scale > 0
         self.scale = scale if ok else self.mean
+        self.loss_mean = self.mean
+        self.rounding = 1.0
+        if slack is not None and 0 < slack <= 1:
+            if self.mean is None and ok:
+                self.loss_mean = scale / slack
+            elif not ok:
+                self.rounding += 1.0 / slack
 
     def __call__(self, t: np.ndarray, density: bool = False,
                  refine: bool = True) -> tuple[np.ndarray, ...]:
@@ -417,10 +430,11 @@ class _Inversion:
         nodes, coef, coarse, roundoff, cancellation = rule
         if self.kinks is not None:   # the transform less that of the kinks: up to sum |J| / a
             roundoff = roundoff * (1.0 + self.kinks.total / self._decay)
-        if self.mean is not None:
+        roundoff = roundoff * self.rounding
+        if self.loss_mean is not None:
             # queueing transforms built on s - lam (1 - B~(s)) lose digits like
             # eps E[T] / (|s| E[B]^2) at small |s| (E[B]: the service scale)
-            roundoff = roundoff + cancellation * t * self.mean / self.scale**2
+            roundoff = roundoff + cancellation * t * self.loss_mean / self.scale**2
         weights = np.column_stack([coef / nodes, coarse / nodes[:, None]])
         step = max(1, _CHUNK // nodes.size)
         cdf, sf, change = np.empty(t.size), np.empty(t.size), np.empty(t.size)

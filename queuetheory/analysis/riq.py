@@ -189,6 +189,9 @@ def _response_time(model, d: int, idle: float, b: float, lam_b: float, free, exa
     # the inversion allows for the loss of digits of the busy transform at small |s| (near
     # load 1) unless the transform is computed without it (mg1._Remainder)
     scale = None if busy.accurate else model.mean_runtime()
+    # and for the rounding of 1 - rho_B where the remainder is used with it (near load 1)
+    slack = (float(free) if scale is not None or (busy.rounded and float(free) < mg1._NEAR_ONE)
+             else None)
     # the high-precision path needs exact parameters: Random's split weight is 1 - rho, exact
     # where the runtime's mean has an exact rational form; RIQ's weights come from the float
     # root b of its fixed point; and the runtime's transform must be a closed form in mpmath
@@ -200,7 +203,7 @@ def _response_time(model, d: int, idle: float, b: float, lam_b: float, free, exa
                "the runtime's transform has no closed form in mpmath"
                if not model.replica()._mp_lst else None)
     if all_busy >= 1.0:
-        return ResponseTime(busy, mean, lower=lower, scale=scale, rounded=rounded)
+        return ResponseTime(busy, mean, lower=lower, scale=scale, slack=slack, rounded=rounded)
     immediate = model.fastest_mixture(idle_weights[1:])
     # 1 - b^d as a Fraction whose complement is exact: where b^d < 1/2, 1 less the float b^d,
     # so that the queued part's weight is b^d itself (at tiny loads 1 - float(1 - b^d) had left
@@ -220,7 +223,8 @@ def _response_time(model, d: int, idle: float, b: float, lam_b: float, free, exa
     # Random with runtimes on a lattice: the high-precision path sums the wait's exact CDF
     exact_mp = (mg1._LatticeSojourn.of(lam_b, model.replica(), free)
                 if d == 1 and rounded is None else None)
-    return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, rounded=rounded,
+    return ResponseTime(transform, mean, split=split, lower=lower, scale=scale, slack=slack,
+                        rounded=rounded,
                         rest_above_lower=True, rest_from_lower=from_lower, rest_kinks=kinks,
                         exact_mp=exact_mp)
 
