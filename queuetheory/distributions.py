@@ -574,6 +574,16 @@ class Distribution:
         """``(a, b)``: the smallest interval ``[a, b]`` holding the variable."""
         return 0.0, math.inf
 
+    def _kinks(self) -> tuple[float, ...]:
+        """Positive finite points where the CDF of the continuous part is not smooth (a jump
+        or kink of the density: the ends of a uniform's or a Pareto's support), sorted; empty
+        for a smooth law and for a law on finitely many points. Laws built from others (a
+        mixture, a scaled law, a minimum) take their parts' kinks, which may lie inside the
+        support: ``Mixture([Uniform(1, 2), Uniform(3, 4)], ...)`` has kinks at 1, 2, 3, 4."""
+        if self._smooth or self.atoms is not None:
+            return ()
+        return tuple(sorted({float(c) for c in self._support() if 0 < c < math.inf}))
+
     def _inside(self, x: np.ndarray) -> tuple[np.ndarray, float]:
         """Where ``_cdf`` and ``_sf`` are called, ``a < x < b`` (``a <= x`` with an atom at
         ``a``), and ``b``."""
@@ -1894,6 +1904,12 @@ class Mixture(Distribution):
         probs = np.bincount(where, np.concatenate([w * m[1] for m, w in parts]), values.size)
         return values, probs
 
+    def _kinks(self):
+        if self._smooth or self.atoms is not None:
+            return ()
+        return tuple(sorted({c for part, w in zip(self.components, self.weights) if w > 0
+                             for c in part._kinks()}))
+
     def _combine(self, hook, x):
         return sum(w * getattr(c, hook)(x) for c, w in zip(self.components, self.weights))
 
@@ -2564,6 +2580,9 @@ class _Minimum(Distribution):
     def _support(self):
         return self.base._support()
 
+    def _kinks(self):
+        return self.base._kinks()
+
     @property
     def atoms(self):
         base = self.base.atoms
@@ -2767,6 +2786,9 @@ class _Scaled(Distribution):
     def _support(self):
         a, b = self.base._support()
         return self.c * a, self.c * b
+
+    def _kinks(self):
+        return tuple(self.c * c for c in self.base._kinks())
 
     @property
     def atoms(self):

@@ -185,8 +185,9 @@ def _sx_unit_slowdown_mean(policy, mu, lam):
         return float(mpmath.quad(expectation_over_x, [0, 1, 5, 20, mpmath.inf]))
 
 
-@pytest.mark.parametrize("policy,lam", [(qt.MDS(5, 2, remove=False), 0.5),
-                                        (qt.Replication(4, 2, remove=False), 0.3)])
+@pytest.mark.parametrize("policy,lam", [
+    pytest.param(qt.MDS(5, 2, remove=False), 0.5, marks=pytest.mark.slow),  # 5 s
+    (qt.Replication(4, 2, remove=False), 0.3)])
 def test_sx_unit_slowdown_against_mpmath(policy, lam):
     mu = 1.5
     expected = _sx_unit_slowdown_mean(policy, mu, lam)
@@ -668,6 +669,7 @@ def test_atoms_1e5_apart_against_lindleys_recursion():
     assert np.all(np.asarray(errors) <= 1e-3 * reference)
 
 
+@pytest.mark.slow  # 15 s without numba
 def test_coinciding_products_of_job_sizes_and_slowdowns():
     # 0.185 * 6 = 1.11 * 1: two products x s coincide, and the lattice of the S&X removal grid
     # was built with the wrong number of probabilities (ValueError "values and probs must

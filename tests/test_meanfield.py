@@ -311,8 +311,9 @@ def test_incommensurate_atoms_are_first_order_with_true_estimates():
     #   p = qt.analyze(qt.System(qt.Random(), m, lam)); [p.quantile(q) for q in LEVELS]
     (qt.ShiftedExponential(0.5, 2.0), qt.Discrete([1.0, 3.0], [0.7, 0.3]),
      [3.269824770673026, 13.626796554415206, 20.87366548606848]),
-    (qt.Uniform(0.0, 2.0), qt.Discrete([1.0, 3.0], [0.7, 0.3]),
-     [3.589697183070094, 14.086248159238261, 21.399764328236373]),
+    pytest.param(qt.Uniform(0.0, 2.0), qt.Discrete([1.0, 3.0], [0.7, 0.3]),
+                 [3.589697183070094, 14.086248159238261, 21.399764328236373],
+                 marks=pytest.mark.slow),  # 7 s
 ])
 def test_jumping_density_estimates_cover_pollaczek_khinchine(X, S, quantiles):
     model = qt.SX(X=X, S=S)
@@ -386,12 +387,16 @@ def test_support_ends_are_the_stated_ends():
     assert meanfield._smallest(qt.Exponential(1.0)) == 0.0
 
 
-def test_job_size_mixing_atoms_and_a_density_is_refused_not_guessed():
-    # the mean-field integrates against the density of X: a mixture of an atom and a density
-    # has none, and is refused (it used to be integrated against a finite-difference spike)
-    X = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5])
-    system = qt.System(qt.RedundancyD(2), qt.SX(X, qt.Discrete([1, 2], [0.5, 0.5])),
-                       arrival_rate=0.3)
+@pytest.mark.parametrize("X, S", [
+    (qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5]), qt.Erlang(2, 2.0)),
+    (qt.Mixture([qt.Discrete(np.arange(1.0, 41.0), np.full(40, 1 / 40)), qt.Exponential(1.0)],
+                [0.5, 0.5]), qt.Discrete([1, 2], [0.5, 0.5]))])
+def test_job_size_mixing_atoms_and_a_density_is_refused_not_guessed(X, S):
+    # the cavity grid integrates against the density of X: a mixture of an atom and a density
+    # has none, and is refused (it used to be integrated against a finite-difference spike).
+    # The level-crossing grid takes such a job size with a discrete slowdown and up to 32
+    # atoms (tests/test_redundancy.py); here a continuous slowdown, and 40 atoms
+    system = qt.System(qt.RedundancyD(2), qt.SX(X, S), arrival_rate=0.05)
     with pytest.raises(NotImplementedError, match="mixes atoms with a continuous part"):
         qt.analyze(system)
 

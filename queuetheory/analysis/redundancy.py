@@ -388,15 +388,20 @@ def _crossing_applies(model: RuntimeModel) -> bool:
     """Whether the level-crossing grid of :mod:`.removal` takes the model: IR runtimes, S&X
     with a discrete slowdown, and S&X with a continuous slowdown and a job size on atoms (one
     IR convolution per atom, :mod:`.removal_continuous`: 0.01 s and errors about 1e-8 where
-    the cavity grid took 0.1 s and stated 1e-4 to 1e-3), ``E[R^2] < inf``. Not a job size
-    mixing atoms with a density (its Gauss-Legendre rule over ``X`` does not hold the atoms:
-    refused by the cavity grid), nor a continuous job size with a continuous slowdown (the
+    the cavity grid took 0.1 s and stated 1e-4 to 1e-3), and S&X with a discrete slowdown and
+    a job size mixing a density with at most ``removal._X_ATOMS_MAX`` atoms (each a piece of
+    the rule over ``X``; the cavity grid, which integrates against the density of ``X``,
+    refuses it), ``E[R^2] < inf``. Not a continuous job size with a continuous slowdown (the
     grid is 5 s per point there against the cavity grid's 0.6 s: the cavity grid, stated)."""
+    from .removal import _X_ATOMS_MAX
+
     if isinstance(model, SX):
         if model.S.atoms is None and (model.S._has_atoms or model.X.atoms is None):
             return False
         if model.X._has_atoms and model.X.atoms is None:
-            return False
+            masses = model.X._point_masses()
+            if masses is None or masses[0].size > _X_ATOMS_MAX:
+                return False
     return math.isfinite(model.replica().moment(2))
 
 
