@@ -1,7 +1,8 @@
 """Speed of the MDS/Replication analysis with removal (mean-field level-crossing equation).
 
 Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`` for only the
-numpy-versus-numba table, ``--continuous`` for S&X with continuous slowdowns).
+numpy-versus-numba table, ``--continuous`` for S&X with continuous slowdowns, ``--between``
+for IR runtimes on atoms without a common step, placed exactly or first order).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
 for n + m <= 30; a stability frontier within 2 s; ``smallest_matching_code(..., remove=True)``
 well under 1 s for n <= 20. Best of 3, wall and CPU time (the CPU figure is the one to read on
@@ -163,9 +164,38 @@ def main():
             print(f"  {name:24s} n={n:2}  wall {wall:6.3f} s  CPU {cpu:6.3f} s")
 
 
+def between():
+    """CPU seconds of a point (mean and p99, best of 3) for IR runtimes on atoms without a
+    common step: the atoms placed exactly between the nodes (the default) and the first-order
+    march (``_JUMPS_MAX = 0``) side by side, with the relative error each states for the mean."""
+    cases = (("{1, 1.618} w.p. .7, .3", [1.0, 1.6180339887498949], [0.7, 0.3], qt.RedundancyD(2),
+              0.25),
+             ("{1, 1.0973} w.p. .5, .5", [1.0, 1.0973], [0.5, 0.5], qt.MDS(4, 2), 0.3),
+             ("{.5, 1.414, 2.25}", [0.5, 1.4142135623730951, 2.25], [0.25, 0.5, 0.25],
+              qt.MDS(10, 2), 0.4))
+    print("atoms between the nodes: exact placement vs first order (CPU s, stated mean error)")
+    limit = removal._JUMPS_MAX
+    for name, values, probs, policy, lam in cases:
+        runtime, row = qt.IR(qt.Discrete(values, probs)), []
+        for removal._JUMPS_MAX in (limit, 0):
+            def point(policy=policy, lam=lam, runtime=runtime):
+                p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+                return p, p.quantile(0.99)
+
+            row.append(_best(point)[1])
+            p = point()[0]
+            row.append(p.errors["mean"] / p.mean)
+        removal._JUMPS_MAX = limit
+        print(f"  {name:24s} {policy.label():22s} exact {row[0]:6.3f} s ({row[1]:.1e})  "
+              f"first order {row[2]:6.3f} s ({row[3]:.1e})", flush=True)
+
+
 if __name__ == "__main__":
     if "--continuous" in sys.argv:
         continuous()
+        sys.exit()
+    if "--between" in sys.argv:
+        between()
         sys.exit()
     if "--paths" not in sys.argv:
         main()

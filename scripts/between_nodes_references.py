@@ -1,0 +1,165 @@
+"""References for tests/test_removal.py::test_atoms_between_the_nodes_against_the_method_of_steps:
+the workload level-crossing equation with removal (Redundancy-d = Replication(1, d), and d = 1:
+the M/G/1 queue) for IR runtimes on atoms without a common step, k -> infinity, by the method of
+steps in mpmath (independent of queuetheory).
+
+Tasks arrive at each server at rate ``lam_t = d lam``; with ``F`` the CDF of a server's
+workload (atom ``F(0)`` at 0) and ``q(w) = sum_k p_k F(w - b_k)`` (``F(y < 0) = 0``), for
+``w > 0``
+
+    F'(w) = lam_t (F(w) - q(w)) phi(q(w)),   phi(q) = (1 - q)^(d - 1)
+
+(the module docstring of ``queuetheory/analysis/removal.py``). Between consecutive sums ``t_i``
+of atoms ``q`` is a known polynomial (the pieces before, shifted), so on ``[t_i, t_(i+1))``, in
+``u = w - t_i``, ``F = sum c_n u^n`` with ``c_(n+1) = lam_t ((c * phi)_n - (q * phi)_n) / (n +
+1)`` (Cauchy products), ``c_0`` the value the piece before ends with (``F`` is continuous for
+``w > 0``); ``F(0)`` by the secant method on ``F(W) = 1``. A job's response time ``C`` has
+``P(C > t) = (1 - q(t))^d``: the mean is the exact integral of these polynomials up to ``W``,
+quantiles by bisection. Each case is solved twice (40 and 50 digits, a longer horizon and more
+terms for the second); the script prints both.
+
+Usage: ``python scripts/between_nodes_references.py`` (a few minutes).
+"""
+
+import bisect
+import itertools
+
+import mpmath as mp
+
+# (atoms, probabilities, d, lam): every number a binary fraction or a float used exactly, as
+# the test passes them
+CASES = (
+    ((1.0, 1.6180339887498949), (0.7, 0.3), 2, 0.25),
+    ((1.0, 1.0973), (0.5, 0.5), 1, 0.5),
+    ((0.5, 1.4142135623730951), (0.25, 0.75), 3, 0.125),
+)
+LEVELS = (0.5, 0.9, 0.99)
+
+
+def breakpoints(atoms, horizon):
+    """The sums of atoms up to ``horizon`` (with 0 and ``horizon``), sorted, those within
+    rounding of each other merged."""
+    tol = mp.mpf(10) ** (10 - mp.mp.dps)
+    counts = [range(int(horizon / b) + 1) for b in atoms]
+    sums = sorted(s for s in (mp.fsum(n * b for n, b in zip(ns, atoms))
+                              for ns in itertools.product(*counts)) if s < horizon)
+    points = [sums[0]]
+    for s in sums[1:]:
+        if s - points[-1] > tol:
+            points.append(s)
+    return points + [horizon]
+
+
+_BINOMIAL = {}
+
+
+def shifted(c, delta):
+    """Coefficients of ``P(u + delta)`` from those of ``P(u)``."""
+    n = len(c)
+    if n not in _BINOMIAL or _BINOMIAL[n][1] != mp.mp.dps:
+        _BINOMIAL[n] = ([[mp.binomial(j, i) for j in range(n)] for i in range(n)], mp.mp.dps)
+    table = _BINOMIAL[n][0]
+    powers = [mp.mpf(1)]
+    for _ in range(n):
+        powers.append(powers[-1] * delta)
+    return [mp.fsum(c[j] * table[i][j] * powers[j - i] for j in range(i, n)) for i in range(n)]
+
+
+def product(a, b, order):
+    return [mp.fsum(a[i] * b[n - i] for i in range(n + 1)) for n in range(order)]
+
+
+class Solution:
+    """``F`` on the pieces for one ``F(0)``: ``ends`` and the Taylor coefficients ``F``, ``q``."""
+
+    def __init__(self, atoms, probs, d, lam, idle, ends, degree):
+        self.atoms, self.probs, self.d, self.ends = atoms, probs, d, ends
+        lam_t = d * lam
+        tol = mp.mpf(10) ** (10 - mp.mp.dps)
+        self.F, self.q = [], []
+        for i, t in enumerate(ends[:-1]):
+            q = [mp.mpf(0)] * degree
+            for b, p in zip(atoms, probs):
+                y = t - b
+                if y < -tol:
+                    continue
+                j = bisect.bisect_right(ends, y + tol) - 1
+                for n, c in enumerate(shifted(self.F[j], y - ends[j])):
+                    q[n] += p * c
+            phi = [mp.mpf(1)] + [mp.mpf(0)] * (degree - 1)
+            one_minus_q = [1 - q[0]] + [-c for c in q[1:]]
+            for _ in range(d - 1):
+                phi = product(phi, one_minus_q, degree)
+            q_phi = product(q, phi, degree)
+            start = idle if i == 0 else mp.polyval(self.F[i - 1][::-1], t - ends[i - 1])
+            c = [start]
+            for n in range(degree - 1):
+                c_phi = mp.fsum(c[k] * phi[n - k] for k in range(n + 1))
+                c.append(lam_t * (c_phi - q_phi[n]) / (n + 1))
+            self.F.append(c)
+            self.q.append(q)
+        self.end = mp.polyval(self.F[-1][::-1], ends[-1] - ends[-2])
+
+    def sf_pieces(self):
+        """``P(C > t) = (1 - q)^d`` per piece, as coefficients."""
+        if hasattr(self, "_sf"):
+            return self._sf
+        degree = len(self.q[0])
+        out = []
+        for q in self.q:
+            one_minus_q = [1 - q[0]] + [-c for c in q[1:]]
+            s = [mp.mpf(1)] + [mp.mpf(0)] * (degree - 1)
+            for _ in range(self.d):
+                s = product(s, one_minus_q, degree)
+            out.append(s)
+        self._sf = out
+        return out
+
+    def mean(self):
+        total = mp.mpf(0)
+        for s, a, b in zip(self.sf_pieces(), self.ends[:-1], self.ends[1:]):
+            total += mp.fsum(c * (b - a) ** (n + 1) / (n + 1) for n, c in enumerate(s))
+        return total
+
+    def sf(self, t):
+        pieces = self.sf_pieces()
+        i = min(bisect.bisect_right(self.ends, t) - 1, len(pieces) - 1)
+        return mp.polyval(pieces[i][::-1], t - self.ends[i])
+
+    def quantile(self, level):
+        lo, hi = mp.mpf(0), self.ends[-1]
+        for _ in range(mp.mp.dps * 4):
+            mid = (lo + hi) / 2
+            if self.sf(mid) <= 1 - level:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+
+def solve(case, dps, horizon, degree):
+    atoms, probs, d, lam = case
+    with mp.workdps(dps):
+        b = [mp.mpf(x) for x in atoms]
+        p = [mp.mpf(x) for x in probs]
+        ends = breakpoints(b, mp.mpf(horizon))
+        rho = d * lam * mp.fsum(x * y for x, y in zip(b, p))
+        guess = 1 - min(rho, mp.mpf("0.9"))
+        idle = mp.findroot(
+            lambda a: Solution(b, p, d, mp.mpf(lam), a, ends, degree).end - 1,
+            (guess, guess * mp.mpf("0.99")), solver="secant", tol=mp.mpf(10) ** (4 - 2 * dps))
+        sol = Solution(b, p, d, mp.mpf(lam), idle, ends, degree)
+        return idle, sol.mean(), [sol.quantile(mp.mpf(level)) for level in LEVELS]
+
+
+def main():
+    for case in CASES:
+        for dps, horizon, degree in ((30, 36, 30), (40, 44, 36)):
+            idle, mean, quantiles = solve(case, dps, horizon, degree)
+            print(case, dps, horizon, degree)
+            print("  idle", mp.nstr(idle, 20), " mean", mp.nstr(mean, 20))
+            print("  quantiles", [mp.nstr(x, 20) for x in quantiles], flush=True)
+
+
+if __name__ == "__main__":
+    main()
