@@ -1,24 +1,25 @@
 """References for tests/test_removal.py::test_atoms_between_the_nodes_against_the_method_of_steps:
 the workload level-crossing equation with removal (Redundancy-d = Replication(1, d), and d = 1:
-the M/G/1 queue) for IR runtimes on atoms without a common step, k -> infinity, by the method of
-steps in mpmath (independent of queuetheory).
+the M/G/1 queue; MDS(n, m)) for IR runtimes on atoms without a common step, k -> infinity, by
+the method of steps in mpmath (independent of queuetheory).
 
-Tasks arrive at each server at rate ``lam_t = d lam``; with ``F`` the CDF of a server's
-workload (atom ``F(0)`` at 0) and ``q(w) = sum_k p_k F(w - b_k)`` (``F(y < 0) = 0``), for
-``w > 0``
+Tasks arrive at each server at rate ``lam_t = d lam`` (MDS: ``(n + m) lam / n``); with ``F``
+the CDF of a server's workload (atom ``F(0)`` at 0) and ``q(w) = sum_k p_k F(w - b_k)``
+(``F(y < 0) = 0``), for ``w > 0``
 
     F'(w) = lam_t (F(w) - q(w)) phi(q(w)),   phi(q) = (1 - q)^(d - 1)
 
-(the module docstring of ``queuetheory/analysis/removal.py``). Between consecutive sums ``t_i``
+(MDS: ``phi(q) = P(Binomial(n + m - 1, q) <= n - 1)``; the module docstring of
+``queuetheory/analysis/removal.py``). Between consecutive sums ``t_i``
 of atoms ``q`` is a known polynomial (the pieces before, shifted), so on ``[t_i, t_(i+1))``, in
 ``u = w - t_i``, ``F = sum c_n u^n`` with ``c_(n+1) = lam_t ((c * phi)_n - (q * phi)_n) / (n +
 1)`` (Cauchy products), ``c_0`` the value the piece before ends with (``F`` is continuous for
 ``w > 0``); ``F(0)`` by the secant method on ``F(W) = 1``. A job's response time ``C`` has
-``P(C > t) = (1 - q(t))^d``: the mean is the exact integral of these polynomials up to ``W``,
+``P(C > t) = (1 - q(t))^d`` (a batch's under MDS: ``P(Binomial(n + m, q(t)) <= n - 1)``): the mean is the exact integral of these polynomials up to ``W``,
 quantiles by bisection. Each case is solved twice (40 and 50 digits, a longer horizon and more
 terms for the second); the script prints both.
 
-Usage: ``python scripts/between_nodes_references.py`` (a few minutes).
+Usage: ``python scripts/between_nodes_references.py`` (about a quarter of an hour).
 """
 
 import bisect
@@ -26,12 +27,13 @@ import itertools
 
 import mpmath as mp
 
-# (atoms, probabilities, d, lam): every number a binary fraction or a float used exactly, as
-# the test passes them
+# (atoms, probabilities, d or (n, m) of MDS, lam): every number a binary fraction or a float
+# used exactly, as the test passes them
 CASES = (
     ((1.0, 1.6180339887498949), (0.7, 0.3), 2, 0.25),
     ((1.0, 1.0973), (0.5, 0.5), 1, 0.5),
     ((0.5, 1.4142135623730951), (0.25, 0.75), 3, 0.125),
+    ((1.0, 2.718281828459045), (0.75, 0.25), (4, 2), 0.375),
 )
 LEVELS = (0.5, 0.9, 0.99)
 
@@ -69,12 +71,37 @@ def product(a, b, order):
     return [mp.fsum(a[i] * b[n - i] for i in range(n + 1)) for n in range(order)]
 
 
+def binomial_tail(q, tasks, n, order):
+    """Series of ``P(Binomial(tasks, q) <= n - 1)`` from that of ``q``."""
+    one = [mp.mpf(1)] + [mp.mpf(0)] * (order - 1)
+    rest = [1 - q[0]] + [-c for c in q[1:]]
+    q_powers, rest_powers = [one], [one]
+    for _ in range(tasks):
+        q_powers.append(product(q_powers[-1], q, order))
+        rest_powers.append(product(rest_powers[-1], rest, order))
+    total = [mp.mpf(0)] * order
+    for j in range(min(n, tasks + 1)):
+        term = product(q_powers[j], rest_powers[tasks - j], order)
+        total = [t + mp.binomial(tasks, j) * c for t, c in zip(total, term)]
+    return total
+
+
+def kernel(spec):
+    """``(tasks per job over n, phi, P(C > t))`` of Replication(1, d) (``spec = d``) or MDS(n,
+    m) (``spec = (n, m)``), the last two as functions of the series of ``q``."""
+    n, m = (1, spec - 1) if isinstance(spec, int) else spec
+    tasks = n + m
+    return (mp.mpf(tasks) / n, lambda q, order: binomial_tail(q, tasks - 1, n, order),
+            lambda q, order: binomial_tail(q, tasks, n, order))
+
+
 class Solution:
     """``F`` on the pieces for one ``F(0)``: ``ends`` and the Taylor coefficients ``F``, ``q``."""
 
-    def __init__(self, atoms, probs, d, lam, idle, ends, degree):
-        self.atoms, self.probs, self.d, self.ends = atoms, probs, d, ends
-        lam_t = d * lam
+    def __init__(self, atoms, probs, spec, lam, idle, ends, degree):
+        self.atoms, self.probs, self.ends = atoms, probs, ends
+        rate, phi_of, self.sf_of = kernel(spec)
+        lam_t = rate * lam
         tol = mp.mpf(10) ** (10 - mp.mp.dps)
         self.F, self.q = [], []
         for i, t in enumerate(ends[:-1]):
@@ -86,10 +113,7 @@ class Solution:
                 j = bisect.bisect_right(ends, y + tol) - 1
                 for n, c in enumerate(shifted(self.F[j], y - ends[j])):
                     q[n] += p * c
-            phi = [mp.mpf(1)] + [mp.mpf(0)] * (degree - 1)
-            one_minus_q = [1 - q[0]] + [-c for c in q[1:]]
-            for _ in range(d - 1):
-                phi = product(phi, one_minus_q, degree)
+            phi = phi_of(q, degree)
             q_phi = product(q, phi, degree)
             start = idle if i == 0 else mp.polyval(self.F[i - 1][::-1], t - ends[i - 1])
             c = [start]
@@ -101,19 +125,10 @@ class Solution:
         self.end = mp.polyval(self.F[-1][::-1], ends[-1] - ends[-2])
 
     def sf_pieces(self):
-        """``P(C > t) = (1 - q)^d`` per piece, as coefficients."""
-        if hasattr(self, "_sf"):
-            return self._sf
-        degree = len(self.q[0])
-        out = []
-        for q in self.q:
-            one_minus_q = [1 - q[0]] + [-c for c in q[1:]]
-            s = [mp.mpf(1)] + [mp.mpf(0)] * (degree - 1)
-            for _ in range(self.d):
-                s = product(s, one_minus_q, degree)
-            out.append(s)
-        self._sf = out
-        return out
+        """``P(C > t)`` per piece, as coefficients."""
+        if not hasattr(self, "_sf"):
+            self._sf = [self.sf_of(q, len(q)) for q in self.q]
+        return self._sf
 
     def mean(self):
         total = mp.mpf(0)
@@ -138,17 +153,17 @@ class Solution:
 
 
 def solve(case, dps, horizon, degree):
-    atoms, probs, d, lam = case
+    atoms, probs, spec, lam = case
     with mp.workdps(dps):
         b = [mp.mpf(x) for x in atoms]
         p = [mp.mpf(x) for x in probs]
         ends = breakpoints(b, mp.mpf(horizon))
-        rho = d * lam * mp.fsum(x * y for x, y in zip(b, p))
+        rho = kernel(spec)[0] * lam * mp.fsum(x * y for x, y in zip(b, p))
         guess = 1 - min(rho, mp.mpf("0.9"))
         idle = mp.findroot(
-            lambda a: Solution(b, p, d, mp.mpf(lam), a, ends, degree).end - 1,
+            lambda a: Solution(b, p, spec, mp.mpf(lam), a, ends, degree).end - 1,
             (guess, guess * mp.mpf("0.99")), solver="secant", tol=mp.mpf(10) ** (4 - 2 * dps))
-        sol = Solution(b, p, d, mp.mpf(lam), idle, ends, degree)
+        sol = Solution(b, p, spec, mp.mpf(lam), idle, ends, degree)
         return idle, sol.mean(), [sol.quantile(mp.mpf(level)) for level in LEVELS]
 
 

@@ -1696,8 +1696,9 @@ def test_grid_quantile_error_far_apart_atoms_against_the_method_of_steps():
 
 
 # scripts/between_nodes_references.py (the method of steps in mpmath; its solves at 30 and 40
-# digits, horizons 36 and 44, agree to the digits below): (atoms, probabilities, d, lam) ->
-# idle fraction, mean, quantiles at levels 0.5, 0.9, 0.99 of Replication(1, d) with removal
+# digits, horizons 36 and 44, agree to the digits below): (atoms, probabilities, d or (n, m),
+# lam) -> idle fraction, mean, quantiles at levels 0.5, 0.9, 0.99 of Replication(1, d) or
+# MDS(n, m) with removal
 _BETWEEN_LEVELS = np.array([0.5, 0.9, 0.99])
 _BETWEEN = {
     ((1.0, 1.6180339887498949), (0.7, 0.3), 2, 0.25):
@@ -1709,6 +1710,9 @@ _BETWEEN = {
     ((0.5, 1.4142135623730951), (0.25, 0.75), 3, 0.125):
         (0.69920778740184375314, 0.96435285735001638861,
          (0.94180071924864694146, 1.4142135623730951455, 1.5443708317694943874)),
+    ((1.0, 2.718281828459045), (0.75, 0.25), (4, 2), 0.375):
+        (0.374120814512207, 2.37153022191046,
+         (2.55563281967232, 3.25674781977202, 4.01005879707892)),
 }
 
 
@@ -1718,20 +1722,21 @@ def test_atoms_between_the_nodes_against_the_method_of_steps(case):
     # and so does f. A march that took f linear across the cell erred to first order, with a
     # coefficient that depended on where each atom fell: {1, 1.0973} at load 0.524 (M/G/1)
     # had its p50 1.3e-4 off with 1.2e-7 stated (three grids erring alike), Redundancy-2 on
-    # {1, 1.618...} a mean 1.9e-5 off. Placed exactly (removal._Between) they are second
-    # order: measured 1.1e-7 (7.4e-7 stated) and 1.5e-8 (9.9e-8 stated) off
+    # {1, 1.618...} a mean 1.9e-5 off, MDS(4, 2) on {1, e} a p50 6.9e-5 off with 1.2e-5 stated.
+    # Placed exactly (removal._Between) they are second order: measured 1.1e-7 (7.4e-7
+    # stated), 1.5e-8 (9.9e-8 stated) and 4.1e-8 (1.2e-7 stated) off
     atoms, probs, d, lam = case
     idle, mean, quantiles = _BETWEEN[case]
     runtime = qt.IR(qt.Discrete(list(atoms), list(probs)))
-    p = removal.analyze_removal(qt.System(qt.Replication(1, d, remove=True), runtime,
-                                          arrival_rate=lam))
+    policy = qt.MDS(*d) if isinstance(d, tuple) else qt.Replication(1, d, remove=True)
+    p = removal.analyze_removal(qt.System(policy, runtime, arrival_rate=lam))
     assert "Richardson-extrapolated" in p.method
     assert abs(1.0 - p.busy_fraction - idle) <= max(p.errors["busy_fraction"], 4e-16)
     assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-6 * mean
     values, errors = p.response_time.ppf(_BETWEEN_LEVELS, full_output=True)
     assert np.all(np.abs(values - np.array(quantiles)) <= errors)
     assert np.all(errors <= 1e-5 * values)
-    if d > 1:   # Redundancy-d is this system
+    if isinstance(d, int) and d > 1:   # Redundancy-d is this system
         public = qt.analyze(qt.System(qt.RedundancyD(d), runtime, arrival_rate=lam))
         assert public.mean == p.mean
 
