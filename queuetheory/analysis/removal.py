@@ -48,7 +48,9 @@ kinks of ``G`` (ends of a support) are nodes or split their cells, atoms of a la
 :class:`_Between`; more atoms: first order, reported as such), and the march is
 compiled with numba when installed, else its history sums are a blocked FFT (online)
 convolution (``docs/theory/removal.md``, "IR accuracy"). Memory: at most
-four grids of at most ``4 * 16384`` cells, five arrays of two columns each (IR, about 20 MB); the
+four grids of at most ``4 * 16384`` cells, five arrays of two columns each (IR, about 20 MB; with
+atoms between the nodes also one row of ``P`` per atom while a grid is marched, at most 32 rows,
+17 MB); the
 S&X tables hold a few hundred ``X`` nodes per cell (the finest grid's at most ``_SX_BYTES / 4``,
 64 MB, all grids' about three times that), and the numpy S&X march keeps the latest grid's
 geometry while it fits in ``_SX_GEOMETRY_BYTES`` (256 MB).
