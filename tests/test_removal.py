@@ -1756,13 +1756,14 @@ def test_atoms_between_the_nodes_numpy_path_agrees(monkeypatch):
 
 
 def test_sx_with_one_job_size_is_ir_with_its_atoms_placed():
-    # S&X with X = Deterministic(1) is IR with runtimes S (one job size: the tasks' runtimes
-    # are independent), now marched as such: Redundancy-2, S on {1, 1.618...}, was 1.9e-5 off
+    # S&X with X = Deterministic(x) is IR with runtimes x S (one job size: the tasks' runtimes
+    # are independent), now marched as such: Redundancy-2, x S on {1, 1.618...}, was 1.9e-5 off
     # the method of steps (2.9e-4 stated) on the S&X grid, first order; now the IR case above
+    # (x = 2 and S halved: the products are the same floats exactly)
     case = next(iter(_BETWEEN))
     atoms, probs, d, lam = case
     idle, mean, quantiles = _BETWEEN[case]
-    runtime = qt.SX(qt.Deterministic(1.0), qt.Discrete(list(atoms), list(probs)))
+    runtime = qt.SX(qt.Deterministic(2.0), qt.Discrete([a / 2 for a in atoms], list(probs)))
     p = qt.analyze(qt.System(qt.RedundancyD(d), runtime, arrival_rate=lam))
     assert abs(p.mean - mean) <= p.errors["mean"] <= 1e-6 * mean
     assert abs(1.0 - p.busy_fraction - idle) <= p.errors["busy_fraction"]

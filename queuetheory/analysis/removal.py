@@ -413,6 +413,11 @@ class _Between:
         return self.node, self.theta, self.mass, P, self.end
 
 
+_NO_ATOMS_BETWEEN = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros((0, 1)),
+                     np.zeros(0, dtype=np.int64))
+""":meth:`_Between.arrays` of a grid without atoms between its nodes."""
+
+
 _X_ATOMS_MAX = 32
 """Most atoms of a job size ``X`` mixing atoms with a density that S&X with removal takes
 (each is a piece of the rule over ``X``, and its products with ``S`` nodes of the grids)."""
@@ -483,6 +488,7 @@ class _Solution:
         self.q_left, self.q_right = q_left, q_right
         self.extra = extra                    # a model's own node arrays (marched with F)
         self.sf_left = self.sf_right = None   # P(C > t) at the nodes, set by the model
+        self.mean_fix = 0.0   # what the trapezoid of _grid_mean misses (set by the model)
 
     @property
     def F0(self) -> float:
@@ -501,6 +507,8 @@ class _GridModel:
     loose_kinks = False
     """Kinks without a common step: between the nodes, a first-order error."""
     has_atoms = False
+    between = False
+    """Atoms of the runtime between the nodes are placed exactly (:class:`_Between`)."""
     rough = False
     """Richardson's extrapolation leaves an ``O(h^2)`` remainder (see :func:`_richardson`)."""
     rough_step = math.inf
@@ -557,8 +565,7 @@ def _march(kernel: _Kernel, weights: _Weights, h: float, M: int, F0: np.ndarray,
     # cells k >= L lie where G = 1 (in floating point): alpha_k = beta_k = h / 2 there
     ones = np.flatnonzero(weights.G_right[1:] >= 1.0)
     L = max(int(ones[0]) + 2, 2) if ones.size else M + 1
-    if geometry is None:   # no atom between the nodes
-        geometry = _Between(np.array([1.0]), np.array([1.0]), h, 0).arrays()
+    geometry = _NO_ATOMS_BETWEEN if geometry is None else geometry
     node = geometry[0]
     if compiled is not None and min(L, M) <= _COMPILED_SPAN:
         out = _march_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
@@ -1633,7 +1640,7 @@ def _solve_grids(model, guess: float):
     ``W = 4096`` where the finest grid read 0.012; the mean was 2.3% off, 3e-7 stated)."""
     lattice = model.lattice
     # atoms between the nodes placed exactly (IR on atoms: _Between) count as nodes
-    between = getattr(model, "between", False)
+    between = model.between
     aligned = (lattice is not None or not model.has_atoms or between) and not model.loose_kinks
     W = 16.0 * model.scale
     kinks = model.kink_lattice   # IR: kinks of G as nodes, where cheap
@@ -1837,8 +1844,7 @@ def _refine(model, sols, order: int):
 def _grid_mean(sol: _Solution) -> float:
     """``int P(C > t) dt`` on one grid: trapezoid with one-sided limits at the nodes (and the
     jumps between the nodes, ``sol.mean_fix``: :meth:`_IRModel.node_sf`)."""
-    return float(0.5 * sol.h * (sol.sf_right[:-1] + sol.sf_left[1:]).sum()
-                 + getattr(sol, "mean_fix", 0.0))
+    return float(0.5 * sol.h * (sol.sf_right[:-1] + sol.sf_left[1:]).sum() + sol.mean_fix)
 
 
 class _IRModel(_GridModel):
@@ -2375,10 +2381,10 @@ _REFERENCES = (
 )
 
 
-def _one_size(runtime: SX) -> float | None:
-    """The job size of S&X runtimes whose ``X`` is one atom, else ``None``."""
+def _one_job_size(runtime: SX) -> bool:
+    """Whether S&X runtimes have one job size (``X`` a single atom)."""
     atoms = runtime.X.atoms
-    return float(atoms[0][0]) if atoms is not None and atoms[0].size == 1 else None
+    return atoms is not None and atoms[0].size == 1
 
 
 def _model_of(kernel: _Kernel, runtime):
@@ -2389,9 +2395,8 @@ def _model_of(kernel: _Kernel, runtime):
     if isinstance(runtime, IR):
         return _IRModel(kernel, runtime.R)
     if runtime.S.atoms is not None:
-        if _one_size(runtime) is not None:
-            values, probs = runtime.S.atoms
-            return _IRModel(kernel, Discrete(_one_size(runtime) * values, probs))
+        if _one_job_size(runtime):
+            return _IRModel(kernel, runtime.replica())
         return _SXModel(kernel, runtime)
     from .removal_continuous import _SXContinuousModel
 
@@ -3009,7 +3014,7 @@ def _analyze_sx(system: System) -> Prediction:
     rule = ("Gauss-Legendre over X split at the jumps" if runtime.S.atoms is not None else
             "continuous slowdown: fixed X nodes, Gauss-Legendre in probability space, each an "
             "IR convolution with x S")
-    if runtime.S.atoms is not None and _one_size(runtime) is not None:
+    if runtime.S.atoms is not None and _one_job_size(runtime):
         rule = "one job size x: the tasks' runtimes x S are independent, the IR march"
     name = (f"{policy.label()}, S&X runtimes, with removal: mean-field, {where}, conditioned on "
             f"the batch's X ({rule})")
