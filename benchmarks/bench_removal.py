@@ -2,7 +2,8 @@
 
 Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`` for only the
 numpy-versus-numba table, ``--continuous`` for S&X with continuous slowdowns, ``--between``
-for IR runtimes on atoms without a common step, placed exactly or first order).
+for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
+common step, placed exactly or first order).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
 for n + m <= 30; a stability frontier within 2 s; ``smallest_matching_code(..., remove=True)``
 well under 1 s for n <= 20. Best of 3, wall and CPU time (the CPU figure is the one to read on
@@ -165,19 +166,32 @@ def main():
 
 
 def between():
-    """CPU seconds of a point (mean and p99, best of 3) for IR runtimes on atoms without a
-    common step: the atoms placed exactly between the nodes (the default) and the first-order
-    march (``_JUMPS_MAX = 0``) side by side, with the relative error each states for the mean."""
-    cases = (("{1, 1.618} w.p. .7, .3", [1.0, 1.6180339887498949], [0.7, 0.3], qt.RedundancyD(2),
-              0.25),
-             ("{1, 1.0973} w.p. .5, .5", [1.0, 1.0973], [0.5, 0.5], qt.MDS(4, 2), 0.3),
-             ("{.5, 1.414, 2.25}", [0.5, 1.4142135623730951, 2.25], [0.25, 0.5, 0.25],
-              qt.MDS(10, 2), 0.4))
+    """CPU seconds of a point (mean and p99, best of 3) for runtimes on atoms without a common
+    step: the atoms (IR) or the products ``x s`` of a job size on atoms and the slowdowns (S&X)
+    placed exactly between the nodes (the default) and the first-order march (``_JUMPS_MAX =
+    _SX_JUMPS_MAX = 0``) side by side, with the relative error each states for the mean."""
+    def ir(values, probs):
+        return qt.IR(qt.Discrete(values, probs))
+
+    root2, e, pi = 1.4142135623730951, 2.718281828459045, 3.141592653589793
+    cases = (("IR {1, 1.618} w.p. .7, .3", ir([1.0, 1.6180339887498949], [0.7, 0.3]),
+              qt.RedundancyD(2), 0.25),
+             ("IR {1, 1.0973} w.p. .5, .5", ir([1.0, 1.0973], [0.5, 0.5]), qt.MDS(4, 2), 0.3),
+             ("IR {.5, 1.414, 2.25}", ir([0.5, root2, 2.25], [0.25, 0.5, 0.25]), qt.MDS(10, 2),
+              0.4),
+             ("S&X {1, 1.618} x {1, 2}", qt.SX(qt.Discrete([1.0, 1.6180339887498949],
+                                                           [0.625, 0.375]),
+                                               qt.Discrete([1.0, 2.0], [0.75, 0.25])),
+              qt.MDS(4, 2), 0.1875),
+             ("S&X {1, 1.414, e, pi} x fb", qt.SX(qt.Discrete([1.0, root2, e, pi],
+                                                              [0.4, 0.3, 0.2, 0.1]),
+                                                  qt.slowdowns.facebook()), qt.MDS(10, 2),
+              0.05))
     print("atoms between the nodes: exact placement vs first order (CPU s, stated mean error)")
-    limit = removal._JUMPS_MAX
-    for name, values, probs, policy, lam in cases:
-        runtime, row = qt.IR(qt.Discrete(values, probs)), []
-        for removal._JUMPS_MAX in (limit, 0):
+    limits = removal._JUMPS_MAX, removal._SX_JUMPS_MAX
+    for name, runtime, policy, lam in cases:
+        row = []
+        for removal._JUMPS_MAX, removal._SX_JUMPS_MAX in (limits, (0, 0)):
             def point(policy=policy, lam=lam, runtime=runtime):
                 p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
                 return p, p.quantile(0.99)
@@ -185,8 +199,8 @@ def between():
             row.append(_best(point)[1])
             p = point()[0]
             row.append(p.errors["mean"] / p.mean)
-        removal._JUMPS_MAX = limit
-        print(f"  {name:24s} {policy.label():22s} exact {row[0]:6.3f} s ({row[1]:.1e})  "
+        removal._JUMPS_MAX, removal._SX_JUMPS_MAX = limits
+        print(f"  {name:28s} {policy.label():22s} exact {row[0]:6.3f} s ({row[1]:.1e})  "
               f"first order {row[2]:6.3f} s ({row[3]:.1e})", flush=True)
 
 

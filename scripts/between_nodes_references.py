@@ -15,11 +15,14 @@ of atoms ``q`` is a known polynomial (the pieces before, shifted), so on ``[t_i,
 ``u = w - t_i``, ``F = sum c_n u^n`` with ``c_(n+1) = lam_t ((c * phi)_n - (q * phi)_n) / (n +
 1)`` (Cauchy products), ``c_0`` the value the piece before ends with (``F`` is continuous for
 ``w > 0``); ``F(0)`` by the secant method on ``F(W) = 1``. A job's response time ``C`` has
-``P(C > t) = (1 - q(t))^d`` (a batch's under MDS: ``P(Binomial(n + m, q(t)) <= n - 1)``): the mean is the exact integral of these polynomials up to ``W``,
-quantiles by bisection. Each case is solved twice (40 and 50 digits, a longer horizon and more
+``P(C > t) = (1 - q(t))^d`` (a batch's under MDS: ``P(Binomial(n + m, q(t)) <= n - 1)``):
+the mean is the exact integral of these polynomials up to ``W``, quantiles by bisection.
+Each case is solved twice (30 and 40 digits, a longer horizon and more
 terms for the second); the script prints both.
 
-Usage: ``python scripts/between_nodes_references.py`` (about a quarter of an hour).
+Also S&X runtimes with a job size on atoms (``SX_CASES``: the tasks of a batch share ``X``).
+
+Usage: ``python scripts/between_nodes_references.py`` (about half an hour).
 """
 
 import bisect
@@ -34,6 +37,15 @@ CASES = (
     ((1.0, 1.0973), (0.5, 0.5), 1, 0.5),
     ((0.5, 1.4142135623730951), (0.25, 0.75), 3, 0.125),
     ((1.0, 2.718281828459045), (0.75, 0.25), (4, 2), 0.375),
+)
+# S&X with a job size on atoms (tests/test_removal.py::test_sx_job_sizes_on_atoms_between_the_
+# nodes_against_the_method_of_steps): ((x atoms, probabilities), (s atoms, probabilities),
+# d or (n, m), lam). A batch's tasks share X: given X = x they are independent with runtimes
+# x S, so q(w | x) = sum_k p_k F(w - x s_k), F'(w) = lam_t E_X[(F - q(w | X)) phi(q(w | X))]
+# and P(C > t) = E_X[Psi(q(t | X))]; the pieces end at the sums of the products x s
+SX_CASES = (
+    (((1.0, 1.6180339887498949), (0.625, 0.375)), ((1.0, 2.0), (0.75, 0.25)), (4, 2), 0.1875),
+    (((0.75, 1.4142135623730951), (0.5, 0.5)), ((1.0, 1.5), (0.5, 0.5)), 2, 0.1875),
 )
 LEVELS = (0.5, 0.9, 0.99)
 
@@ -98,36 +110,46 @@ def kernel(spec):
 class Solution:
     """``F`` on the pieces for one ``F(0)``: ``ends`` and the Taylor coefficients ``F``, ``q``."""
 
-    def __init__(self, atoms, probs, spec, lam, idle, ends, degree):
-        self.atoms, self.probs, self.ends = atoms, probs, ends
+    def __init__(self, groups, spec, lam, idle, ends, degree):
+        """``groups``: ``(weight, atoms, probs)`` per job size (IR: one, of weight 1)."""
+        self.groups, self.ends = groups, ends
         rate, phi_of, self.sf_of = kernel(spec)
         lam_t = rate * lam
         tol = mp.mpf(10) ** (10 - mp.mp.dps)
         self.F, self.q = [], []
         for i, t in enumerate(ends[:-1]):
-            q = [mp.mpf(0)] * degree
-            for b, p in zip(atoms, probs):
-                y = t - b
-                if y < -tol:
-                    continue
-                j = bisect.bisect_right(ends, y + tol) - 1
-                for n, c in enumerate(shifted(self.F[j], y - ends[j])):
-                    q[n] += p * c
-            phi = phi_of(q, degree)
-            q_phi = product(q, phi, degree)
+            qs, phis, q_phis = [], [], []
+            for _, atoms, probs in groups:
+                q = [mp.mpf(0)] * degree
+                for b, p in zip(atoms, probs):
+                    y = t - b
+                    if y < -tol:
+                        continue
+                    j = bisect.bisect_right(ends, y + tol) - 1
+                    for n, c in enumerate(shifted(self.F[j], y - ends[j])):
+                        q[n] += p * c
+                phi = phi_of(q, degree)
+                qs.append(q)
+                phis.append(phi)
+                q_phis.append(product(q, phi, degree))
             start = idle if i == 0 else mp.polyval(self.F[i - 1][::-1], t - ends[i - 1])
             c = [start]
             for n in range(degree - 1):
-                c_phi = mp.fsum(c[k] * phi[n - k] for k in range(n + 1))
-                c.append(lam_t * (c_phi - q_phi[n]) / (n + 1))
+                total = mp.fsum(w * (mp.fsum(c[k] * phi[n - k] for k in range(n + 1)) - q_phi[n])
+                                for (w, _, _), phi, q_phi in zip(groups, phis, q_phis))
+                c.append(lam_t * total / (n + 1))
             self.F.append(c)
-            self.q.append(q)
+            self.q.append(qs)
         self.end = mp.polyval(self.F[-1][::-1], ends[-1] - ends[-2])
 
     def sf_pieces(self):
-        """``P(C > t)`` per piece, as coefficients."""
+        """``P(C > t)`` per piece, as coefficients (averaged over the job sizes)."""
         if not hasattr(self, "_sf"):
-            self._sf = [self.sf_of(q, len(q)) for q in self.q]
+            self._sf = []
+            for qs in self.q:
+                parts = [self.sf_of(q, len(q)) for q in qs]
+                self._sf.append([mp.fsum(w * part[n] for (w, _, _), part in
+                                         zip(self.groups, parts)) for n in range(len(qs[0]))])
         return self._sf
 
     def mean(self):
@@ -152,22 +174,36 @@ class Solution:
         return hi
 
 
-def solve(case, dps, horizon, degree):
-    atoms, probs, spec, lam = case
+def solve(case, dps, horizon, degree, sx=False):
     with mp.workdps(dps):
-        b = [mp.mpf(x) for x in atoms]
-        p = [mp.mpf(x) for x in probs]
-        ends = breakpoints(b, mp.mpf(horizon))
-        rho = kernel(spec)[0] * lam * mp.fsum(x * y for x, y in zip(b, p))
+        if sx:
+            (xs, xp), (ss, sp), spec, lam = case
+            # the products x * s as the floats the library forms (the test passes these)
+            groups = [(mp.mpf(w), [mp.mpf(x * s) for s in ss], [mp.mpf(p) for p in sp])
+                      for x, w in zip(xs, xp)]
+        else:
+            atoms, probs, spec, lam = case
+            groups = [(mp.mpf(1), [mp.mpf(x) for x in atoms], [mp.mpf(x) for x in probs])]
+        products = sorted({b for _, atoms, _ in groups for b in atoms})
+        ends = breakpoints(products, mp.mpf(horizon))
+        mean_runtime = mp.fsum(w * mp.fsum(b * p for b, p in zip(atoms, probs))
+                               for w, atoms, probs in groups)
+        rho = kernel(spec)[0] * lam * mean_runtime
         guess = 1 - min(rho, mp.mpf("0.9"))
         idle = mp.findroot(
-            lambda a: Solution(b, p, spec, mp.mpf(lam), a, ends, degree).end - 1,
+            lambda a: Solution(groups, spec, mp.mpf(lam), a, ends, degree).end - 1,
             (guess, guess * mp.mpf("0.99")), solver="secant", tol=mp.mpf(10) ** (4 - 2 * dps))
-        sol = Solution(b, p, spec, mp.mpf(lam), idle, ends, degree)
+        sol = Solution(groups, spec, mp.mpf(lam), idle, ends, degree)
         return idle, sol.mean(), [sol.quantile(mp.mpf(level)) for level in LEVELS]
 
 
 def main():
+    for case in SX_CASES:
+        for dps, horizon, degree in ((30, 36, 30), (40, 44, 36)):
+            idle, mean, quantiles = solve(case, dps, horizon, degree, sx=True)
+            print(case, dps, horizon, degree)
+            print("  idle", mp.nstr(idle, 20), " mean", mp.nstr(mean, 20))
+            print("  quantiles", [mp.nstr(x, 20) for x in quantiles], flush=True)
     for case in CASES:
         for dps, horizon, degree in ((30, 36, 30), (40, 44, 36)):
             idle, mean, quantiles = solve(case, dps, horizon, degree)

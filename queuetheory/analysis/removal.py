@@ -59,7 +59,9 @@ S&X (discrete slowdowns ``S``): conditioned on the batch's ``X`` (Gauss-Legendre
 space, split where ``w = x s``), ``q(w | x) = sum_k p_k F(w - x s_k)`` evaluated from the grid.
 Its grids are refined as under IR, bounded by the memory of their ``X`` nodes, and refused where
 the finest grid cannot resolve the runtime over the workload's reach; for a continuous ``X``
-the estimates include the Gauss-Legendre rule's error (nodes doubled once). Its march is
+the estimates include the Gauss-Legendre rule's error (nodes doubled once); for a job size
+on atoms, products ``x s`` (up to 256) that fall between the nodes are placed exactly as IR's
+atoms are (the jump of ``f`` in their cell, :meth:`_SXModel._jumps`). Its march is
 compiled with numba when it is installed (``pip install 'queuetheory[fast]'``), placing the
 points ``w - x s_k`` on the grid as it uses them (:func:`_sx_point`), else numpy operations
 per node (one gather and one contraction for the ``X`` nodes of a grid node, the geometry
@@ -418,6 +420,10 @@ _NO_ATOMS_BETWEEN = (np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.z
 """:meth:`_Between.arrays` of a grid without atoms between its nodes."""
 
 
+_SX_JUMPS_MAX = 256
+"""Most products ``x s`` of a job size on atoms and the slowdowns whose jumps between the nodes
+the S&X march places exactly (:meth:`_SXModel._jumps`; no memory per product, but the node
+after each is solved five times); with more, a first-order error, reported as such."""
 _X_ATOMS_MAX = 32
 """Most atoms of a job size ``X`` mixing atoms with a density that S&X with removal takes
 (each is a piece of the rule over ``X``, and its products with ``S`` nodes of the grids)."""
@@ -999,8 +1005,8 @@ def _finite_x(x: np.ndarray) -> np.ndarray:
 def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None, between=None):
     """``F(z)`` from the grid (``f`` linear per cell), ``0`` for ``z < 0``; with ``current = i``
     the points in cell ``i - 1`` are returned as ``(known, coefficient of f_i^-)``. ``between``:
-    ``(cells, theta, J)`` of atoms between the nodes, whose jumps of ``f`` the cells holding
-    them add (:func:`_sawtooth`)."""
+    ``(cells, theta, J)`` of atoms between the nodes (sorted by cell), whose jumps of ``f``
+    the cells holding them add (:func:`_sawtooth`)."""
     z = np.clip(np.asarray(z, dtype=float), -1.0, sol_F.shape[0] * h)
     top = sol_F.shape[0] - 2 if current is None else current - 1
     c = np.clip(np.floor(z / h).astype(np.intp), 0, top)
@@ -1008,9 +1014,13 @@ def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None, between=None):
     fa = fp[c]
     fb = fm[c + 1] if current is None else np.where(c < top, fm[np.minimum(c + 1, top)], 0.0)
     known = sol_F[c] + d * fa + (fb - fa) * d * d / (2 * h)
-    if between is not None:
-        for cell, theta, J in zip(*between):
-            known = known + np.where(c == cell, J * _sawtooth(d, theta, h), 0.0)
+    if between is not None and between[0].size:
+        # the jumps in each point's cell (sorted by cell: those of cell c are lo..hi - 1)
+        cells, theta, J = between
+        lo, hi = np.searchsorted(cells, c, "left"), np.searchsorted(cells, c, "right")
+        for m in range(int((hi - lo).max(initial=0))):
+            u = np.minimum(lo + m, cells.size - 1)
+            known = known + np.where(lo + m < hi, J[u] * _sawtooth(d, theta[u], h), 0.0)
     if current is None:
         return np.where(z < 0, 0.0, known), None
     coef = np.where(c == top, d * d / (2 * h), 0.0)
@@ -1060,6 +1070,12 @@ class _SXModel(_GridModel):
         self.loose_kinks = bool(kinks) and self.kink_lattice is None
         self.lattice = (_lattice(Discrete(products, np.full(products.size, 1.0 / products.size)))
                         if products.size else None)
+        # a job size on (few) atoms: the products between the nodes placed exactly, as IR's
+        # atoms (_Between): f jumps at each, by J (the march's _sx_new_jumps); the O(h^2) term
+        # left is irregular (where each falls in its cell): the rough estimates
+        self.between = (self.discrete_x and 0 < products.size <= _SX_JUMPS_MAX
+                        and kernel.phi_form() is not None)
+        self.rough = self.between and self.lattice is None
         self._tables, self._blocks, self._blocks_key = {}, {}, None
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
         self._fixed = None
@@ -1074,12 +1090,46 @@ class _SXModel(_GridModel):
         self.max_cells = max(_M_BASE, min(bound, int(_SX_BYTES / (256 * columns))))
 
     def shifted_step(self, sol: _Solution) -> float | None:
-        """For a job size on atoms (:func:`_half_cell_step` of the products ``x s``, which stay
-        between the nodes: a first-order error whose size depends on where they fall)."""
+        """For a job size on atoms (:func:`_half_cell_step` of the products ``x s``: placed
+        between the nodes, an irregular ``O(h^2)`` term whose size depends on where they fall,
+        as IR's atoms; beyond ``_SX_JUMPS_MAX`` products, a first-order error)."""
         if not self.discrete_x:
             return None
         xs, ws = _atoms(self.X)
         return _half_cell_step(np.outer(xs, self.s).ravel(), np.outer(ws, self.p).ravel(), sol.h)
+
+    def _jumps(self, h: float, M: int) -> tuple:
+        """The products ``b = x s`` of a job size on atoms that fall between the nodes of the grid
+        ``(h, M)`` (within ``1e-9 h`` of a node: on it, as :func:`_sx_point` reads them), sorted:
+        ``node`` (``c + 1``), ``cell`` ``c``, ``theta`` (``b = (c + theta) h``), ``mass`` (``(b,
+        X atoms)``: ``P(S = b / x)``, the jump of ``q(. | x)`` over ``F(0)``) and ``first`` (per
+        cell, the first product in it, or -1; of size 1 without products), and ``b``."""
+        if not self.between:
+            return _NO_SX_JUMPS
+        xs, _ = _atoms(self.X)
+        products = np.outer(xs, self.s)
+        b = np.unique(products)
+        cells = np.round(b / h)
+        b = b[(np.abs(b - cells * h) > 1e-9 * h) & (b > 0) & (b < M * h)]
+        if not b.size:
+            return _NO_SX_JUMPS
+        mass = ((products[None, :, :] == b[:, None, None]) * self.p).sum(axis=2)
+        cell = np.minimum(np.floor(b / h).astype(np.int64), M - 1)
+        first = np.full(M, -1, dtype=np.int64)
+        for u in range(b.size - 1, -1, -1):
+            first[cell[u]] = u
+        return cell + 1, cell, b / h - cell, mass, first, b
+
+    def _jumps_of(self, sol: _Solution) -> tuple | None:
+        """:meth:`_jumps` of ``sol``'s grid and their ``J`` (one column), or None."""
+        if not self.between or not sol.extra or not sol.extra[0].size:
+            return None
+        return self._jumps(sol.h, sol.F.size - 1), sol.extra[0]
+
+    def _reading(self, sol: _Solution):
+        """``between`` of :func:`_evaluate_F` for ``sol``."""
+        jumps = self._jumps_of(sol)
+        return None if jumps is None else (jumps[0][1], jumps[0][2], jumps[1])
 
     def doubled(self) -> _SXModel | None:
         """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on atoms,
@@ -1172,7 +1222,7 @@ class _SXModel(_GridModel):
             # width, above t / s_min or between coinciding jumps, contribute nothing)
             keep = np.flatnonzero((ws[start:start + _SF_ROWS] > 0).any(axis=0))
             block = (keep,) + _sx_geometry(self.s, self.p, xs[start:start + _SF_ROWS, keep],
-                                           h, start)
+                                           h, start, self._jumps(h, M))
             if self._keep_blocks:
                 self._blocks[start] = block
         return block
@@ -1186,7 +1236,8 @@ class _SXModel(_GridModel):
         if cubic:
             F = np.where(z < 0, 0.0, _F_cubic(sol, np.maximum(z, 0.0), self.lattice))
         else:
-            F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z)
+            F, _ = _evaluate_F(sol.F, sol.f_right, sol.f_left, sol.h, z,
+                               between=self._reading(sol))
         used = w > 0
         sf = np.zeros(w.shape)
         sf[used] = self.kernel.batch_sf((F @ self.p)[used])
@@ -1204,23 +1255,35 @@ class _SXModel(_GridModel):
     def node_sf(self, sol: _Solution) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes: :meth:`_sf` through the points
         of :func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a time (with numba
-        :func:`_sx_node_sf`, the same coefficients, node by node)."""
+        :func:`_sx_node_sf`, the same coefficients, node by node); with products between the
+        nodes, also ``sol.mean_fix`` (as :meth:`_IRModel.node_sf`)."""
         h, M = sol.h, sol.F.size - 1
         xs, ws, ptops = self.table(h, M)
+        jumps = self._jumps(h, M)
+        J = sol.extra[0] if jumps[1].size else np.zeros(0)
+        if jumps[1].size:
+            # the trapezoid of _grid_mean misses D h (1/2 - theta) of P(C > t)'s jump D (- to
+            # +) at each product between the nodes
+            b = jumps[5]   # the products as formed (at t = b, t - x s = 0 exactly)
+            left, right = self._sf(sol, b, self.nodes(b))
+            sol.mean_fix = float((right - left) @ (h * (0.5 - jumps[2])))
         compiled = self.kernel.compiled_sf()
         if compiled is not None:
             mds, combs = compiled
             return _sx_node_sf(h, xs, ws, ptops, self.s, self.p, sol.F, sol.f_right,
-                               sol.f_left, sol.F0, mds, self.kernel.n, self.kernel.r, combs)
+                               sol.f_left, sol.F0, mds, self.kernel.n, self.kernel.r, combs,
+                               jumps[4], jumps[1], jumps[2], np.ascontiguousarray(J))
         state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
         left, right = np.empty(M + 1), np.empty(M + 1)
         batch_sf = self.kernel.batch_sf
         for start in range(0, M + 1, _SF_ROWS):
             rows = slice(start, start + _SF_ROWS)
-            keep, cells, coef, _, at_zero, _ = self.block(h, M, start)
+            keep, cells, coef, _, at_zero, _, saw = self.block(h, M, start)
             w = ws[rows, keep]
             used = w > 0
             q = np.einsum("ijst,ijst->ij", coef, np.take(state, cells, axis=0))
+            if saw is not None:
+                q += saw @ J
             sf = np.zeros(q.shape)
             sf[used] = batch_sf(q[used])
             left[rows] = (sf * w).sum(axis=1) + ptops[rows]
@@ -1246,13 +1309,17 @@ class _SXModel(_GridModel):
         return np.abs(self.sf_at(sol, t) - self.sf_at(sol, t, cubic=True))
 
 
+_NO_SX_JUMPS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
+                np.zeros((0, 1)), np.full(1, -1, dtype=np.int64), np.zeros(0))
+""":meth:`_SXModel._jumps` of a grid without products between its nodes."""
 _HORNER_M = 32
 """Largest ``m`` for which the compiled S&X march evaluates ``phi`` by the Horner sum."""
 _SF_ROWS = 64
 """Grid nodes per block when :meth:`_SXModel.node_sf` evaluates ``P(C > t)`` (bounds memory)."""
 
 
-def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: int):
+def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: int,
+                 jumps: tuple = _NO_SX_JUMPS):
     """Where the points ``w_i - x s_k`` fall on the grid (independent of the solution), for
     the nodes ``i = start, start + 1, ...`` (the rows of ``x``, one block at a time: the
     arrays are small). With ``f`` linear on each cell, ``F(z) = F_c + (d - d^2/(2h)) f_c^+ +
@@ -1263,8 +1330,10 @@ def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: i
     coefficients times ``p_k`` (zero for the points on or below the atom of ``V`` at 0: ``F =
     0`` there, the left limit); per ``(node, J)``: the coefficient ``bq`` of ``f_i^-`` in
     ``q(w_i | x)`` and the mass ``at_zero`` of the points on the atom of ``V`` (the jump of
-    ``q`` is ``at_zero F(0)``); per node: whether there is such a point. The numpy twin of
-    :func:`_sx_point`."""
+    ``q`` is ``at_zero F(0)``); per node: whether there is such a point; and the coefficients
+    ``(nodes, J, products)`` of the jumps ``J`` of ``f`` at the products between the nodes
+    (``jumps``: :meth:`_SXModel._jumps`) in ``q`` (their :func:`_sawtooth`; ``None`` without).
+    The numpy twin of :func:`_sx_point`."""
     i = np.arange(start, start + x.shape[0])
     z = (i * h)[:, None, None] - x[:, :, None] * s
     zero = np.abs(z) <= 1e-9 * h
@@ -1275,7 +1344,12 @@ def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: i
     quad = d * d / (2 * h)
     coef = np.stack([on * p, (d - quad) * p, quad * p], axis=-1)
     bq = (quad * (c == (i - 1)[:, None, None])) @ p
-    return c, coef, bq, zero @ p, zero.any(axis=(1, 2))
+    _, cells, theta, _, _, _ = jumps
+    saw = None
+    if cells.size:
+        saw = np.stack([((on & (c == cell)) * _sawtooth(d, t, h)) @ p
+                        for cell, t in zip(cells, theta)], axis=-1)
+    return c, coef, bq, zero @ p, zero.any(axis=(1, 2)), saw
 
 
 def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
@@ -1288,12 +1362,13 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     kernel = model.kernel
     xs, ws, ptops = table
     compiled = kernel.compiled_phi()
+    jumps = model._jumps(h, M)
     if compiled is not None:
         F0 = np.ascontiguousarray(F0, dtype=float)
         xs, ws, ptops = (np.ascontiguousarray(a) for a in table)
         groups = [_march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
                                      compiled[1], h, M, F0[a:a + _SX_COLUMNS], xs, ws, ptops,
-                                     model.s, model.p)
+                                     model.s, model.p, *jumps[:5])
                   for a in range(0, F0.size, _SX_COLUMNS)]
         return tuple(np.concatenate(arrays, axis=1) for arrays in zip(*groups))
     K = F0.size
@@ -1304,14 +1379,14 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     half = 0.5 * h
     state[:, 0, 0] = F0
     state[:, 0, 1] = lam_t * F0 * (float(ws[0].sum()) * float(phi(np.zeros(1))[0]) + ptops[0])
-    for i in range(1, M + 1):
-        r = i % _SF_ROWS
-        if r == 0 or i == 1:
-            keep, cells, coef, bq_all, zero_all, jumps = model.block(h, M, i - r)
-        w, ptop, bq = ws[i, keep], ptops[i], bq_all[r][:, None]
-        cq = np.einsum("kjst,jst->jk", np.take(state, cells[r], axis=1), coef[r])
-        previous = state[:, i - 1]
-        A = previous[:, 0] + half * previous[:, 1]
+    node, cells_b, theta_b, mass, _, _ = jumps
+    Jv = np.zeros((cells_b.size, K))
+    qc = np.zeros((ws.shape[1], K))      # q^+ at the node before, per X node (for J)
+    form = kernel.phi_form() if cells_b.size else None
+    g = 0
+
+    def solve(A, cq):
+        """``f_i^-`` (three fixed-point steps from ``f_{i-1}^+``) for ``F_i = A + h f_i^- / 2``."""
         y = previous[:, 1]
         wg = (A - cq) * (lam_t * w)[:, None]       # y = lam_t num / den, lam_t folded in
         wb = (lam_t * w) * (half - bq[:, 0])
@@ -1319,18 +1394,45 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
         for _ in range(3):
             ph = phi(cq + bq * y)
             y = ((wg * ph).sum(axis=0) + a_top) / (d_top - wb @ ph)
+        return y
+
+    for i in range(1, M + 1):
+        r = i % _SF_ROWS
+        if r == 0 or i == 1:
+            keep, cells, coef, bq_all, zero_all, jumps_at, saw = model.block(h, M, i - r)
+        w, ptop, bq = ws[i, keep], ptops[i], bq_all[r][:, None]
+        cq = np.einsum("kjst,jst->jk", np.take(state, cells[r], axis=1), coef[r])
+        if saw is not None:
+            cq += saw[r] @ Jv
+        previous = state[:, i - 1]
+        A = previous[:, 0] + half * previous[:, 1]
+        y = solve(A, cq)
+        stop = int(np.searchsorted(node, i, side="right"))
+        if stop > g:   # products in the cell before: their jumps, as _march_sx_compiled
+            base_cq, base_A = cq, A
+            for _ in range(4):
+                for k in range(K):
+                    Jv[g:stop, k] = _sx_new_jumps(
+                        g, stop, h, theta_b, mass[:, keep], Jv[:, k], previous[k, 0],
+                        previous[k, 1], y[k], F0[k], cq[:, k] + bq[:, 0] * y[k], qc[keep, k], w,
+                        lam_t, form[0], kernel.n, kernel.r, form[1])
+                cq = base_cq + saw[r][:, g:stop] @ Jv[g:stop]
+                A = base_A + (h * (0.5 - theta_b[g:stop])) @ Jv[g:stop]
+                y = solve(A, cq)
+            g = stop
         Fi = A + half * y
         q = cq + bq * y
         state[:, i, 0], previous[:, 2] = Fi, y
         qm[i] = w @ q
-        if jumps[r]:
+        if jumps_at[r]:
             q = q + zero_all[r][:, None] * F0[None, :]
             y = lam_t * (w @ ((Fi - q) * phi(q)) + Fi * ptop)
         qp[i] = w @ q
+        qc[keep] = q
         state[:, i, 1] = y
     fm = np.zeros((M + 1, K))
     fm[1:] = state[:, :-1, 2].T
-    return state[:, :, 0].T.copy(), fm, state[:, :, 1].T.copy(), qm, qp
+    return state[:, :, 0].T.copy(), fm, state[:, :, 1].T.copy(), qm, qp, Jv
 
 
 @_jit
@@ -1372,13 +1474,15 @@ def _batch_sf_compiled(q, mds, n, r, combs):
 
 
 @_jit_inline
-def _sx_point(i, h, inverse, x, s, p, st, K):
+def _sx_point(i, h, inverse, x, s, p, st, K, first, cells, theta, Jv):
     """``sum_k p_k F(w_i - x s_k)`` for the columns ``0..K - 1`` (``K <= 3``) of the march's
     state ``st`` (row ``c``, column ``col``: ``F_c, f_c^+, f_{c+1}^-``), without the term of the
     unknown ``f_i^-`` (cell ``i - 1``, 0 in ``st`` until solved), whose coefficient ``bq`` is
     returned with the mass ``at_zero`` of the points on the atom of ``V`` at 0: the
     coefficients of :func:`_sx_geometry`, computed where they are used (compiled with numba; no
-    array of them in memory, the sums in registers). Returns ``(bq, at_zero, q_0, q_1, q_2)``."""
+    array of them in memory, the sums in registers). A cell holding products between the nodes
+    (:meth:`_SXModel._jumps`: ``first``, ``cells``, ``theta``; their jumps ``Jv``, one row
+    each) adds their :func:`_sawtooth`. Returns ``(bq, at_zero, q_0, q_1, q_2)``."""
     bq = at_zero = 0.0
     q0 = q1 = q2 = 0.0
     top = i - 1
@@ -1402,7 +1506,51 @@ def _sx_point(i, h, inverse, x, s, p, st, K):
             q1 += pk * st[c, 1, 0] + a1 * st[c, 1, 1] + a2 * st[c, 1, 2]
             if K > 2:
                 q2 += pk * st[c, 2, 0] + a1 * st[c, 2, 1] + a2 * st[c, 2, 2]
+        if cells.size and first[c] >= 0:
+            u = first[c]
+            while u < cells.size and cells[u] == c:
+                g = pk * (max(d - theta[u] * h, 0.0) - quad)
+                q0 += g * Jv[u, 0]
+                if K > 1:
+                    q1 += g * Jv[u, 1]
+                    if K > 2:
+                        q2 += g * Jv[u, 2]
+                u += 1
     return bq, at_zero, q0, q1, q2
+
+
+@_jit
+def _sx_new_jumps(g, stop, h, theta, mass, Jk, Fc, fc, y, a, qi, qc, wx, lam_t, mode, n, r,
+                  combs):
+    """The jumps ``J`` of ``f`` at the products ``g..stop - 1`` between the nodes of the cell
+    ``c`` ending at the node being solved (S&X with a job size on atoms; one column: ``Jk`` the
+    current ones, ``F_c``, ``f_c^+``, ``f^-`` at the node ``y``, ``F(0) = a``), as
+    :func:`_jump_node`: ``J = lam_t sum_x P(X = x) ((F - q^+) phi(q^+) - (F - q^-) phi(q^-))``
+    at each product ``b``, ``F(b)`` from the cell's reading (:func:`_sawtooth`) and ``q(b^- |
+    x)`` linear between ``q^+`` at the node ``c`` (``qc``, per ``X`` atom) and ``q^-`` at the
+    node (``qi``) less the cell's jumps (an ``O(h)`` error of ``J``: ``O(h^2)`` of ``F``)."""
+    out = np.zeros(stop - g)
+    for u in range(g, stop):
+        at = theta[u] * h
+        square = at * at / (2.0 * h)
+        Fb = Fc + at * fc + (y - fc) * square
+        for v in range(g, stop):
+            Fb += Jk[v] * (max(at - theta[v] * h, 0.0) - square)
+        total = 0.0
+        for j in range(mass.shape[1]):
+            if mass[u, j] == 0.0:
+                continue
+            cell = below = 0.0
+            for v in range(g, stop):
+                cell += mass[v, j]
+                if theta[v] < theta[u]:
+                    below += mass[v, j]
+            q_minus = (1.0 - theta[u]) * qc[j] + theta[u] * (qi[j] - a * cell) + a * below
+            q_plus = q_minus + a * mass[u, j]
+            total += wx[j] * ((Fb - q_plus) * _phi_compiled(q_plus, mode, n, r, combs)
+                              - (Fb - q_minus) * _phi_compiled(q_minus, mode, n, r, combs))
+        out[u - g] = lam_t * total
+    return out
 
 
 _SX_COLUMNS = 3
@@ -1411,12 +1559,15 @@ _SX_COLUMNS = 3
 
 
 @_jit
-def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p):
+def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, node, cells,
+                       theta, mass, first):
     """:func:`_march_sx` node by node (compiled with numba) for up to ``_SX_COLUMNS`` columns,
     the points ``w_i - x s_k`` placed on the grid as they are used (:func:`_sx_point`). The
     fixed-point iteration on ``f_i^-`` re-evaluates ``phi`` only at the ``X`` nodes whose ``q``
     depends on it (``x s_k < h`` for some ``k``: a few small ``x``); at the others it is
-    evaluated once."""
+    evaluated once. Products between the nodes (:meth:`_SXModel._jumps`): at the node ending
+    their cell the node is solved five times, their jumps ``J`` (:func:`_sx_new_jumps`) from the
+    solve before (as :func:`_jump_node`); also returns ``J``, ``(products, columns)``."""
     K, J = F0.size, ws.shape[1]
     st = np.zeros((M + 1, K, 3))       # row c: F_c, f_c^+, f_{c+1}^- per column
     qm = np.zeros((M + 1, K))
@@ -1425,68 +1576,94 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p):
     bq = np.zeros(J)
     at_zero = np.zeros(J)
     moving = np.empty(J, dtype=np.int64)
+    Jv = np.zeros((cells.size, K))
+    Jnew = np.zeros((cells.size, K))
+    qc = np.zeros((J, K))              # q^+ at the node before, per X node (for J)
+    qi = np.zeros(J)
     half, inverse = 0.5 * h, 1.0 / h
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
     for k in range(K):
         st[0, k, 0] = F0[k]
         st[0, k, 1] = lam_t * F0[k] * (ws[0].sum() * phi0 + ptops[0])
+    g = 0
     for i in range(1, M + 1):
         ptop = ptops[i]
-        jump = False
-        count = 0
-        for j in range(J):
-            bq[j] = at_zero[j] = 0.0
-            if ws[i, j] != 0.0:   # a piece of zero width: no contribution
-                bq[j], at_zero[j], cq[j, 0], cq[j, 1], cq[j, 2] = _sx_point(
-                    i, h, inverse, xs[i, j], s, p, st, K)
-                jump = jump or at_zero[j] > 0.0
-                if bq[j] != 0.0:
-                    moving[count] = j
-                    count += 1
-        for k in range(K):
-            A = st[i - 1, k, 0] + half * st[i - 1, k, 1]
-            y = st[i - 1, k, 1]
-            fixed_num, fixed_den = A * ptop, half * ptop
+        stop = g
+        while stop < cells.size and node[stop] == i:
+            stop += 1
+        sweeps = 5 if stop > g else 1
+        for sweep in range(sweeps):
+            jump = False
+            count = 0
             for j in range(J):
-                if ws[i, j] != 0.0 and bq[j] == 0.0:
-                    ph = _phi_compiled(cq[j, k], mode, n, r, combs)
-                    fixed_num += ws[i, j] * (A - cq[j, k]) * ph
-                    fixed_den += ws[i, j] * half * ph
-            for _ in range(3):
-                num, den = fixed_num, fixed_den
-                for u in range(count):
-                    j = moving[u]
-                    ph = _phi_compiled(cq[j, k] + bq[j] * y, mode, n, r, combs)
-                    num += ws[i, j] * (A - cq[j, k]) * ph
-                    den += ws[i, j] * (half - bq[j]) * ph
-                y = lam_t * num / (1.0 - lam_t * den)
-            Fi = A + half * y
-            st[i, k, 0], st[i - 1, k, 2] = Fi, y
-            total = Fi * ptop
-            below = above = 0.0
-            for j in range(J):
-                if ws[i, j] == 0.0:
+                bq[j] = at_zero[j] = 0.0
+                if ws[i, j] != 0.0:   # a piece of zero width: no contribution
+                    bq[j], at_zero[j], cq[j, 0], cq[j, 1], cq[j, 2] = _sx_point(
+                        i, h, inverse, xs[i, j], s, p, st, K, first, cells, theta, Jv)
+                    jump = jump or at_zero[j] > 0.0
+                    if bq[j] != 0.0:
+                        moving[count] = j
+                        count += 1
+            for k in range(K):
+                A = st[i - 1, k, 0] + half * st[i - 1, k, 1]
+                for u in range(g, stop):
+                    A += Jv[u, k] * h * (0.5 - theta[u])
+                y = st[i - 1, k, 1]
+                fixed_num, fixed_den = A * ptop, half * ptop
+                for j in range(J):
+                    if ws[i, j] != 0.0 and bq[j] == 0.0:
+                        ph = _phi_compiled(cq[j, k], mode, n, r, combs)
+                        fixed_num += ws[i, j] * (A - cq[j, k]) * ph
+                        fixed_den += ws[i, j] * half * ph
+                for _ in range(3):
+                    num, den = fixed_num, fixed_den
+                    for u in range(count):
+                        j = moving[u]
+                        ph = _phi_compiled(cq[j, k] + bq[j] * y, mode, n, r, combs)
+                        num += ws[i, j] * (A - cq[j, k]) * ph
+                        den += ws[i, j] * (half - bq[j]) * ph
+                    y = lam_t * num / (1.0 - lam_t * den)
+                if sweep < sweeps - 1:
+                    for j in range(J):
+                        qi[j] = cq[j, k] + bq[j] * y
+                    Jnew[g:stop, k] = _sx_new_jumps(
+                        g, stop, h, theta, mass, Jv[:, k], st[i - 1, k, 0], st[i - 1, k, 1],
+                        y, F0[k], qi, qc[:, k], ws[i], lam_t, mode, n, r, combs)
                     continue
-                q = cq[j, k] + bq[j] * y
-                below += ws[i, j] * q
-                if jump:
-                    q += at_zero[j] * F0[k]
-                    total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
-                above += ws[i, j] * q
-            qm[i, k], qp[i, k] = below, above
-            st[i, k, 1] = lam_t * total if jump else y
+                Fi = A + half * y
+                st[i, k, 0], st[i - 1, k, 2] = Fi, y
+                total = Fi * ptop
+                below = above = 0.0
+                for j in range(J):
+                    if ws[i, j] == 0.0:
+                        continue
+                    q = cq[j, k] + bq[j] * y
+                    below += ws[i, j] * q
+                    if jump:
+                        q += at_zero[j] * F0[k]
+                        total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
+                    above += ws[i, j] * q
+                    qc[j, k] = q
+                qm[i, k], qp[i, k] = below, above
+                st[i, k, 1] = lam_t * total if jump else y
+            if sweep < sweeps - 1:
+                Jv[g:stop] = Jnew[g:stop]
+        g = stop
     fm = np.zeros((M + 1, K))
     fm[1:] = st[:-1, :, 2]
-    return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp
+    return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp, Jv
 
 
 @_jit
-def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs):
+def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs, first, cells, theta,
+                Js):
     """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes of a solution (its ``f_i^-`` known):
     ``q(w_i^- | x_j)`` by :func:`_sx_point`, the jump ``at_zero F(0)`` on the atom of ``V`` at
     0, :func:`_batch_sf_compiled`, summed with the ``X`` weights (compiled with numba; no
-    array of the nodes' ``q`` in memory)."""
+    array of the nodes' ``q`` in memory); ``Js``: the jumps of ``f`` at the products between
+    the nodes (``first``, ``cells``, ``theta``: :meth:`_SXModel._jumps`)."""
     rows, J = ws.shape
+    Jv = Js.reshape(-1, 1)
     st = np.empty((rows, 1, 3))
     st[:, 0, 0], st[:, 0, 1] = F, fp
     st[:-1, 0, 2], st[-1, 0, 2] = fm[1:], 0.0
@@ -1500,7 +1677,8 @@ def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs):
                 continue
             q, at_zero = 0.0, 0.0
             if i > 0:
-                _, at_zero, q, _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1)
+                _, at_zero, q, _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1, first,
+                                                cells, theta, Jv)
             sf = _batch_sf_compiled(q, mds, n, r, combs)
             below += w * sf
             above += w * (sf if at_zero == 0.0 else
@@ -2938,8 +3116,9 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # nearest node, in cells: M/D/1 at {1.0973}, load 0.6). Halving h doubles dist while
         # it is below 1/4, so h, h/2, h/4 can err alike and their differences vanish (IR {1,
         # 1.618...} at load 0.3: the idle fraction 2.4e-9 off on all three grids, a p50 1.4e-8
-        # off with 1e-11 stated). The same where they stay a first-order error (S&X with a job
-        # size on atoms: X {1, e^2} x S {1, 1.1} at 0.3, a p70 2.8e-4 off with 1.2e-4 stated).
+        # off with 1e-11 stated). The same where they stay a first-order error (more atoms than
+        # are placed; S&X products first order had X {1, e^2} x S {1, 1.1} at 0.3 a p70 2.8e-4
+        # off with 1.2e-4 stated).
         # The finest grid once more with its step stretched to move the atoms half a cell:
         # twice the change, as for the rule over X
         base = sols[-1]
