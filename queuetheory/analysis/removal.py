@@ -354,16 +354,20 @@ _JUMPS_MAX = 32
 they are a first-order error, reported as such."""
 
 
-def _half_cell_step(b: np.ndarray, mass: np.ndarray, h: float) -> float | None:
-    """The step ``h' = h c / (c - 1/2)``, ``c = b / h`` for the atom ``b`` of the largest mass
-    between the nodes of step ``h`` (``theta`` moves by a half; the others by ``b' / (2 b)``
-    cells), or ``None`` when every atom is on a node."""
+def _shifted_steps(b: np.ndarray, mass: np.ndarray, h: float) -> tuple[float, float] | None:
+    """The steps ``h' = h c / (c - 1/2)`` and ``h c / (c + 1/4)``, ``c = b / h`` for the atom
+    ``b`` of the largest mass between the nodes of step ``h`` and at least two cells out (its
+    ``theta`` moves by half a cell back and a quarter forward; the others' by ``b' / b`` times
+    that), or ``None`` when there is none."""
     cells = b / h
     off = np.abs(cells - np.round(cells)) > 1e-9 * cells
+    # an atom at least two cells out (a step within a third of h; an atom below half a cell
+    # would ask for a negative one: X {0.01, 16.2} x S {1, 2} was refused)
+    off &= cells >= 2
     if not off.any():
         return None
     major = cells[off][int(np.argmax(mass[off]))]
-    return h * major / (major - 0.5)
+    return h * major / (major - 0.5), h * major / (major + 0.25)
 
 
 def _sawtooth(d, theta, h: float):
@@ -538,10 +542,11 @@ class _GridModel:
     def max_cells(self, cells: int):
         self._max_cells = cells
 
-    def shifted_step(self, sol: _Solution) -> float | None:
-        """A step within a cell's width of ``sol``'s that moves the atoms of the runtime between
-        its nodes by about half a cell (for the error estimate of :func:`grid_prediction`:
-        :func:`_half_cell_step`), or ``None`` (no atom between the nodes)."""
+    def shifted_steps(self, sol: _Solution) -> tuple[float, float] | None:
+        """Two steps within a cell's width of ``sol``'s that move the atoms of the runtime
+        between its nodes by about half a cell back and a quarter forward (for the error
+        estimate of :func:`grid_prediction`: :func:`_shifted_steps`), or ``None`` (no atom
+        between the nodes)."""
         return None
 
     def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
@@ -989,7 +994,8 @@ grid's table is held within a quarter of it, which bounds the grids S&X is refin
 (:func:`_refine`)."""
 _SX_GEOMETRY_BYTES = 2 ** 28
 """Memory of the latest grid's geometry kept by the numpy S&X march (:meth:`_SXModel.block`,
-28 bytes per grid node, ``X`` node and atom of ``S``): beyond it the blocks are rebuilt."""
+28 bytes per grid node, ``X`` node and atom of ``S``, and 8 per product ``x s`` between the
+nodes): beyond it the blocks are rebuilt."""
 _U_LEVELS = np.array([0.0, 1e-12, 1e-9, 1e-6, 1e-4, 0.003, 0.05, 0.25, 0.5, 0.75, 0.9, 0.97, 0.99,
                       0.997, 0.999, 1 - 1e-4, 1 - 1e-5, 1 - 1e-6, 1 - 1e-8, 1 - 1e-10, 1.0])
 """Probability levels of ``X`` bounding the Gauss-Legendre pieces of ``E_X`` (as in
@@ -1077,6 +1083,7 @@ class _SXModel(_GridModel):
                         and kernel.phi_form() is not None)
         self.rough = self.between and self.lattice is None
         self._tables, self._blocks, self._blocks_key = {}, {}, None
+        self._jumps_key = self._jumps_kept = None   # the latest grid's (h, M) and _jumps
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
         self._fixed = None
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
@@ -1089,14 +1096,14 @@ class _SXModel(_GridModel):
         bound = _M_MAX if self.discrete_x and columns <= _FEW_X_ATOMS else _M_MAX_SX
         self.max_cells = max(_M_BASE, min(bound, int(_SX_BYTES / (256 * columns))))
 
-    def shifted_step(self, sol: _Solution) -> float | None:
-        """For a job size on atoms (:func:`_half_cell_step` of the products ``x s``: placed
+    def shifted_steps(self, sol: _Solution) -> tuple[float, float] | None:
+        """For a job size on atoms (:func:`_shifted_steps` of the products ``x s``: placed
         between the nodes, an irregular ``O(h^2)`` term whose size depends on where they fall,
         as IR's atoms; beyond ``_SX_JUMPS_MAX`` products, a first-order error)."""
         if not self.discrete_x:
             return None
         xs, ws = _atoms(self.X)
-        return _half_cell_step(np.outer(xs, self.s).ravel(), np.outer(ws, self.p).ravel(), sol.h)
+        return _shifted_steps(np.outer(xs, self.s).ravel(), np.outer(ws, self.p).ravel(), sol.h)
 
     def _jumps(self, h: float, M: int) -> tuple:
         """The products ``b = x s`` of a job size on atoms that fall between the nodes of the grid
@@ -1106,6 +1113,13 @@ class _SXModel(_GridModel):
         cell, the first product in it, or -1; of size 1 without products), and ``b``."""
         if not self.between:
             return _NO_SX_JUMPS
+        if self._jumps_key == (h, M):
+            return self._jumps_kept
+        self._jumps_key, self._jumps_kept = (h, M), self._products_between(h, M)
+        return self._jumps_kept
+
+    def _products_between(self, h: float, M: int) -> tuple:
+        """:meth:`_jumps`, computed."""
         xs, _ = _atoms(self.X)
         products = np.outer(xs, self.s)
         b = np.unique(products)
@@ -1214,7 +1228,9 @@ class _SXModel(_GridModel):
         if self._blocks_key != (h, M):
             J = self.table(h, M)[0].shape[1]
             self._blocks_key, self._blocks = (h, M), {}
-            self._keep_blocks = (M + 1) * J * (28 * self.s.size + 16) <= _SX_GEOMETRY_BYTES
+            saw = 8 * self._jumps(h, M)[1].size   # the products' sawtooth coefficients
+            self._keep_blocks = ((M + 1) * J * (28 * self.s.size + 16 + saw)
+                                 <= _SX_GEOMETRY_BYTES)
         block = self._blocks.get(start)
         if block is None:
             xs, ws, _ = self.table(h, M)
@@ -1264,9 +1280,17 @@ class _SXModel(_GridModel):
         if jumps[1].size:
             # the trapezoid of _grid_mean misses D h (1/2 - theta) of P(C > t)'s jump D (- to
             # +) at each product between the nodes
-            b = jumps[5]   # the products as formed (at t = b, t - x s = 0 exactly)
-            left, right = self._sf(sol, b, self.nodes(b))
-            sol.mean_fix = float((right - left) @ (h * (0.5 - jumps[2])))
+            # q(b | x) at each product b as formed (its own point reads F(0) at t - x s = 0
+            # exactly) less the jump there: D product by product (no tolerance: products a few
+            # ulps apart, 0.05 * 3 and 0.15, are two jumps, each counted once)
+            b, mass = jumps[5], jumps[3]
+            x, w, _ = self.nodes(b)
+            z = b[:, None, None] - x[:, :, None] * self.s
+            q = _evaluate_F(sol.F, sol.f_right, sol.f_left, h, z,
+                            between=self._reading(sol))[0] @ self.p
+            batch_sf = self.kernel.batch_sf
+            D = ((batch_sf(q) - batch_sf(q - sol.F0 * mass)) * w).sum(axis=1)
+            sol.mean_fix = float(D @ (h * (0.5 - jumps[2])))
         compiled = self.kernel.compiled_sf()
         if compiled is not None:
             mds, combs = compiled
@@ -2069,9 +2093,9 @@ class _IRModel(_GridModel):
     def _between(self, h: float, M: int) -> _Between | None:
         return _Between(*self.masses, h, M) if self.between else None
 
-    def shifted_step(self, sol: _Solution) -> float | None:
+    def shifted_steps(self, sol: _Solution) -> tuple[float, float] | None:
         jumps = self._jumps_of(sol)
-        return None if jumps is None else _half_cell_step(jumps[0].b, jumps[0].mass, sol.h)
+        return None if jumps is None else _shifted_steps(jumps[0].b, jumps[0].mass, sol.h)
 
     def _jumps_of(self, sol: _Solution) -> tuple[_Between, np.ndarray] | None:
         """The atoms between the nodes of ``sol``'s grid and their ``J``, or None."""
@@ -2363,9 +2387,11 @@ class RemovalBatchTime(BatchCompletionTime):
             # the rule over X moves P(C > t) by up to its error at the nodes around t (two
             # steps of that grid either side), or at t itself, where it may be larger (S&X,
             # Uniform(1, 3) x {1, 2, 5}: 1.2e-9 at a p50, 2.4e-10 at the nodes around it)
-            nodes, rule, doubled, double, base = self._rule_error
+            nodes, rule, doubled, doubles, base = self._rule_error
             step = nodes[1] - nodes[0]
-            at_t = 2 * np.abs(doubled.sf_at(double, times) - self._model.sf_at(base, times))
+            at_base = self._model.sf_at(base, times)
+            at_t = 2 * np.max([np.abs(doubled.sf_at(d, times) - at_base) for d in doubles],
+                              axis=0)
             for i, t in enumerate(times):
                 near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
                 extra[i] += max(float(near.max()) if near.size else float(rule.max()), at_t[i])
@@ -3108,9 +3134,9 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         busy_error += 2 * abs(double.F0 - base.F0)
         # and of P(C > t): twice its change at each node (for the quantiles' errors)
         rule_error = (base.h * np.arange(base.F.size),
-                      2 * np.abs(double.sf_right - base.sf_right), doubled, double, base)
+                      2 * np.abs(double.sf_right - base.sf_right), doubled, [double], base)
         doubled.release()
-    elif (shifted := model.shifted_step(sols[-1])) is not None:
+    elif (shifted := model.shifted_steps(sols[-1])) is not None:
         # atoms between the nodes: an O(h^2) term that depends on where each atom (and its
         # sums, where f has kinks) falls in its cell, about lam_t |J| h^2 dist^2 (dist to the
         # nearest node, in cells: M/D/1 at {1.0973}, load 0.6). Halving h doubles dist while
@@ -3118,16 +3144,19 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # 1.618...} at load 0.3: the idle fraction 2.4e-9 off on all three grids, a p50 1.4e-8
         # off with 1e-11 stated). The same where they stay a first-order error (more atoms than
         # are placed; S&X products first order had X {1, e^2} x S {1, 1.1} at 0.3 a p70 2.8e-4
-        # off with 1.2e-4 stated).
-        # The finest grid once more with its step stretched to move the atoms half a cell:
-        # twice the change, as for the rule over X
+        # off with 1.2e-4 stated). The finest grid twice more with its step stretched to move
+        # the heaviest atom half a cell back and a quarter forward: twice the larger change, as
+        # for the rule over X. One placement can move the term little by chance (S&X X {0.75,
+        # 1.414...} x S {1, 1.5}, Redundancy-2 at 0.1875: the half-cell change of the idle
+        # fraction was 2.1e-9 where the quarter moved it 1.8e-8; with the first alone the
+        # extrapolation, 9.17e-9 off the method of steps, stated 9.13e-9)
         base = sols[-1]
         nodes = base.h * np.arange(base.F.size)
-        double = _shoot(model, shifted, base.F.size - 1, base.F0)
-        mean_error += 2 * abs(_grid_mean(double) - _grid_mean(base))
-        busy_error += 2 * abs(double.F0 - base.F0)
-        rule_error = (nodes, 2 * np.abs(model.sf_at(double, nodes) - base.sf_right), model,
-                      double, base)
+        doubles = [_shoot(model, step, base.F.size - 1, base.F0) for step in shifted]
+        mean_error += 2 * max(abs(_grid_mean(d) - _grid_mean(base)) for d in doubles)
+        busy_error += 2 * max(abs(d.F0 - base.F0) for d in doubles)
+        rule = np.max([np.abs(model.sf_at(d, nodes) - base.sf_right) for d in doubles], axis=0)
+        rule_error = (nodes, 2 * rule, model, doubles, base)
     else:
         rule_error = None
     # int_W^inf P(C > t) dt, P(C > W) below max(_TAIL, tail) decaying at least at the rate
