@@ -1777,7 +1777,8 @@ _SX_BETWEEN = {
     # (((x atoms), (probabilities)), ((s atoms), (probabilities)), d or (n, m), lam):
     # idle fraction, mean, quantiles at _BETWEEN_LEVELS. Reference: the method of steps in
     # mpmath with a shared job size, scripts/between_nodes_references.py (SX_CASES), solved at
-    # 30 digits on a horizon of 36 and at 40 digits on 44: the two agree to the 20 digits shown
+    # 30 digits on a horizon of 36 (the first also at 40 digits on 44: the two agree to the 20
+    # digits shown; the second's 2400 pieces took 44 minutes at 30 digits)
     (((1.0, 1.6180339887498949), (0.625, 0.375)), ((1.0, 2.0), (0.75, 0.25)), (4, 2), 0.1875):
         (0.63991339056258943356, 1.8829186597672649596,
          (1.8798924435645283363, 3.1755263668043463693, 3.4104234310400497625)),
