@@ -865,11 +865,10 @@ def _jump_node(i, g, node, theta, mass, P, end, J, ahead, d, A, y, a, jump, Fc, 
     stop = g
     while stop < node.size and node[stop] == i:
         stop += 1
-    total = 0.0
     for u in range(g, stop):
         J[u] = 0.0
-        total += mass[u]
-    new = np.zeros(stop - g)
+    # one runtime law: _new_jumps with one "job size" of probability 1
+    masses, one = mass.reshape((mass.size, 1)), np.ones(1)
     for sweep in range(5):
         dd, shift = d, 0.0
         for u in range(g, stop):
@@ -879,21 +878,8 @@ def _jump_node(i, g, node, theta, mass, P, end, J, ahead, d, A, y, a, jump, Fc, 
                              combs)
         if sweep == 4:
             break
-        yi, qi = out[1], out[2]
-        for u in range(g, stop):
-            s = theta[u] * h
-            Fb = Fc + s * fc + (yi - fc) * s * s / (2.0 * h)
-            below = 0.0
-            for w in range(g, stop):
-                Fb += J[w] * (max(s - theta[w] * h, 0.0) - s * s / (2.0 * h))
-                if theta[w] < theta[u]:
-                    below += mass[w]
-            q_minus = (1.0 - theta[u]) * qc + theta[u] * (qi - a * total) + a * below
-            q_plus = q_minus + a * mass[u]
-            new[u - g] = lam_t * ((Fb - q_plus) * _phi_compiled(q_plus, mode, n, r, combs)
-                                  - (Fb - q_minus) * _phi_compiled(q_minus, mode, n, r, combs))
-        for u in range(g, stop):
-            J[u] = new[u - g]
+        J[g:stop] = _new_jumps(g, stop, h, theta, masses, J, Fc, fc, out[1], a,
+                               np.full(1, out[2]), np.full(1, qc), one, lam_t, mode, n, r, combs)
     for u in range(g, stop):
         for v in range(i + 1, end[u]):
             ahead[v] += J[u] * P[u, v]
@@ -1077,7 +1063,7 @@ class _SXModel(_GridModel):
         self.lattice = (_lattice(Discrete(products, np.full(products.size, 1.0 / products.size)))
                         if products.size else None)
         # a job size on (few) atoms: the products between the nodes placed exactly, as IR's
-        # atoms (_Between): f jumps at each, by J (the march's _sx_new_jumps); the O(h^2) term
+        # atoms (_Between): f jumps at each, by J (the march's _new_jumps); the O(h^2) term
         # left is irregular (where each falls in its cell): the rough estimates
         self.between = (self.discrete_x and 0 < products.size <= _SX_JUMPS_MAX
                         and kernel.phi_form() is not None)
@@ -1436,7 +1422,7 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
             base_cq, base_A = cq, A
             for _ in range(4):
                 for k in range(K):
-                    Jv[g:stop, k] = _sx_new_jumps(
+                    Jv[g:stop, k] = _new_jumps(
                         g, stop, h, theta_b, mass[:, keep], Jv[:, k], previous[k, 0],
                         previous[k, 1], y[k], F0[k], cq[:, k] + bq[:, 0] * y[k], qc[keep, k], w,
                         lam_t, form[0], kernel.n, kernel.r, form[1])
@@ -1544,15 +1530,17 @@ def _sx_point(i, h, inverse, x, s, p, st, K, first, cells, theta, Jv):
 
 
 @_jit
-def _sx_new_jumps(g, stop, h, theta, mass, Jk, Fc, fc, y, a, qi, qc, wx, lam_t, mode, n, r,
+def _new_jumps(g, stop, h, theta, mass, Jk, Fc, fc, y, a, qi, qc, wx, lam_t, mode, n, r,
                   combs):
-    """The jumps ``J`` of ``f`` at the products ``g..stop - 1`` between the nodes of the cell
-    ``c`` ending at the node being solved (S&X with a job size on atoms; one column: ``Jk`` the
-    current ones, ``F_c``, ``f_c^+``, ``f^-`` at the node ``y``, ``F(0) = a``), as
-    :func:`_jump_node`: ``J = lam_t sum_x P(X = x) ((F - q^+) phi(q^+) - (F - q^-) phi(q^-))``
-    at each product ``b``, ``F(b)`` from the cell's reading (:func:`_sawtooth`) and ``q(b^- |
-    x)`` linear between ``q^+`` at the node ``c`` (``qc``, per ``X`` atom) and ``q^-`` at the
-    node (``qi``) less the cell's jumps (an ``O(h)`` error of ``J``: ``O(h^2)`` of ``F``)."""
+    """The jumps ``J`` of ``f`` at the atoms (IR, :func:`_jump_node`: one job size of
+    probability 1) or products ``x s`` (S&X with a job size on atoms) ``g..stop - 1`` between
+    the nodes of the cell ``c`` ending at the node being solved (one column: ``Jk`` the
+    current ones, ``F_c``, ``f_c^+``, ``f^-`` at the node ``y``, ``F(0) = a``; ``mass[u, j]``
+    the jump of ``q(. | x_j)`` over ``F(0)`` at ``b_u``, ``wx`` the job sizes' probabilities):
+    ``J = lam_t sum_x P(X = x) ((F - q^+) phi(q^+) - (F - q^-) phi(q^-))`` at each ``b``,
+    ``F(b)`` from the cell's reading (:func:`_sawtooth`) and ``q(b^- | x)`` linear between
+    ``q^+`` at the node ``c`` (``qc``, per job size) and ``q^-`` at the node (``qi``) less the
+    cell's jumps (an ``O(h)`` error of ``J``: ``O(h^2)`` of ``F``)."""
     out = np.zeros(stop - g)
     for u in range(g, stop):
         at = theta[u] * h
@@ -1590,7 +1578,7 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     fixed-point iteration on ``f_i^-`` re-evaluates ``phi`` only at the ``X`` nodes whose ``q``
     depends on it (``x s_k < h`` for some ``k``: a few small ``x``); at the others it is
     evaluated once. Products between the nodes (:meth:`_SXModel._jumps`): at the node ending
-    their cell the node is solved five times, their jumps ``J`` (:func:`_sx_new_jumps`) from the
+    their cell the node is solved five times, their jumps ``J`` (:func:`_new_jumps`) from the
     solve before (as :func:`_jump_node`); also returns ``J``, ``(products, columns)``."""
     K, J = F0.size, ws.shape[1]
     st = np.zeros((M + 1, K, 3))       # row c: F_c, f_c^+, f_{c+1}^- per column
@@ -1650,7 +1638,7 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
                 if sweep < sweeps - 1:
                     for j in range(J):
                         qi[j] = cq[j, k] + bq[j] * y
-                    Jnew[g:stop, k] = _sx_new_jumps(
+                    Jnew[g:stop, k] = _new_jumps(
                         g, stop, h, theta, mass, Jv[:, k], st[i - 1, k, 0], st[i - 1, k, 1],
                         y, F0[k], qi, qc[:, k], ws[i], lam_t, mode, n, r, combs)
                     continue
