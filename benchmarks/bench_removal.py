@@ -1,7 +1,8 @@
 """Speed of the MDS/Replication analysis with removal (mean-field level-crossing equation).
 
 Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`` for only the
-numpy-versus-numba table, ``--continuous`` for S&X with continuous slowdowns, ``--between``
+numpy-versus-numba table, ``--matching`` for ``smallest_matching_code`` with its first pass
+and without, ``--continuous`` for S&X with continuous slowdowns, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -25,7 +26,8 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import queuetheory as qt  # noqa: E402
-from queuetheory.analysis import removal  # noqa: E402
+from queuetheory import codematch  # noqa: E402
+from queuetheory.analysis import GOAL, removal  # noqa: E402
 
 
 def _best(fn, repeat=3):
@@ -157,12 +159,35 @@ def main():
             wall, cpu = _best(lambda name=name, policy=policy: qt.stability_frontier(
                 laws[name], policy), 1)
             print(f"  {name:26s} {policy.label():24s} wall {wall:6.3f} s  CPU {cpu:6.3f} s")
-    print("smallest_matching_code(n, 2, ..., 0.3, remove=True) (one call)")
-    for name in ("exponential", "deterministic", "hyperexponential"):
-        for n in (10, 20):
-            wall, cpu = _best(lambda name=name, n=n: qt.smallest_matching_code(
-                n, 2, laws[name], 0.3, remove=True), 1)
-            print(f"  {name:24s} n={n:2}  wall {wall:6.3f} s  CPU {cpu:6.3f} s")
+    matching()
+
+
+def matching():
+    """CPU seconds of ``smallest_matching_code(n, 2, ..., remove=True)`` (one call), as it runs
+    (a first pass to a relative accuracy of 1e-2, the full goal only where a verdict needs it)
+    and with every code solved to the full goal (the first pass's goal set to 1e-6), side by
+    side, with the answers ``m`` of both."""
+    facebook, far = qt.slowdowns.facebook(), qt.Discrete([1, 10], [0.9, 0.1])
+    laws = {"IR deterministic": qt.IR(qt.Deterministic(1.0)),
+            "IR hyperexponential": qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
+            "S&X, exp X, facebook S": qt.SX(qt.Exponential(facebook.mean()), facebook),
+            "S&X, exp X, S in {1, 10}": qt.SX(qt.Exponential(far.mean()), far)}
+    first = codematch._FIRST_PASS
+    print("smallest_matching_code(n, 2, ..., 0.3 / E[R], remove=True), CPU s (one call)")
+    print(f"  {'runtime':26s} {'n':>3s} {'two passes':>10s} {'full goal':>10s} {'ratio':>6s} "
+          f"{'m':>5s}")
+    for name, runtime in laws.items():
+        lam = 0.3 / runtime.mean_runtime()
+        for n in (4, 10, 20):
+            row, found = [], []
+            for goal in (first, GOAL):
+                codematch._FIRST_PASS = goal
+                start = time.process_time()
+                found.append(qt.smallest_matching_code(n, 2, runtime, lam, remove=True).m)
+                row.append(time.process_time() - start)
+            codematch._FIRST_PASS = first
+            print(f"  {name:26s} {n:3d} {row[0]:10.3f} {row[1]:10.3f} {row[1] / row[0]:6.1f} "
+                  f"{found[0]!s:>2s}/{found[1]!s:<2s}", flush=True)
 
 
 def between():
@@ -210,6 +235,11 @@ if __name__ == "__main__":
         sys.exit()
     if "--between" in sys.argv:
         between()
+        sys.exit()
+    if "--matching" in sys.argv:
+        qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete(
+            [1, 2], [.7, .3])), arrival_rate=0.3))   # compile (or load) the S&X march
+        matching()
         sys.exit()
     if "--paths" not in sys.argv:
         main()

@@ -2,17 +2,92 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+import numbers
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ..policies import nearest
 from ..prediction import AccuracyWarning, Prediction
 from ..system import System
 
-__all__ = ["analyze", "frontier_verdict", "register"]
+__all__ = ["accuracy_goal", "analyze", "frontier_verdict", "register"]
 
 _HANDLERS: dict[type, Callable[[System], Prediction]] = {}
+
+GOAL = 1e-6
+"""Relative error of the mean and the busy fraction that the refined numerical methods aim at
+(the grids with removal refine to half of it, :mod:`.removal`), unless :func:`accuracy_goal`
+asks for less."""
+_REQUESTED: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "queuetheory_accuracy_goal", default=None)
+
+
+@contextlib.contextmanager
+def accuracy_goal(relative: float) -> Iterator[None]:
+    """Within the block, the refined numerical methods stop at a coarser relative accuracy.
+
+    The workload grids of MDS and Replication with removal (and of the systems solved through
+    them: Redundancy-d on atoms, IR runtimes on atoms without removal) are refined until the
+    estimated relative errors of the mean and the busy fraction are below half of ``relative``
+    and those of the quantiles at 0.5, 0.9, 0.99 and 0.999 below ``5 relative``, instead of the
+    1e-6 goal (``GOAL``): a first look over a parameter sweep, or the first pass of
+    :func:`queuetheory.smallest_matching_code`. Coarse grids are often not yet in their
+    ``h^2`` regime, so the errors are then estimated from the whole difference of two
+    extrapolations rather than a seventh of it (their rough form). Every prediction still
+    states its errors (``Prediction.errors``, ``quantile_error``), and its ``method`` says how
+    far it was refined. Closed forms, transform inversions and the other methods, which reach
+    the goal at little cost, are not affected; a ``relative`` below ``GOAL`` is ``GOAL``.
+    Blocks nest (the innermost goal holds) and are local to a thread or task
+    (:mod:`contextvars`).
+
+    Parameters
+    ----------
+    relative : float
+        The relative accuracy aimed at, in (0, 1).
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    ValueError
+        When ``relative`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> system = qt.System(qt.MDS(4, 2), qt.IR(qt.Erlang(2, 2.0)), arrival_rate=0.5)
+    >>> with qt.accuracy_goal(1e-3):
+    ...     quick = qt.analyze(system)
+    >>> full = qt.analyze(system)
+    >>> abs(quick.mean - full.mean) <= quick.errors["mean"] + full.errors["mean"]
+    True
+    >>> quick.errors["mean"] <= 1e-3 * quick.mean
+    True
+    """
+    if isinstance(relative, bool) or not (isinstance(relative, numbers.Real)
+                                          and 0 < relative < 1):
+        raise ValueError(f"relative must be a number in (0, 1), got {relative!r}")
+    token = _REQUESTED.set(max(float(relative), GOAL))
+    try:
+        yield
+    finally:
+        _REQUESTED.reset(token)
+
+
+def goal() -> float:
+    """The relative accuracy aimed at: ``GOAL``, or what :func:`accuracy_goal` asked for."""
+    requested = _REQUESTED.get()
+    return GOAL if requested is None else requested
+
+
+def goal_text(value: float | None = None) -> str:
+    """``value`` (default: :func:`goal`) as written in the ``method`` texts: ``1e-6``."""
+    return f"{goal() if value is None else value:.3g}".replace("e-0", "e-")
 
 
 def register(*policy_types: type):

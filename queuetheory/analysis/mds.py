@@ -48,8 +48,8 @@ exactly these.
 
 With removal (``remove=True``) :func:`analyze_batch` hands over to
 :mod:`queuetheory.analysis.removal` (mean-field); with nothing redundant (``m = 0``, ``d = 1``)
-removal changes nothing, and where that grid refuses or stops short of ``_GOAL`` the analysis
-without removal answers. Provable facts: removal never
+removal changes nothing, and where that grid refuses or stops short of the accuracy goal
+(:func:`.goal`) the analysis without removal answers. Provable facts: removal never
 increases any server's workload (the FCFS recursion is monotone), so the no-removal condition
 below is sufficient for stability; a batch needs at least the runtimes of ``n`` completed tasks,
 so ``lam E[sum of the n smallest of n + m task runtimes] / n < 1`` (MDS) and
@@ -83,7 +83,7 @@ from ..prediction import Prediction
 from ..quadrature import moment_from_sf
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
-from . import register
+from . import goal, goal_text, register
 from .batch_law import (
     _GL_T_POINTS,
     _GL_X_POINTS,
@@ -110,8 +110,8 @@ are refused within this of task load 1 (at 0.99 the numerical means were within 
 values). IR and S&X runtimes with every moment finite and an exact mean are inverted without
 the loss of digits near load 1 (:class:`queuetheory.mg1._Remainder`, ``1 - rho`` from
 :func:`queuetheory.mg1._slack`); IR runtimes on finitely many points go to the grid, which
-states its errors, and where it stops short of ``_GOAL`` or refuses, to the same model as S&X
-with ``X = 1`` (:func:`_unless_short`)."""
+states its errors, and where it stops short of the accuracy goal or refuses, to the same model
+as S&X with ``X = 1`` (:func:`_unless_short`)."""
 
 _POWER_TAIL_INDEX = 3.0
 """IR batches whose time has a power tail ``t^-beta`` (:func:`.batch_law._batch_tail_index`)
@@ -166,10 +166,6 @@ def stability_limit(policy, runtime: RuntimeModel) -> float:
 
 
 # ------------------------------------------------------------------------ analysis
-_GOAL = 1e-6
-"""Relative accuracy of the mean and busy fraction a grid prediction must state before it is
-taken without trying the other method (:func:`_unless_short`)."""
-
 
 def _short(p: Prediction) -> float:
     """The relative error a stable prediction states for its mean and busy fraction (0 for an
@@ -188,7 +184,8 @@ def _short(p: Prediction) -> float:
 def _unless_short(first, second, prefix: str, system: System,
                   assumptions=None) -> Prediction:
     """``first()``, unless it refuses (``NotImplementedError``) or states errors above
-    ``_GOAL``: then ``second()`` (the same model by another method) where it answers with a
+    the accuracy goal (:func:`.goal`, 1e-6 unless :func:`.accuracy_goal` asks for less): then
+    ``second()`` (the same model by another method) where it answers with a
     smaller stated error, relabelled for ``system`` with ``prefix`` (``{why}`` the reason) and
     ``assumptions`` (a tuple, or a map of the second method's; default: the second's). Both
     refusing: the first's refusal."""
@@ -198,7 +195,7 @@ def _unless_short(first, second, prefix: str, system: System,
         # its reason, without the advice to simulate (the other method answers)
         p, refusal = None, error
         why = f"refuses ({str(error).split('; use qt.simulate')[0]})"
-    if p is not None and _short(p) <= _GOAL:
+    if p is not None and _short(p) <= goal():
         return p
     try:
         other = second()
@@ -209,7 +206,7 @@ def _unless_short(first, second, prefix: str, system: System,
     if p is not None:
         if _short(other) >= _short(p):
             return p
-        why = f"states a relative error of {_short(p):.1g}, short of the {_GOAL:g} goal"
+        why = f"states a relative error of {_short(p):.1g}, short of the {goal_text()} goal"
     if callable(assumptions):
         assumptions = assumptions(other.assumptions)
     return other._relabelled(prefix.format(why=why), system, assumptions=assumptions)
