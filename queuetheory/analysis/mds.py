@@ -81,6 +81,7 @@ from ..distributions import Exponential
 from ..policies import MDS, Random, Replication
 from ..prediction import Prediction
 from ..quadrature import moment_from_sf
+from ..response import ResponseLaw
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
 from . import goal, goal_text, register
@@ -90,6 +91,7 @@ from .batch_law import (
     _WAIT_DENSE,
     _WAIT_NODES,
     BatchCompletionTime,
+    _all_needed_mean,
     _batch_tail_index,
     _breakpoints,
     _ir_batch_law,
@@ -358,10 +360,25 @@ def analyze_batch(system: System) -> Prediction:
     if index <= 1.0 + 1e-9:
         method += (f"; P(T_b > t) decays like t^(-{index:.4g}) (runtime tail index alpha, wait "
                    f"index alpha - 1, Cohen), so E[T_b] = inf")
-    mean = math.inf if index <= 1.0 + 1e-9 else law.mean()
     exact = not (isinstance(runtime, SX) and runtime.S.atoms is None)
     errors = {}
-    if isinstance(runtime, IR) and math.isfinite(mean):
+    if index <= 1.0 + 1e-9:
+        mean = math.inf
+    elif (isinstance(runtime, IR) and tasks == policy.n > 1 and law._heavy
+          and isinstance(sojourn, ResponseLaw)):
+        # every task needed, a power tail that the law's own moments would extrapolate: n E[T]
+        # (Pollaczek-Khinchine, exact) less a remainder whose tail falls like H^2, not H (see
+        # _all_needed_mean)
+        sojourn_mean = B.mean() + float(rate) * B.moment(2) / (2.0 * free)
+        mean, mean_error = _all_needed_mean(policy.n, B, sojourn, sojourn_mean, law)
+        law = law.with_mean(mean)
+        errors = {"mean": mean_error, "busy_fraction": 0.0}
+        method += (f"; E[T_b] = n E[T] - int (n H - 1 + (1 - H)^n) dt, H the sojourn's tail, "
+                   f"E[T] by Pollaczek-Khinchine, estimated error of the mean {mean_error:.2g} "
+                   f"(the sojourn's stated errors propagated, and a second quadrature rule)")
+    else:
+        mean = law.mean()
+    if isinstance(runtime, IR) and math.isfinite(mean) and not errors:
         mean_error = _ir_batch_mean_error(policy, runtime.R, sojourn, law, mean)
         errors = {"mean": mean_error, "busy_fraction": 0.0}
         method += (f"; estimated error of the mean {mean_error:.2g} (the sojourn's stated "
