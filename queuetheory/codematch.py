@@ -47,7 +47,8 @@ class CodeMatch:
         ``"analysis"`` (k -> infinity) or ``"simulation"`` (finite k, with CIs).
     replication : dict
         Mean, percentile and stability of Replication(n, d): with ``"analysis"`` their stated
-        errors (``mean_error``, ``quantile_error``: absolute) and ``goal``, the relative
+        errors (``mean_error``, ``quantile_error``: absolute; ``None`` for a law without an
+        estimate, whose value then counts as exact) and ``goal``, the relative
         accuracy the analysis was asked for (1e-2 in the first pass, 1e-6 where a verdict
         needed it; closed forms and the other cheap methods do better, as their stated
         errors show); with ``"simulation"`` their 95% confidence intervals (``mean_ci``,
@@ -56,7 +57,8 @@ class CodeMatch:
         The same for every MDS(n, m) tried, with a verdict per statistic: ``"better"`` or
         ``"worse"`` when the values differ by more than their stated errors (analysis) or
         their confidence intervals do not overlap (simulation), else ``"not
-        distinguishable"``; ``"equal"`` when both are infinite or equal to rounding.
+        distinguishable"`` (two unstable simulations too); with the analysis ``"equal"`` when
+        both are infinite or equal to rounding.
     stability : dict
         Stability region (critical ``arrival_rate``) of each policy, with what is proved.
     assumptions : tuple of str
@@ -90,8 +92,8 @@ def _verdict(mds: float, rep: float, mds_error: float = 0.0, rep_error: float = 
              mds_ci=None, rep_ci=None) -> str:
     """MDS against replication for one statistic: ``"better"`` or ``"worse"`` when the values
     differ by more than their stated errors (analysis) or their confidence intervals do not
-    overlap (simulation), else ``"not distinguishable"``; ``"equal"`` when both are infinite
-    (both unstable) or the values are the same to rounding."""
+    overlap (simulation), else ``"not distinguishable"``; without intervals ``"equal"`` when
+    both are infinite (both unstable) or the values are the same to rounding."""
     if mds_ci is not None and rep_ci is not None:
         if mds_ci[1] < rep_ci[0]:
             return "better"
@@ -192,24 +194,33 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
 
     rep_system = System(Replication(n, d, remove=remove), runtime, lam)
     rep = evaluate(rep_system, q)
-    candidates, found = [], None
-    for m in range(m_max + 1):
+    candidates, found, m = [], None, 0
+    while m <= m_max:
         system = System(MDS(n, m, remove=remove), runtime, lam)
         row = {"m": m, **evaluate(system, q)}
         if method == "analysis" and _undecided(row, rep) and max(row["goal"], rep["goal"]) > GOAL:
             # the first pass's errors leave a verdict open: both values to the full goal
             if rep["goal"] > GOAL:
                 rep = evaluate(rep_system, q, first_pass=False)
+                # the codes already tried, against replication's new values: a verdict they
+                # leave open is taken at the full goal too (and may find a smaller match)
+                for i, earlier in enumerate(candidates):
+                    if _undecided(earlier, rep) and earlier["goal"] > GOAL:
+                        candidates[i] = {"m": earlier["m"], **evaluate(System(
+                            MDS(n, earlier["m"], remove=remove), runtime, lam), q, False)}
+                found = next((c["m"] for c in candidates if _judge(c, rep)), None)
+                if found is not None:
+                    del candidates[found + 1:]
+                    break
             if row["goal"] > GOAL:
                 row = {"m": m, **evaluate(system, q, first_pass=False)}
-        for stat in ("mean", "quantile"):
-            row[f"{stat}_verdict"] = _verdict(
-                row[stat], rep[stat], row.get(f"{stat}_error") or 0.0,
-                rep.get(f"{stat}_error") or 0.0, row.get(f"{stat}_ci"), rep.get(f"{stat}_ci"))
         candidates.append(row)
-        if all(row[f"{s}_verdict"] != "worse" for s in ("mean", "quantile")):
+        if _judge(row, rep):
             found = m
             break
+        m += 1
+    for row in candidates:
+        _judge(row, rep)
     e_r = runtime.mean_runtime()
     larger = ("sufficient with removal; the region with removal is larger, see "
               "qt.stability_frontier(runtime, policy)")
@@ -255,16 +266,25 @@ def _analysed(system: System, q: float, first_pass: bool = True) -> dict:
     the first pass's goal or (``first_pass=False``) the full one; ``goal`` records which."""
     with accuracy_goal(_FIRST_PASS) if first_pass else contextlib.nullcontext():
         p = analyze(system)
-    row = {"stable": p.stable, "goal": _FIRST_PASS if first_pass else GOAL, "mean": p.mean,
-           "mean_error": p.errors.get("mean", 0.0) if p.stable else 0.0}
-    if not p.stable:
-        return {**row, "quantile": math.inf, "quantile_error": 0.0}
-    try:
-        value, error = p.response_time.ppf(q, full_output=True)
-    except NotImplementedError:   # a law without an estimate: the value, its error unknown
-        value, error = p.quantile(q), None
+        row = {"stable": p.stable, "goal": _FIRST_PASS if first_pass else GOAL, "mean": p.mean,
+               "mean_error": p.errors.get("mean", 0.0) if p.stable else 0.0}
+        if not p.stable:
+            return {**row, "quantile": math.inf, "quantile_error": 0.0}
+        try:
+            value, error = p.response_time.ppf(q, full_output=True)
+        except NotImplementedError:   # a law without an estimate: the value, its error unknown
+            value, error = p.quantile(q), None
     return {**row, "quantile": float(value), "quantile_error": error if error is None
             else float(error)}
+
+
+def _judge(row: dict, rep: dict) -> bool:
+    """Set ``row``'s verdicts against ``rep``; whether MDS is at least as good (none "worse")."""
+    for stat in ("mean", "quantile"):
+        row[f"{stat}_verdict"] = _verdict(
+            row[stat], rep[stat], row.get(f"{stat}_error") or 0.0,
+            rep.get(f"{stat}_error") or 0.0, row.get(f"{stat}_ci"), rep.get(f"{stat}_ci"))
+    return all(row[f"{s}_verdict"] != "worse" for s in ("mean", "quantile"))
 
 
 def _undecided(row: dict, rep: dict) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _checks, _progress
-from .analysis import analyze
+from .analysis import accuracy_goal, analyze, goal
 from .export import csv_table, flat_rows, html_table, latex_table, short_repr, text_table
 from .policies import Policy, from_name, policy_class
 from .runtime import RuntimeModel
@@ -326,8 +326,12 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
 
 
 def _fan_out(executor: Executor, calls, bar) -> list:
-    """Run ``(function, args, kwargs)`` calls through ``executor``; results in call order."""
-    futures = [executor.submit(fn, *args, **kwargs) for fn, args, kwargs in calls]
+    """Run ``(function, args, kwargs)`` calls through ``executor``; results in call order. The
+    accuracy goal of the caller (:func:`.analysis.accuracy_goal`: a context variable, which
+    worker threads and processes do not inherit) goes with each call."""
+    relative = goal()
+    futures = [executor.submit(_under_goal, relative, fn, *args, **kwargs)
+               for fn, args, kwargs in calls]
     results = []
     for future in futures:
         results.append(future.result())
@@ -376,3 +380,9 @@ def _simulated_row(sim, quantiles: Sequence[float]) -> dict:
             "method": "simulation", "replications": sim.replications, "jobs": sim.jobs,
             "seed": sim.seed}
     return row
+
+
+def _under_goal(relative: float, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` under the accuracy goal ``relative`` (in a worker)."""
+    with accuracy_goal(relative):
+        return fn(*args, **kwargs)

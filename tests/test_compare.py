@@ -179,3 +179,19 @@ def test_process_pool_gives_the_serial_numbers(mm1, monkeypatch):
                "replications": 2, "seed": 9}
     assert (qt.compare(mm1, [0.3, 0.5], workers=2, **options).to_csv()
             == qt.compare(mm1, [0.3, 0.5], **options).to_csv())
+
+
+def test_compare_passes_the_accuracy_goal_to_its_workers():
+    # a context variable: worker threads (and processes) do not inherit it, so each call
+    # carries the caller's goal (a pool of the caller's own, or workers=N)
+    from queuetheory import _progress
+    from queuetheory.analysis import goal
+
+    comparing = sys.modules["queuetheory.compare"]   # the module (qt.compare is the function)
+
+    bar = _progress.Bar(2, "test", unit="call", show=False)
+    with qt.accuracy_goal(1e-2), ThreadPoolExecutor(max_workers=1) as pool:
+        inside = comparing._fan_out(pool, [(goal, (), {}), (goal, (), {})], bar)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        outside = comparing._fan_out(pool, [(goal, (), {})], bar)
+    assert inside == [1e-2, 1e-2] and outside == [1e-6]

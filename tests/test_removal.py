@@ -518,7 +518,8 @@ def test_smallest_matching_code_first_pass_against_the_full_goal(runtime, lam):
 
 def test_smallest_matching_code_refines_a_verdict_the_first_pass_leaves_open(monkeypatch):
     # first-pass errors as wide as the values leave every verdict open: both values are solved
-    # again to the full goal, and the verdicts and the answer are those of the full analysis
+    # again to the full goal, and the verdicts and the answer are those the full-goal values
+    # give (as the first pass's were, its errors allowing)
     analysed = codematch._analysed
 
     def wide(system, q, first_pass=True):
@@ -534,6 +535,11 @@ def test_smallest_matching_code_refines_a_verdict_the_first_pass_leaves_open(mon
     assert all(c["goal"] == 1e-6 for c in r.candidates)
     assert [(c["mean_verdict"], c["quantile_verdict"]) for c in r.candidates] == [
         (c["mean_verdict"], c["quantile_verdict"]) for c in expected.candidates]
+    full = _full_goal_rows(4, 2, _H2, 0.15, range(r.m + 1))
+    for c in r.candidates:
+        mean, mean_error, value, error = full[c["m"]]
+        assert (c["mean"], c["mean_error"], c["quantile"], c["quantile_error"]) == (
+            mean, mean_error, value, error)
 
 
 def test_matching_code_verdicts_within_the_stated_errors():
@@ -553,8 +559,8 @@ _FIVE = qt.Discrete([0.5, 1, 2, 4, 8], [0.4, 0.3, 0.15, 0.1, 0.05])
 
 
 @pytest.mark.parametrize("runtime, load", [
-    # atoms on a common step of 0.002, finer than the grids: between the nodes
-    (qt.IR(qt.Discrete([1.0, 1.618], [0.6, 0.4])), 0.6),
+    # atoms without a common step: between the nodes
+    (qt.IR(qt.Discrete([1.0, 2 ** 0.5], [0.6, 0.4])), 0.6),
     (_H2, 0.6),
     (qt.SX(qt.Erlang(2, 2.0), _FIVE), 0.85),
     (qt.SX(qt.Exponential(1.0), qt.Discrete([1, 10], [0.9, 0.1])), 0.6)])
@@ -2026,3 +2032,11 @@ def test_sx_job_sizes_on_atoms_off_a_lattice_against_pollaczek_khinchine():
     assert np.all(errors <= 1e-5 * values)
     reference = np.array([1.6541478779156797, 7.717757000999379, 13.468475318598767])
     assert np.all(np.abs(values - reference) <= errors - 6e-9)
+
+
+def test_frontier_of_atoms_on_a_very_fine_common_step_is_refused():
+    # the frontier's grids hold the atoms as nodes: a common step of 1.0e-6 asked for 3.2e7
+    # cells and raised MemoryError (found by review); now a refusal naming the step
+    runtime = qt.IR(qt.Discrete([1.0, 996 / 997, 990 / 991], [0.4, 0.3, 0.3]))
+    with pytest.raises(NotImplementedError, match="common step of 1.01e-06"):
+        qt.stability_frontier(runtime, qt.MDS(4, 2))

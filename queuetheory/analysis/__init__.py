@@ -30,18 +30,20 @@ def accuracy_goal(relative: float) -> Iterator[None]:
     """Within the block, the refined numerical methods stop at a coarser relative accuracy.
 
     The workload grids of MDS and Replication with removal (and of the systems solved through
-    them: Redundancy-d on atoms, IR runtimes on atoms without removal) are refined until the
-    estimated relative errors of the mean and the busy fraction are below half of ``relative``
-    and those of the quantiles at 0.5, 0.9, 0.99 and 0.999 below ``5 relative``, instead of the
-    1e-6 goal (``GOAL``): a first look over a parameter sweep, or the first pass of
-    :func:`queuetheory.smallest_matching_code`. Coarse grids are often not yet in their
-    ``h^2`` regime, so the errors are then estimated from the whole difference of two
-    extrapolations rather than a seventh of it (their rough form). Every prediction still
-    states its errors (``Prediction.errors``, ``quantile_error``), and its ``method`` says how
-    far it was refined. Closed forms, transform inversions and the other methods, which reach
-    the goal at little cost, are not affected; a ``relative`` below ``GOAL`` is ``GOAL``.
-    Blocks nest (the innermost goal holds) and are local to a thread or task
-    (:mod:`contextvars`).
+    them: Redundancy-d where its level-crossing grid applies, IR runtimes on atoms without
+    removal) are refined until the estimated relative errors of the mean and the busy fraction
+    are below half of ``relative`` and those of the quantiles at 0.5, 0.9, 0.99 and 0.999 below
+    ``5 relative``, instead of the 1e-6 goal (``GOAL``): a first look over a parameter sweep, or
+    the first pass of :func:`queuetheory.smallest_matching_code`. Coarse grids are often not yet
+    in their ``h^2`` regime, so the errors are then estimated from the whole difference of two
+    extrapolations rather than a seventh of it (their rough form). Every prediction still states
+    its errors (``Prediction.errors``, ``quantile_error``), and its ``method`` says how far it
+    was refined. Closed forms, transform inversions and the other methods, which reach the goal
+    at little cost, are not affected; a ``relative`` below ``GOAL`` is ``GOAL``. Blocks nest
+    (the innermost goal holds) and are local to a thread or task (:mod:`contextvars`):
+    :func:`queuetheory.compare` passes the goal to its workers, but a thread or process pool of
+    your own does not inherit it (enter the block in the worker), and a generator suspended
+    inside a block leaves it in force for its caller.
 
     Parameters
     ----------

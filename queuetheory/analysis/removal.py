@@ -2000,7 +2000,7 @@ def _refine(model, sols, order: int):
     grids has ``_M_MAX`` cells (then the estimates say what was reached). The factor is chosen
     for an ``h^4`` rate of the mean and ``h^3`` of the quantiles (``h`` for ``order = 1``); if
     that was optimistic the loop refines again. Returns the last four grids (``2 h``, ``h``,
-    ``h / 2``, ``h / 4``), or three."""
+    ``h / 2``, ``h / 4``), or three, and whether the cell bound stopped the refinement."""
     M, h = sols[0].F.size - 1, sols[0].h
     steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
     steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
@@ -2025,10 +2025,10 @@ def _refine(model, sols, order: int):
                       _guarded(idles, order, rough)[1] / scales[1])
         limit = model.max_cells
         if M >= limit:
-            return sols
+            return sols, True
         quantiles = _quantile_excess(model, sols[-3:], order) if guarded <= 1 else 0.0
         if guarded <= 1 and quantiles <= 1:
-            return sols
+            return sols, False
         # the factor from the last three grids (the guard reads a coarser, less regular one)
         power = (0.5 if rough else 0.25) if order == 2 else 1.0
         factor = 2 ** max(1, math.ceil(math.log2(max(
@@ -2036,7 +2036,7 @@ def _refine(model, sols, order: int):
             quantiles ** ((0.5 if rough else 1 / 3) if order == 2 else 1.0), 1.0))))
         factor = min(factor, 2 ** int(math.log2(limit / M)))
         if factor < 2:
-            return sols
+            return sols, True
         h = sols[-3].h / factor
         for j in (0.5, 1, 2, 4):
             if not any(abs(s.h * j / h - 1) < 1e-9 for s in sols):
@@ -2785,6 +2785,11 @@ def _exponential(system: System, kernel: _Kernel, name: str, assumptions) -> Pre
 # ------------------------------------------------------------------------ stability frontier
 _FRONT_SEED = 1e-12
 """Idle probability of the march that traces the travelling front (see :func:`frontier`)."""
+_FRONT_MAX_CELLS = 2 ** 20
+"""Most cells of a grid of :func:`frontier` (atoms on a common step are nodes: a step of 1e-6,
+``Discrete([1, 996 / 997, 990 / 991], ...)``, asked for 3.2e7 cells and raised ``MemoryError``;
+beyond this :func:`_front_level` raises :class:`RemovalError`, a refusal; ``{1, 1.618}``, a step
+of 0.002, takes 3.2e5)."""
 _FRONT_CELLS = (256, 512, 1024, 2048)
 """Cells of the grids of :func:`frontier` on one horizon: Richardson-extrapolated from the two
 finest, the error estimate that of :func:`_guarded` (the coarsest grid guards it: with three
@@ -2806,6 +2811,11 @@ def _front_level(model, cells: int, W: float) -> float | None:
     h = W / _FRONT_CELLS[0]
     if model.lattice is not None:
         h = model.lattice / math.ceil(model.lattice / h - 1e-9)
+        if W / h * _FRONT_CELLS[-1] / _FRONT_CELLS[0] > _FRONT_MAX_CELLS:
+            raise RemovalError(
+                f"the runtime's atoms have a common step of {model.lattice:.3g}, which the "
+                f"frontier's grids on [0, {W:.4g}] would need more than {_FRONT_MAX_CELLS} "
+                f"cells to hold")
     h *= _FRONT_CELLS[0] / cells
     M = math.ceil(W / h - 1e-9)
     marched = model.marcher(h, M)(np.array([_FRONT_SEED]))
@@ -3116,8 +3126,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
     _check_resolved(model, sols[0].h * (sols[0].F.size - 1))
-    sols = _refine(model, sols, order)
-    at_limit = sols[-3].F.size - 1 >= model.max_cells   # the refinement stopped by the limit
+    sols, at_limit = _refine(model, sols, order)
     # the horizon, read again on the finest grid (placed on coarser ones)
     tail = _horizon_tails(model, sols[-1])[0]
     if tail > _TAIL_FINEST:
@@ -3204,11 +3213,10 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
               f"{extrapolation}, estimated errors: mean {mean_error:.2g}, "
               f"busy fraction {busy_error:.2g} (quantiles: response_time.quantile_error)")
     achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
-    if achieved > GOAL and goal() > GOAL and not at_limit:
+    if GOAL < achieved <= goal():
         method += (f"; relative accuracy about {achieved:.1g}: refined for the coarser goal "
-                   f"{goal_text()} asked for (queuetheory.analysis.accuracy_goal), not "
-                   f"{goal_text(GOAL)}")
-    elif achieved > GOAL:
+                   f"{goal_text()} asked for (qt.accuracy_goal), not {goal_text(GOAL)}")
+    elif achieved > goal():
         limit = (f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 22:.0f} MB of X nodes "
                  f"on the finest grid)" if isinstance(model, _SXModel) else
                  f"{4 * model.max_cells} cells")
