@@ -663,6 +663,17 @@ def _ir_batch_law(policy, runtime: IR, lam_task: float, exact_rate: Fraction | N
     return inner, sojourn, levels
 
 
+def _sojourn_on_pieces(sojourn, edges: np.ndarray) -> tuple:
+    """12-point Gauss-Legendre nodes ``t`` and weights on the pieces between ``edges``, and the
+    sojourn's tail there with its stated errors: ``(t, weights, H, dH)``."""
+    x, w = gauss_legendre(12)
+    half = 0.5 * np.diff(edges)[:, None]
+    t = (0.5 * (edges[:-1] + edges[1:])[:, None] + half * x).ravel()
+    H, dH = sojourn.sf(t, full_output=True)
+    return (t, (half * w).ravel(), np.clip(np.asarray(H, dtype=float), 0.0, 1.0),
+            np.asarray(dH, dtype=float))
+
+
 def _ir_batch_mean_error(policy, R: Distribution, sojourn, law: BatchCompletionTime,
                          mean: float) -> float:
     """Estimated error of the IR batch mean without removal, ``E[T_b] = int psi(H(t)) dt``
@@ -690,12 +701,7 @@ def _ir_batch_mean_error(policy, R: Distribution, sojourn, law: BatchCompletionT
     first = max(int(np.searchsorted(-tail, -1.0, side="right")) - 1, 0)   # P(T_b > t) = 1 below
     edges, tail = edges[first:min(last + 1, edges.size)], tail[first:]
     last -= first
-    x, w = gauss_legendre(12)
-    half = 0.5 * np.diff(edges)[:, None]
-    t = (0.5 * (edges[:-1] + edges[1:])[:, None] + half * x).ravel()
-    weights = (half * w).ravel()
-    H, dH = sojourn.sf(t, full_output=True)
-    H = np.clip(np.asarray(H, dtype=float), 0.0, 1.0)
+    t, weights, H, dH = _sojourn_on_pieces(sojourn, edges)
     n = policy.n
     if isinstance(policy, MDS):
         m = policy.m
@@ -703,7 +709,7 @@ def _ir_batch_mean_error(policy, R: Distribution, sojourn, law: BatchCompletionT
     else:
         d = policy.d
         slope = n * d * (1.0 - H ** d) ** (n - 1) * H ** (d - 1)
-    propagated = float(weights @ (slope * np.asarray(dH, dtype=float)))
+    propagated = float(weights @ (slope * dH))
     integral = float(weights @ law._sf(t)) + edges[0]   # P(T_b > t) = 1 below edges[0]
     end = tail[min(last, tail.size - 1)] * edges[-1]
     if floor > 1e-17 and 5 <= last < tail.size:
@@ -767,16 +773,11 @@ def _all_needed_mean(n: int, R: Distribution, sojourn, sojourn_mean: float,
     integral = moment_from_sf(lambda t: r(sojourn._sf(t)), 1, octaves, rule="adaptive",
                               tail=False)
     below = cuts[0] * (n - 1) if lower > 0 else float(r(sojourn._sf(cuts[:1]))[0]) * cuts[0]
-    x, w = gauss_legendre(12)
-    half = 0.5 * np.diff(cuts)[:, None]
-    t = (0.5 * (cuts[:-1] + cuts[1:])[:, None] + half * x).ravel()
-    weights = (half * w).ravel()
-    H, dH = sojourn.sf(t, full_output=True)
-    H = np.clip(np.asarray(H, dtype=float), 0.0, 1.0)
+    t, weights, H, dH = _sojourn_on_pieces(sojourn, cuts)
     fixed = below + float(weights @ r(H))
     with np.errstate(divide="ignore"):
         slope = n * -np.expm1((n - 1) * np.log1p(-H))
-    propagated = float(weights @ (slope * np.asarray(dH, dtype=float)))
+    propagated = float(weights @ (slope * dH))
     beta = _batch_tail_index(MDS(n, 0), R)
     beyond = math.comb(n, 2) * tail[last] ** 2 * cuts[-1] / max(2.0 * beta - 1.0, 1e-3)
     mean = n * sojourn_mean - integral
