@@ -244,9 +244,10 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
         assumptions += ("k -> infinity limit (mean-field analysis with removal)" if remove else
                         "k -> infinity limit (exact analysis)",
                         f"values solved to a relative accuracy of {goal_text(_FIRST_PASS)} "
-                        f"first, to {goal_text(GOAL)} where their stated errors left a verdict "
-                        f"open (each row's 'goal'); values closer than their stated errors are "
-                        f"'not distinguishable' (a match)")
+                        f"first, to {goal_text(GOAL)} where they were closer than "
+                        f"{_FIRST_PASS_MARGIN:g} times their first-pass errors (each row's "
+                        f"'goal'); values closer than their stated errors are 'not "
+                        f"distinguishable' (a match)")
     else:
         assumptions += (f"simulation with k = {servers} servers, {replications} replications of "
                         f"{jobs} original jobs ({-(-jobs // n)} batches), 95% confidence "
