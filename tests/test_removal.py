@@ -599,6 +599,7 @@ def test_coarse_accuracy_goal_with_removal_against_mpmath(policy, load):
     assert abs(value - p99) <= error
 
 
+@pytest.mark.slow   # 1 s with numba, 5 s without
 def test_atoms_on_a_step_finer_than_the_grids_take_the_rough_estimates():
     # {1, 1.618} has the common step 0.002, which the grids do not hold (65536 cells on a
     # horizon of 224): the atoms fall between the nodes as they do without one, an irregular
@@ -1168,7 +1169,7 @@ def test_sx_m_equal_0_n_equal_1_is_pollaczek_khinchine(S):
 
 
 @pytest.mark.parametrize("X, load", [
-    (qt.Exponential(1.0), 0.7),
+    pytest.param(qt.Exponential(1.0), 0.7, marks=pytest.mark.slow),   # 12 s without numba
     pytest.param(qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), 0.3, marks=pytest.mark.slow),
     pytest.param(qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), 0.7, marks=pytest.mark.slow)])
 def test_sx_rule_over_x_is_within_the_stated_error(X, load):
@@ -1946,7 +1947,8 @@ _SX_BETWEEN = {
 }
 
 
-@pytest.mark.parametrize("case", list(_SX_BETWEEN))
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.slow) if i else case
+                                  for i, case in enumerate(_SX_BETWEEN)])   # 8 s without numba
 def test_sx_job_sizes_on_atoms_between_the_nodes_against_the_method_of_steps(case):
     # S&X with a job size on atoms: the products x s without a common step fall between the
     # nodes, where q(. | x) and f jump. Left there (first order) MDS(4, 2) on X {1, 1.618...}
