@@ -369,7 +369,7 @@ def analyze_batch(system: System) -> Prediction:
         # every task needed, a power tail that the law's own moments would extrapolate: n E[T]
         # (Pollaczek-Khinchine, exact) less a remainder whose tail falls like H^2, not H (see
         # _all_needed_mean)
-        sojourn_mean = B.mean() + float(rate) * B.moment(2) / (2.0 * free)
+        sojourn_mean = B.mean() + mg1._pk_wait_mean(float(rate), B.mean(), B.moment(2), free)
         mean, mean_error = _all_needed_mean(policy.n, B, sojourn, sojourn_mean, law)
         law = law.with_mean(mean)
         errors = {"mean": mean_error, "busy_fraction": 0.0}

@@ -1982,7 +1982,7 @@ def _quantile_excess(model, sols, order: int) -> float:
     grids ``sols`` (``h``, ``h / 2``, ``h / 4``), over :data:`_QUANTILE_TARGET`; quantiles on a
     jump of ``P(C > t)`` (an atom's, where the level is within rounding of the jump's top,
     finer grids do not help) are left out."""
-    law = RemovalBatchTime(model, sols, _grid_mean(sols[-1]), order, rough=goal() > GOAL)
+    law = RemovalBatchTime(model, sols, _grid_mean(sols[-1]), order)
     levels = np.array(_QUANTILE_LEVELS)
     values, coarse = law._quantile_sets(levels, (0, 1))
     errors = law._quantile_errors(levels, values, coarse)
@@ -2009,13 +2009,7 @@ def _refine(model, sols, order: int):
     while True:
         M = sols[-3].F.size - 1
         means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
-        # a coarse accuracy goal stops on coarse grids, often before their h^2 regime: the
-        # rough estimates (with a seventh, over 210 systems refined for 1e-3, a mean 1.22
-        # times beyond its estimate, IR Pareto(3.5) Replication(4, 2) at 0.3 of the
-        # no-removal limit, successive differences falling 4.6-fold; quantiles up to 1.19
-        # times, S&X Erlang(2) x five slowdowns, MDS(4, 1) at 0.85; with the rough
-        # estimates and a goal of 1e-2, at most 0.40 and 0.63 of them)
-        rough = model.rough or goal() > GOAL
+        rough = model.rough
         mean, mean_error = _richardson(means[-3:], order, rough)
         idle, idle_error = _richardson(idles[-3:], order, rough)
         target = _targets()[0]
@@ -2207,11 +2201,8 @@ class RemovalBatchTime(BatchCompletionTime):
     True
     """
 
-    def __init__(self, model, sols, mean: float, order: int = 2, rule_error=None,
-                 rough: bool = False):
+    def __init__(self, model, sols, mean: float, order: int = 2, rule_error=None):
         self._model, self._sols, self._mean_value = model, sols, mean
-        # the rough estimates (model.rough, or grids refined for a coarse accuracy goal)
-        self._rough = rough or model.rough
         # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
         # the shortest possible runtime of a task (a batch takes at least that long), and
@@ -2383,8 +2374,8 @@ class RemovalBatchTime(BatchCompletionTime):
         # twice with an irregular O(h^2) term too (model.rough: the two extrapolations can
         # agree by chance; IR on {1, e}, MDS(4, 2) at rate 0.375: a p99 3.18e-8 off the method
         # of steps where they differed by 3.0e-8), and on grids refined for a coarse accuracy
-        # goal (self._rough: see _refine)
-        factor = 2 if self._order == 1 or self._rough else 1
+        # goal (see grid_prediction)
+        factor = 2 if self._order == 1 or self._model.rough else 1
         errors = np.abs(values - coarse) * factor + 1e-14 * values
         if self._order == 1:
             # first order, but irregular: the error on each grid depends on where the atoms
@@ -3122,6 +3113,14 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
     kernel = _kernel_of(policy, lam)
     model = _model_of(kernel, runtime)
+    if goal() > GOAL:
+        # a coarse accuracy goal stops on coarse grids, often before their h^2 regime: the
+        # rough estimates, in the refinement and in what is stated (with a seventh, over 210
+        # systems refined for 1e-3, a mean 1.22 times beyond its estimate, IR Pareto(3.5)
+        # Replication(4, 2) at 0.3 of the no-removal limit, successive differences falling
+        # 4.6-fold; quantiles up to 1.19 times, S&X Erlang(2) x five slowdowns, MDS(4, 1) at
+        # 0.85; with the rough estimates and a goal of 1e-2, at most 0.40 and 0.63 of them)
+        model.rough = True
     mean_runtime = runtime.mean_runtime()
     sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
     order = 2 if aligned else 1
@@ -3136,8 +3135,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
             f"long tail): the grid method cannot resolve it; use qt.simulate")
     # a finest step over model.rough_step mean runtimes: the grids' errors not shown to be in
     # their h^2 regime, the extrapolation's remainder of the order of its change (_ROUGH_STEP)
-    # (or grids refined for a coarse accuracy goal, as in _refine)
-    rough = model.rough or sols[-1].h > model.rough_step * model.scale or goal() > GOAL
+    rough = model.rough or sols[-1].h > model.rough_step * model.scale
     mean, mean_error = _guarded([_grid_mean(s) for s in sols], order, rough, observed=True)
     idle, busy_error = _guarded([s.F0 for s in sols], order, rough, observed=True)
     doubled = None if isinstance(model, _IRModel) else model.doubled()
@@ -3199,7 +3197,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
     if isinstance(model, _SXModel):
         model.release()   # the law evaluates P(C > t) off the nodes with fresh X nodes
-    law = RemovalBatchTime(model, sols, mean, order, rule_error, rough=goal() > GOAL)
+    law = RemovalBatchTime(model, sols, mean, order, rule_error)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
                      "atoms (or kinks) of R between the nodes (first-order error): values of "
