@@ -4,7 +4,7 @@ Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`
 numpy-versus-numba table, ``--matching`` for ``smallest_matching_code`` with its first pass
 and without, ``--continuous`` for S&X with continuous slowdowns, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
-common step, placed exactly or first order).
+common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
 for n + m <= 30; a stability frontier within 2 s; ``smallest_matching_code(..., remove=True)``
 well under 1 s for n <= 20. Best of 3, wall and CPU time (the CPU figure is the one to read on
@@ -211,12 +211,24 @@ def between():
              ("S&X {1, 1.414, e, pi} x fb", qt.SX(qt.Discrete([1.0, root2, e, pi],
                                                               [0.4, 0.3, 0.2, 0.1]),
                                                   qt.slowdowns.facebook()), qt.MDS(10, 2),
-              0.05))
-    print("atoms between the nodes: exact placement vs first order (CPU s, stated mean error)")
+              0.05),
+             # a job size whose density jumps: the bends c s_k placed (_density_bends) or not
+             ("S&X U(1, 2) x {1, e}", qt.SX(qt.Uniform(1.0, 2.0), qt.Discrete([1.0, e],
+                                                                             [0.6, 0.4])),
+              qt.MDS(4, 2), 0.3),
+             ("S&X U(.5, 1.5) x {1, r2, pi}", qt.SX(qt.Uniform(0.5, 1.5), qt.Discrete(
+                 [1.0, root2, pi], [0.5, 0.3, 0.2])), qt.Replication(3, 2), 0.2),
+             ("S&X Pareto(4.98) x 6 values", qt.SX(qt.Pareto(4.98, 1.094), qt.Discrete(
+                 [1.0, 2.24, 2.53, 2.954, 3.4106, 3.6147],
+                 [0.2439, 0.0723, 0.0459, 0.2590, 0.1200, 0.2589])), qt.MDS(10, 2), 0.1))
+    print("atoms (and bends) between the nodes: exact placement vs first order (CPU s, stated "
+          "mean error)")
     limits = removal._JUMPS_MAX, removal._SX_JUMPS_MAX
+    bends = removal._density_bends
     for name, runtime, policy, lam in cases:
         row = []
         for removal._JUMPS_MAX, removal._SX_JUMPS_MAX in (limits, (0, 0)):
+            removal._density_bends = bends if removal._JUMPS_MAX else (lambda X, s: None)
             def point(policy=policy, lam=lam, runtime=runtime):
                 p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
                 return p, p.quantile(0.99)
@@ -225,6 +237,7 @@ def between():
             p = point()[0]
             row.append(p.errors["mean"] / p.mean)
         removal._JUMPS_MAX, removal._SX_JUMPS_MAX = limits
+        removal._density_bends = bends
         print(f"  {name:28s} {policy.label():22s} exact {row[0]:6.3f} s ({row[1]:.1e})  "
               f"first order {row[2]:6.3f} s ({row[3]:.1e})", flush=True)
 
