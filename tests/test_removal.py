@@ -1746,7 +1746,7 @@ def test_density_bends_against_the_densities():
 
 @pytest.mark.parametrize("policy, lam", [
     pytest.param(qt.MDS(4, 2), 0.4, marks=pytest.mark.slow),   # 6 s without numba
-    (qt.Replication(3, 2), 0.2)])
+    pytest.param(qt.Replication(3, 2), 0.2, marks=pytest.mark.slow)])   # 5 s without numba
 def test_bends_between_the_nodes_are_the_kinks_on_the_nodes(policy, lam):
     # phi != 1: X ~ Uniform(0.5, 1.5) times S in {1, 2}, kinks of f at 0.5, 1, 1.5, 3 (a step
     # of 0.5). Grids of step 64 / M hold them as nodes (trapezoid exact there); stretched by
