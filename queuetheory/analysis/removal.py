@@ -1962,7 +1962,16 @@ def _solve_grids(model, guess: float):
         cells = min(limit, cells * finer)
         h, M, on_nodes = _grid_step(W, kinks if use else lattice, cells, limit)
         on_nodes = on_nodes and (use or kinks is None)
-        coarse = _shoot(model, h, M, guess)
+        try:
+            coarse = _shoot(model, h, M, guess)
+        except RemovalError:
+            # a step too coarse for the runtime, where bends are placed on cells wider than the
+            # pieces of X's density (S&X 0.67 U(0.057, 0.35) + 0.33 U(2.484, 3.589) x five
+            # slowdowns at load 0.95: F(W) = 1 had no root at h = 1.5): a finer step
+            if cells >= limit or finer >= _FINER:
+                raise
+            finer *= 2
+            continue
         tail_end, tail_mid = _horizon_tails(model, coarse)
         if coarse.F0 < _DEGENERATE and tail_end > 0.5:
             # near the frontier a coarse step moves it below the load: no idle mass, the
