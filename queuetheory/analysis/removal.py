@@ -478,12 +478,13 @@ def _density_bends(X: Distribution, s: np.ndarray) -> tuple | None:
     and not above, so ``E_X`` of a function ``G(q(w | X))`` has the slope term ``f_X(w /
     s_k) (G(q^-) - G(q^+)) / s_k``, which jumps by ``D / s_k`` times that difference at ``w =
     b = c s_k`` (``q^+`` the terms ``j`` with ``s_j < s_k``, ``q^- = q^+ + p_k F(0)``).
-    Returns ``(b, c, D / s_k, k)`` sorted by ``b``, or ``None`` where a jump is not finite."""
+    Returns ``(b, c, D / s_k, k)`` sorted by ``b``, or ``None`` where a jump is not finite or
+    none is (kinks of a continuous density stay first order, as before: not checked)."""
     kinks = np.array(X._kinks(), dtype=float)
     D = X._pdf_all(kinks * (1 + 1e-12)) - X._pdf_all(kinks * (1 - 1e-12))
-    if not np.all(np.isfinite(D)):
-        return None
     keep = np.abs(D) * kinks > 1e-9   # a density continuous there (rounding of order 1e-12)
+    if not np.all(np.isfinite(D)) or not keep.any():
+        return None
     c = np.repeat(kinks[keep], s.size)
     k = np.tile(np.arange(s.size), int(keep.sum()))
     b = c * s[k]
