@@ -1133,9 +1133,7 @@ class _SXModel(_GridModel):
         # left is irregular (where each falls in its cell): the rough estimates
         self.between = (self.discrete_x and 0 < products.size <= _SX_JUMPS_MAX
                         and kernel.phi_form() is not None)
-        # (and bends without a common step: see _solve_grids; here for the frontier's grids)
-        self.rough = ((self.between and self.lattice is None)
-                      or (self.bends is not None and self.kink_lattice is None))
+        self.rough = self.between and self.lattice is None
         self._tables, self._blocks, self._blocks_key = {}, {}, None
         self._jumps_key = self._jumps_kept = None   # the latest grid's (h, M) and _jumps
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
@@ -1968,8 +1966,9 @@ def _solve_grids(model, guess: float):
         except RemovalError:
             # a step too coarse for the runtime, where bends are placed on cells wider than the
             # pieces of X's density (S&X 0.67 U(0.057, 0.35) + 0.33 U(2.484, 3.589) x five
-            # slowdowns at load 0.95: F(W) = 1 had no root at h = 1.5): a finer step
-            if cells >= limit or finer >= _FINER:
+            # slowdowns at load 0.95: F(W) = 1 had no root at h = 1.5): a finer step (with
+            # bends only: elsewhere a failed shoot is a load at or beyond the frontier)
+            if model.bends is None or cells >= limit or finer >= _FINER:
                 raise
             finer *= 2
             continue
@@ -2143,9 +2142,11 @@ def _refine(model, sols, order: int):
         try:
             sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
         except RemovalError:
-            # too coarse for the runtime (the guard only: S&X Uniform(0.087, 0.952) x {1,
-            # 2.4183} at load 0.9, 64 cells of 1.97 with bends placed, F(W) = 1 had no root)
-            pass
+            # too coarse for the runtime with bends placed (the guard only: S&X Uniform(0.087,
+            # 0.952) x {1, 2.4183} at load 0.9, 64 cells of 1.97, F(W) = 1 had no root): the
+            # estimates without the guard (elsewhere the error stands)
+            if model.bends is None:
+                raise
     while True:
         M = sols[-3].F.size - 1
         means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
