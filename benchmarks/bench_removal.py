@@ -2,7 +2,8 @@
 
 Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`` for only the
 numpy-versus-numba table, ``--matching`` for ``smallest_matching_code`` with its first pass
-and without, ``--continuous`` for S&X with continuous slowdowns, ``--between``
+and without, ``--unstable`` for points beyond the stability frontier (CPU and marches),
+``--continuous`` for S&X with continuous slowdowns, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -242,7 +243,53 @@ def between():
               f"first order {row[2]:6.3f} s ({row[3]:.1e})", flush=True)
 
 
+def unstable():
+    """CPU seconds (best of 3) and marches of points beyond the stability frontier whose grids
+    have no stationary law (the verdict ``stable=False`` from the sign of the front's level):
+    before the search for the idle probability stopped early, 216, 49, 91, 77 and 94 marches
+    (1.18, 0.158, 0.228, 0.007, 0.065 s, the base tree in the same A/B run as 0.095, 0.134,
+    0.101, 0.004, 0.053 s here)."""
+    from queuetheory.analysis import removal
+
+    count = [0]
+    march_sx, ir_marcher = removal._march_sx, removal._IRModel.marcher
+
+    def counted_sx(*args):
+        count[0] += 1
+        return march_sx(*args)
+
+    def counted_ir(self, h, M):
+        march = ir_marcher(self, h, M)
+        return lambda columns: count.__setitem__(0, count[0] + 1) or march(columns)
+
+    removal._march_sx, removal._IRModel.marcher = counted_sx, counted_ir
+    uniform = qt.SX(qt.Uniform(1.0, 2.0), qt.Discrete([1, 2], [.7, .3]))
+    cases = (("S&X, unif. X, S in {1, 2}", uniform, qt.MDS(4, 2), 0.5),
+             ("S&X, unif. X, S in {1, 2}", uniform, qt.Replication(10, 2), 0.6),
+             ("S&X, Erlang X, S in {1, 3}", qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 3], [.8, .2])),
+              qt.MDS(4, 2), 0.7),
+             ("IR deterministic", qt.IR(qt.Deterministic(1.0)), qt.MDS(4, 2), 0.95),
+             ("IR hyperexponential", qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
+              qt.MDS(4, 2), 1.6))
+    print("beyond the frontier: qt.analyze (CPU s, best of 3; marches of one call)")
+    try:
+        for name, runtime, policy, lam in cases:
+            system = qt.System(policy, runtime, arrival_rate=lam)
+            _, cpu = _best(lambda system=system: qt.analyze(system))
+            count[0] = 0
+            stable = qt.analyze(system).stable
+            print(f"  {name:26s} {policy.label():24s} lam={lam:4}  stable={stable!s:5s} "
+                  f"marches {count[0]:4d}  CPU {cpu:6.3f} s", flush=True)
+    finally:
+        removal._march_sx, removal._IRModel.marcher = march_sx, ir_marcher
+
+
 if __name__ == "__main__":
+    if "--unstable" in sys.argv:
+        qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete(
+            [1, 2], [.7, .3])), arrival_rate=0.3))   # compile (or load) the S&X march
+        unstable()
+        sys.exit()
     if "--continuous" in sys.argv:
         continuous()
         sys.exit()

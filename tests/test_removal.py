@@ -1874,6 +1874,45 @@ def test_front_side_agrees_with_the_frontier(policy, R):
         assert removal._front_side(policy, R, lam_star * (1 + rel)) == (1 if rel > 0 else -1)
 
 
+_ROOT2_FRONTIER = 0.6746258443366415
+"""Frontier of Replication(3, 2) with removal under S&X ``Uniform(0.5, 1.5) x {1, sqrt 2}``
+(1/2 each), from finer grids than :func:`removal.frontier` uses: the root by Brent's method
+(``xtol = 1e-15``) of the front's level, Richardson-extrapolated from 4096, 8192 and 16384 cells
+on twice its horizon (``[0, 77.25]``) with the rule over ``X`` doubled::
+
+    front = removal._Front(policy, law); front.double_rule(); front.horizon = 77.25483399593904
+    vals = [front.excess(rate, c, False) for c in (4096, 8192, 16384)]
+    removal._richardson(vals, 2, False)[0]
+
+The level's slope is 2.4 per unit of relative rate (+-2.4e-9 at 1 +- 1e-9) and the three grids'
+extrapolation moves it by about 2e-11: the reference is good to about 1e-11 relative."""
+
+
+@pytest.mark.slow   # 7 s with numba, 66 s without
+def test_verdicts_near_a_frontier_with_bends():
+    # kinks c s_k without a common step (bends). frontier() states 1.17e-8 for a true error of
+    # 2.2e-9; the side test said "beyond" at 1 - 1e-12 of frontier(), i.e. 3.3e-9 beyond the
+    # reference: right, with its own (smaller) error. Decided verdicts are never wrong, and
+    # qt.analyze gives no finite mean beyond the reference nor "unstable" within it
+    law = qt.SX(qt.Uniform(0.5, 1.5), qt.Discrete([1, 2 ** 0.5], [0.5, 0.5]))
+    policy = qt.Replication(3, 2, remove=True)
+    value, error = removal.frontier(policy, law, full_output=True)
+    assert abs(value - _ROOT2_FRONTIER) <= error <= 1e-7
+    for rel in (-1e-6, -1e-8, -1e-9, 1e-9, 1e-8, 1e-6):
+        side = removal._front_side(policy, law, _ROOT2_FRONTIER * (1 + rel))
+        assert side in (0, 1 if rel > 0 else -1)
+        if abs(rel) >= 1e-6:
+            assert side != 0
+    for rel in (-1e-7, -1e-9, 1e-9, 1e-7):
+        system = qt.System(policy, law, arrival_rate=_ROOT2_FRONTIER * (1 + rel))
+        try:
+            p = qt.analyze(system)
+        except NotImplementedError as refusal:
+            assert "qt.simulate" in str(refusal)
+            continue
+        assert p.stable == (rel < 0) and math.isfinite(p.mean) == (rel < 0)
+
+
 def test_a_point_inside_the_frontier_does_not_compute_it(monkeypatch):
     # beyond the no-removal limit (task load 1.05) a stable point's verdict needs only its own
     # side of the frontier: the frontier itself took 0.44 s of the point's 0.59 s
@@ -1900,8 +1939,33 @@ def test_a_point_beyond_the_frontier_does_not_compute_it(monkeypatch):
         raise AssertionError("the frontier was computed")
 
     monkeypatch.setattr(removal, "frontier", fail)
+    # and without marching every grid 60 times: the horizon's grids found no root (F(W) > 1 at
+    # every idle probability tried, tenfold steps down to 1e-60), and the finer steps tried
+    # for bends marched the same grids again: 216 marches, 27 since
+    marches = []
+    march = removal._march_sx
+    monkeypatch.setattr(removal, "_march_sx",
+                        lambda *args: marches.append(args[3]) or march(*args))
     p = qt.analyze(qt.System(qt.MDS(4, 2), runtime, arrival_rate=0.5))
     assert not p.stable and p.mean == math.inf and "beyond the stability frontier" in p.method
+    assert len(marches) <= 30
+
+
+def test_a_shoot_without_a_root_stops_early():
+    # beyond the frontier (MDS(4, 2), Deterministic(1): 0.852) F(W) > 1 at every idle
+    # probability on a long grid: no root. The search went down tenfold, 60 marches; now
+    # tenfold to 1e-6, then squared down to _NO_IDLE = 1e-60: 11
+    model = removal._IRModel(removal._kernel_of(qt.MDS(4, 2), 0.95), qt.Deterministic(1.0))
+    marcher, marches = model.marcher, []
+
+    def counted(h, M):
+        march = marcher(h, M)
+        return lambda columns: marches.append(columns) or march(columns)
+
+    model.marcher = counted
+    with pytest.raises(removal.RemovalError, match="F\\(W\\) = 1 has no root"):
+        removal._shoot(model, 0.25, 2000, 0.3)
+    assert len(marches) <= 12 and min(c.min() for c in marches) == removal._NO_IDLE
 
 
 def test_exponential_replication_far_tail_quantile_keeps_the_tail_level():

@@ -980,7 +980,9 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
     (the neglected curvature term is of order ``step^2``). With ``spread > 0`` (the guess's
     uncertainty) the first march carries columns at ``guess`` and ``guess +- spread``: a root
     within ``2 spread`` of the guess is taken from the quadratic through them (interpolation
-    error of order ``spread^3``), one march instead of two."""
+    error of order ``spread^3``), one march instead of two. Outside the bracket's Newton steps:
+    bisection (geometric across decades), or, with no lower bound yet, ``F0`` tenfold down, squared
+    below 1e-6, to :data:`_NO_IDLE`, where ``F(W) >= 1`` still raises :class:`RemovalError`."""
     march = model.marcher(h, M)
     lo, hi = 0.0, 1.0
     F0 = min(max(guess, 1e-12), 1.0)
@@ -1022,7 +1024,15 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
             sol.sf_left, sol.sf_right = model.node_sf(sol)
             return sol
         new = F0 + step if math.isfinite(step) else math.nan
-        F0 = new if lo < new < hi else (0.5 * (lo + hi) if lo > 0 else 0.1 * hi)
+        if lo < new < hi:
+            F0 = new
+        elif lo > 0:   # bisection, geometric across decades
+            F0 = math.sqrt(lo * hi) if hi > 1e3 * lo else 0.5 * (lo + hi)
+        elif hi <= _NO_IDLE:
+            break
+        else:   # down to the root: tenfold, then squared (F(W) > 1 at every F0 beyond the
+            # frontier: MDS(4, 2), S&X U(1, 2) x {1, 2} at 0.5 marched 60 times per grid)
+            F0 = 0.1 * hi if hi > 1e-6 else max(hi * hi, _NO_IDLE)
         if hi - lo <= 1e-15 * hi:
             break
     raise RemovalError("Newton's method on the idle probability F(0) did not converge (F(W) = 1 "
@@ -1880,6 +1890,10 @@ before the grid method refuses (see :func:`grid_prediction`)."""
 _DEGENERATE = 1e-10
 """An idle probability below this with most of the workload at the horizon is a coarse grid's
 artefact near the stability frontier (:func:`_solve_grids`)..."""
+_NO_IDLE = 1e-60
+"""The smallest idle probability :func:`_shoot` tries: ``F(W) >= 1`` there, no stationary law
+on that grid (far below :data:`_DEGENERATE`; the tenfold steps it took before stopped about
+here, after 60 marches)."""
 _FINER = 4
 """...answered by a step up to this many times finer at the same horizon (beyond the frontier
 every step sees it: the frontier then decides, at the cost of these extra marches)."""
@@ -1953,6 +1967,7 @@ def _solve_grids(model, guess: float):
     kinks = model.kink_lattice   # IR: kinks of G as nodes, where cheap
     finer = 1   # steps halved because a coarse grid saw the system as unstable
     best = None  # (tail at the horizon, the state with it) of the horizons tried
+    failed = None  # ((h, M), error) of the grid whose shoot failed
     for _ in range(_HORIZON_DOUBLINGS):
         limit = model.max_cells
         use = kinks is not None and W / kinks <= limit
@@ -1961,15 +1976,18 @@ def _solve_grids(model, guess: float):
         cells = min(limit, cells * finer)
         h, M, on_nodes = _grid_step(W, kinks if use else lattice, cells, limit)
         on_nodes = on_nodes and (use or kinks is None)
+        if failed is not None and failed[0] == (h, M):   # the finer step is this same grid
+            raise failed[1]
         try:
             coarse = _shoot(model, h, M, guess)
-        except RemovalError:
+        except RemovalError as error:
             # a step too coarse for the runtime, where bends are placed on cells wider than the
             # pieces of X's density (S&X 0.67 U(0.057, 0.35) + 0.33 U(2.484, 3.589) x five
             # slowdowns at load 0.95: F(W) = 1 had no root at h = 1.5): a finer step (with
             # bends only: elsewhere a failed shoot is a load at or beyond the frontier)
             if model.bends is None or cells >= limit or finer >= _FINER:
                 raise
+            failed = ((h, M), error)
             finer *= 2
             continue
         tail_end, tail_mid = _horizon_tails(model, coarse)
