@@ -1951,6 +1951,23 @@ def test_a_point_beyond_the_frontier_does_not_compute_it(monkeypatch):
     assert len(marches) <= 30
 
 
+def test_beyond_the_frontier_no_grid_is_solved(monkeypatch):
+    # IR Erlang(3, 3), MDS(10, 3), at 1.001 of its frontier (0.930926, error 7e-8): the grids
+    # found a law (within their error of the frontier), whose quantiles' refinement read the
+    # far tail for 169 s before the sign of the front's level said "unstable". That sign
+    # comes first now, and beyond its error the grid is not solved
+    R, policy = qt.Erlang(3, 3.0), qt.MDS(10, 3)
+    lam_star, error = removal.frontier(policy, R, full_output=True)
+    assert 1e-3 * lam_star > 100 * error
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the grid was solved")
+
+    monkeypatch.setattr(removal, "grid_prediction", fail)
+    p = qt.analyze(qt.System(policy, qt.IR(R), arrival_rate=1.001 * lam_star))
+    assert not p.stable and p.mean == math.inf and "beyond the stability frontier" in p.method
+
+
 def test_a_shoot_without_a_root_stops_early():
     # beyond the frontier (MDS(4, 2), Deterministic(1): 0.852) F(W) > 1 at every idle
     # probability on a long grid: no root. The search went down tenfold, 60 marches; now

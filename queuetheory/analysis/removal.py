@@ -2868,21 +2868,30 @@ def _grid_or_frontier(system: System, name: str, assumptions: tuple,
     and within the frontier's own error the grid may find a law for an unstable system (MDS(4,
     2), Deterministic(1), at the frontier times 1 + 1e-12 gave a mean of 29.06). There the
     frontier decides, with its error estimate: unstable at or above ``lam* + error``, refused
-    (``NotImplementedError``, pointing to simulate) within ``error`` of ``lam*``.
+    (``NotImplementedError``, pointing to simulate) within ``error`` of ``lam*``. First the
+    sign of the front's level at the rate (:func:`_front_side`, a handful of marches): beyond
+    its error it decides alone, unstable without the grid, or stable with the grid's law.
     """
     policy, runtime, lam = system.policy, system.runtime, system.arrival_rate
+    law = runtime if isinstance(runtime, SX) else runtime.R
+    side = 0   # the side of the frontier by the front's level at lam (0: undecided)
+    if kernel.lam_t * runtime.mean_runtime() >= 1:
+        try:
+            side = _front_side(policy, law, lam)
+        except RemovalError:
+            pass
+        if side > 0:
+            # beyond the frontier by more than the error of its own side, before the grid: a
+            # law the grids find there (within their error of the frontier) is not one to
+            # refine (IR Erlang(3, 3), MDS(10, 3), at 1.001 of its frontier: 169 s on its
+            # quantiles' far tail, then discarded)
+            return _beyond_frontier(system, name, assumptions)
     try:
         prediction = grid_prediction(system, name, assumptions)
     except RemovalError as error:
         return _unstable_or_refuse(system, runtime, name, assumptions, kernel, error)
-    if kernel.lam_t * runtime.mean_runtime() < 1:
-        return prediction
-    law = runtime if isinstance(runtime, SX) else runtime.R
-    try:
-        if _front_side(policy, law, lam) < 0:   # within the frontier beyond its error
-            return prediction
-    except RemovalError:
-        pass
+    if kernel.lam_t * runtime.mean_runtime() < 1 or side < 0:
+        return prediction   # within the no-removal limit, or the frontier beyond its error
     try:
         lam_star, error = frontier(policy, law, full_output=True)
     except RemovalError:
@@ -3430,17 +3439,12 @@ def _analyze_sx(system: System) -> Prediction:
 
 
 def _unstable_or_refuse(system, runtime, name, assumptions, kernel, error) -> Prediction:
-    """No stationary law on the grid: beyond the no-removal limit decide by the frontier
+    """No stationary law on the grid, at a rate :func:`_front_side` does not put beyond the
+    frontier: beyond the no-removal limit decide by the frontier
     (``queuetheory.analysis.frontier_verdict``), else refuse pointing to simulate."""
     policy, lam = system.policy, system.arrival_rate
     if kernel.lam_t * runtime.mean_runtime() >= 1:
         law = runtime if isinstance(runtime, SX) else runtime.R
-        try:
-            beyond = _front_side(policy, law, lam) > 0
-        except RemovalError:
-            beyond = False
-        if beyond:   # beyond the frontier by more than the error of its own side
-            return _beyond_frontier(system, name, assumptions)
         try:
             lam_star, spread = frontier(policy, law, full_output=True)
         except RemovalError:
