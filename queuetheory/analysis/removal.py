@@ -2883,7 +2883,7 @@ def _grid_or_frontier(system: System, name: str, assumptions: tuple,
         if side > 0:
             # beyond the frontier by more than the error of its own side, before the grid: a
             # law the grids find there (within their error of the frontier) is not one to
-            # refine (IR Erlang(3, 3), MDS(10, 3), at 1.001 of its frontier: 169 s on its
+            # refine (IR Erlang(3, 3), MDS(10, 3), at 1.001 of its frontier: 171 s on its
             # quantiles' far tail, then discarded)
             return _beyond_frontier(system, name, assumptions)
     try:
