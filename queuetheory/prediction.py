@@ -12,7 +12,7 @@ import mpmath
 
 from . import _checks
 from .export import short_repr
-from .response import AccuracyWarning, ResponseLaw, ResponseTime
+from .response import AccuracyWarning, ResponseLaw, ResponseTime, _Reanalysis
 from .system import System
 
 __all__ = ["AccuracyWarning", "Prediction"]
@@ -110,6 +110,7 @@ class Prediction:
                 f"{self.method}: this analysis gives the mean only; use qt.simulate for the "
                 f"distribution")
         law = self._response_factory()
+        law._origin = self.system   # pickled by analysing it again where its state does not
         # a job finds its servers idle with positive probability: runtimes with atoms (or
         # with an atom at 0 only, as X S with X on atoms) give the response time atoms, and no
         # density (pdf raises, as for every law with atoms)
@@ -225,15 +226,3 @@ def _sentence(text: str) -> str:
     if not re.match(r"[a-z](\W|$)", text):  # keep a leading symbol such as k or d
         text = text[:1].upper() + text[1:]
     return text + ("" if text.endswith(".") else ".")
-
-
-class _Reanalysis:
-    """``analyze(system).response_time``, a picklable stand-in for a closure."""
-
-    def __init__(self, system: System):
-        self.system = system
-
-    def __call__(self) -> ResponseLaw:
-        from .analysis import analyze
-
-        return analyze(self.system).response_time

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import os
+import pickle
 import sys
 import warnings
 from collections.abc import Callable
@@ -36,6 +38,18 @@ _WARN_RELATIVE = 1e-3
 """Quantiles whose estimated error exceeds this fraction of their value, and probabilities
 whose estimated error exceeds this, come with an :class:`AccuracyWarning` when their errors
 are not asked for (``full_output=False``)."""
+
+
+class _Reanalysis:
+    """``analyze(system).response_time``, a picklable stand-in for a closure."""
+
+    def __init__(self, system):
+        self.system = system
+
+    def __call__(self) -> ResponseLaw:
+        from .analysis import analyze
+
+        return analyze(self.system).response_time
 
 
 class ResponseLaw(Distribution):
@@ -95,6 +109,32 @@ class ResponseLaw(Distribution):
 
     #: ``False`` for an unstable system: every response time is infinite.
     stable: bool = True
+
+    def __reduce_ex__(self, protocol):
+        """Pickling (multiprocessing, dask): the law's own state where it pickles; a law built
+        by ``qt.analyze`` whose state holds closures (the batch policies' laws: functions of
+        the grid, the kernel's ``phi``) is rebuilt on loading by analysing its system again
+        (:class:`_Reanalysis`; the analysis is deterministic: the same law)."""
+        reduced = super().__reduce_ex__(protocol)
+        origin = self.__dict__.get("_origin")
+        if origin is None or self.__dict__.get("_trial_pickle"):
+            return reduced
+        self.__dict__["_trial_pickle"] = True   # the state may refer back to the law
+        try:
+            pickle.dumps(reduced, protocol)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return _Reanalysis(origin), ()
+        finally:
+            del self.__dict__["_trial_pickle"]
+        return reduced
+
+    def __deepcopy__(self, memo):
+        """A copy of the state (functions are shared, as ``copy.deepcopy`` does), without
+        the trial pickling of :meth:`__reduce_ex__`."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return copied
 
     #: ``True`` when ``precision=`` has a high-precision (mpmath) path.
     high_precision: bool = False

@@ -798,3 +798,19 @@ def test_sx_batches_with_a_power_tailed_job_size_against_mpmath(alpha, load, mea
     assert abs(p.mean - mean) <= p.errors["mean"]
     values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
     assert np.all(np.abs(values - np.array(quantiles)) <= errors)
+
+
+def test_quantiles_on_a_jump_reach_the_level():
+    # found by a held-out fuzz: at the jumps of the batch law (every task runs X S_j, X = 1,
+    # S in {1, 2}) Brent's method stopped a few ulps below them: ppf(0.01) was
+    # 0.9999999999999993 with P(T <= t) = 0 there (no response is below 1), ppf(0.5)
+    # 1.9999999999999987 with P(T <= t) = 0.4785. The quantile is inf{t : P(T <= t) >= q}
+    runtime = qt.SX(qt.Deterministic(1.0),
+                    qt.Discrete([1.0, 2.0], [0.6654875513752523, 0.33451244862474766]))
+    lam = 0.7145279418291771 / runtime.mean_runtime() / 3
+    law = qt.analyze(qt.System(qt.Replication(2, 3, remove=False), runtime,
+                               arrival_rate=lam)).response_time
+    assert law.ppf(0.01) == 1.0
+    for q in (0.01, 0.2, 0.5, 0.7, 0.9, 0.99):
+        value = law.ppf(q)
+        assert value >= 1.0 and law.cdf(value) >= q
