@@ -110,6 +110,15 @@ class ResponseLaw(Distribution):
     #: ``False`` for an unstable system: every response time is infinite.
     stable: bool = True
 
+    #: ``True`` when ``precision=`` has a high-precision (mpmath) path.
+    high_precision: bool = False
+
+    #: The law's name in messages.
+    _label: str = "response time"
+
+    #: How the double-precision values are computed and their stated error (in messages).
+    _accuracy: str = "its values are double precision"
+
     def __reduce_ex__(self, protocol):
         """Pickling (multiprocessing, dask): the law's own state where it pickles; a law built
         by ``qt.analyze`` whose state holds closures (the batch policies' laws: functions of
@@ -128,6 +137,12 @@ class ResponseLaw(Distribution):
             del self.__dict__["_trial_pickle"]
         return reduced
 
+    def __copy__(self):
+        """A shallow copy of the state, without the trial pickling of :meth:`__reduce_ex__`."""
+        copied = type(self).__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        return copied
+
     def __deepcopy__(self, memo):
         """A copy of the state (functions are shared, as ``copy.deepcopy`` does), without
         the trial pickling of :meth:`__reduce_ex__`."""
@@ -135,15 +150,6 @@ class ResponseLaw(Distribution):
         memo[id(self)] = copied
         copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return copied
-
-    #: ``True`` when ``precision=`` has a high-precision (mpmath) path.
-    high_precision: bool = False
-
-    #: The law's name in messages.
-    _label: str = "response time"
-
-    #: How the double-precision values are computed and their stated error (in messages).
-    _accuracy: str = "its values are double precision"
 
     # ------------------------------------------------------------------------ public
     def cdf(self, x, precision: int | None = None, *, full_output: bool = False):

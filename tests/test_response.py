@@ -431,13 +431,13 @@ def test_pickle_round_trip():
 def test_batch_laws_pickle(system):
     # found by a held-out fuzz: the batch policies' laws hold closures (the grid's functions,
     # the kernel's phi): "Can't pickle local object '_ir_batch_law.<locals>.levels'". They are
-    # rebuilt by analysing the system again, and deepcopy still copies the state
+    # rebuilt by analysing the system again, and copies still copy the state
     import copy
 
     T = qt.analyze(system).response_time
     levels = [0.5, 0.99]
     values, tail = T.ppf(levels), T.sf(1.7)
-    for back in (pickle.loads(pickle.dumps(T)), copy.deepcopy(T)):
+    for back in (pickle.loads(pickle.dumps(T)), copy.deepcopy(T), copy.copy(T)):
         assert type(back) is type(T)
         assert np.array_equal(back.ppf(levels), values) and back.sf(1.7) == tail
 
