@@ -41,15 +41,17 @@ are not asked for (``full_output=False``)."""
 
 
 class _Reanalysis:
-    """``analyze(system).response_time``, a picklable stand-in for a closure."""
+    """``analyze(system).response_time`` under the accuracy goal ``goal`` it was first solved
+    to (:func:`queuetheory.accuracy_goal`), a picklable stand-in for a closure."""
 
-    def __init__(self, system):
-        self.system = system
+    def __init__(self, system, goal: float):
+        self.system, self.goal = system, goal
 
     def __call__(self) -> ResponseLaw:
-        from .analysis import analyze
+        from .analysis import accuracy_goal, analyze
 
-        return analyze(self.system).response_time
+        with accuracy_goal(self.goal):
+            return analyze(self.system).response_time
 
 
 class ResponseLaw(Distribution):
@@ -125,14 +127,14 @@ class ResponseLaw(Distribution):
         the grid, the kernel's ``phi``) is rebuilt on loading by analysing its system again
         (:class:`_Reanalysis`; the analysis is deterministic: the same law)."""
         reduced = super().__reduce_ex__(protocol)
-        origin = self.__dict__.get("_origin")
+        origin = self.__dict__.get("_origin")   # a _Reanalysis
         if origin is None or self.__dict__.get("_trial_pickle"):
             return reduced
         self.__dict__["_trial_pickle"] = True   # the state may refer back to the law
         try:
             pickle.dumps(reduced, protocol)
         except (pickle.PicklingError, AttributeError, TypeError):
-            return _Reanalysis(origin), ()
+            return origin, ()
         finally:
             del self.__dict__["_trial_pickle"]
         return reduced

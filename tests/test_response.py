@@ -442,6 +442,19 @@ def test_batch_laws_pickle(system):
         assert np.array_equal(back.ppf(levels), values) and back.sf(1.7) == tail
 
 
+def test_pickles_keep_the_accuracy_goal_they_were_solved_to():
+    # a law (or a prediction's law) rebuilt by analysing its system again was solved to the
+    # default goal: p99 2.5330592279738395 after pickling one solved to 1e-2 (2.5330170413685402)
+    system = qt.System(qt.MDS(4, 2), qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
+                       arrival_rate=0.5)
+    with qt.accuracy_goal(1e-2):
+        p = qt.analyze(system)
+    value = p.quantile(0.99)
+    assert value != qt.analyze(system).quantile(0.99)   # the goals give different grids
+    assert pickle.loads(pickle.dumps(p.response_time)).ppf(0.99) == value
+    assert pickle.loads(pickle.dumps(p)).quantile(0.99) == value
+
+
 def test_precision_returns_mpf_with_the_digits(mm1):
     # T ~ Exp(0.5): the median is 2 log 2 (30-digit reference from mpmath).
     value = mm1.median(precision=30)
