@@ -848,13 +848,16 @@ def test_compiled_batch_survival_against_the_binomial_sum(policy, monkeypatch):
                 exact = 1 - (1 - (1 - Q) ** kernel.r) ** kernel.n
         ours = removal._batch_sf_compiled(q, mds, kernel.n, kernel.r, combs)
         assert ours == pytest.approx(float(exact), rel=1e-13, abs=1e-300)
-    # the compiled node survival and its numpy twin (betainc; sums of weighted terms of order
-    # 1: absolute rounding)
+    # the node survival marched along by the compiled march and its numpy twin (betainc;
+    # sums of weighted terms of order 1: absolute rounding), on one column's solution (at the
+    # root: elsewhere q exceeds 1 where the numpy twin clips it and the march does not)
     model = removal._SXModel(kernel, _SX)
-    sol = removal._shoot(model, 0.25, 96, 0.5)
+    out = model.marcher(0.25, 96)(np.array([removal._shoot(model, 0.25, 96, 0.5).F0]))
+    assert len(out) == 8   # F, f^-, f^+, q^-, q^+, J, and P(C > t^-), P(C > t)
+    sol = removal._Solution(0.25, *[a[:, 0] for a in out[:6]])
     monkeypatch.setattr(removal, "numba", None)
-    for a, b in zip(model.node_sf(sol), (sol.sf_left, sol.sf_right)):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    for a, b in zip(model.node_sf(sol), out[6:]):
+        np.testing.assert_allclose(a, np.clip(b[:, 0], 0.0, 1.0), rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("offset", [0.0, 3e-5, -8e-5, 5e-4])

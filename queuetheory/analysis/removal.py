@@ -554,6 +554,7 @@ class _Solution:
         self.extra = extra                    # a model's own node arrays (marched with F)
         self.sf_left = self.sf_right = None   # P(C > t) at the nodes, set by the model
         self.mean_fix = 0.0   # what the trapezoid of _grid_mean misses (set by the model)
+        self.slopes = None    # the march's arrays' derivatives in F0 (_solved)
 
     @property
     def F0(self) -> float:
@@ -588,6 +589,9 @@ class _GridModel:
     """The same over the idle fraction squared (near load 1 the larger)."""
     accept = _ACCEPT
     """Newton's tolerance on ``F(0)`` (relative) in :func:`_shoot`."""
+    tangents = False
+    """Solutions keep their derivatives in ``F0`` (:func:`_solved`): the rule over ``X`` is
+    checked on the finest grid by one march (:func:`grid_prediction`)."""
     _max_cells: int | None = None
 
     @property
@@ -971,7 +975,8 @@ def _leaf_compiled(lo, hi, history, a_in, b_in, F, fm, fp, qm, qp, F0, jump, lam
                 combs)
 
 
-def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solution:
+def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
+           tangent: _Solution | None = None) -> _Solution:
     """Safeguarded Newton's method on ``F0`` in ``(0, 1]`` so that ``F(Mh) = 1``.
 
     ``F(Mh)`` increases with ``F0`` (0 at ``F0 = 0``, at least 1 at ``F0 = 1``). Each march
@@ -982,10 +987,20 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
     within ``2 spread`` of the guess is taken from the quadratic through them (interpolation
     error of order ``spread^3``), one march instead of two. Outside the bracket's Newton steps:
     bisection (geometric across decades), or, with no lower bound yet, ``F0`` tenfold down, squared
-    below 1e-6, to :data:`_NO_IDLE`, where ``F(W) >= 1`` still raises :class:`RemovalError`."""
+    below 1e-6, to :data:`_NO_IDLE`, where ``F(W) >= 1`` still raises :class:`RemovalError`.
+    With ``tangent`` (the solution of a nearby equation on the same grid, the guess its
+    ``F0``), the first march has one column, at the guess, and a root within ``_ACCEPT F0``
+    of it is taken along ``tangent``'s derivatives in ``F0`` (their difference between the
+    two equations times the step: a term of second order in the equations' difference)."""
     march = model.marcher(h, M)
     lo, hi = 0.0, 1.0
     F0 = min(max(guess, 1e-12), 1.0)
+    if tangent is not None and tangent.slopes is not None:
+        out = march(np.array([F0]))
+        slopes = tangent.slopes
+        step = (1.0 - out[0][-1, 0]) / slopes[0][-1]
+        if len(out) == len(slopes) and abs(step) <= model.accept * F0:
+            return _solved(model, h, [a[:, 0] + step * d for a, d in zip(out, slopes)], slopes)
     if 0 < spread <= 1e-3 * F0 and F0 + spread < 1:
         cols = np.array([F0 - spread, F0, F0 + spread])
         arrays = march(cols)
@@ -998,10 +1013,10 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
             u = -2 * c / (b + math.sqrt(disc))
             if abs(u) <= 2 * spread:
                 t = u / spread
-                weights = (0.5 * t * (t - 1), 1 - t * t, 0.5 * t * (t + 1))
-                sol = _Solution(h, *[a_ @ np.array(weights) for a_ in arrays])
-                sol.sf_left, sol.sf_right = model.node_sf(sol)
-                return sol
+                weights = np.array([0.5 * t * (t - 1), 1 - t * t, 0.5 * t * (t + 1)])
+                slopes = np.array([t - 0.5, -2 * t, t + 0.5]) / spread
+                return _solved(model, h, [a_ @ weights for a_ in arrays],
+                               [a_ @ slopes for a_ in arrays])
         lo, hi = (cols[0], hi) if e[0] < 0 else (lo, cols[0])
         lo, hi = (lo, cols[2]) if e[2] >= 0 else (max(lo, cols[2]), hi)
         slope = b if b > 0 else math.nan
@@ -1018,11 +1033,10 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
         slope = (end[1] - end[0]) / (cols[1] - cols[0])
         step = (1.0 - end[0]) / slope if slope > 0 and math.isfinite(slope) else math.nan
         if math.isfinite(step) and abs(step) <= model.accept * F0:
-            t = step / (cols[1] - cols[0])
-            arrays = [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in out]
-            sol = _Solution(h, *arrays)
-            sol.sf_left, sol.sf_right = model.node_sf(sol)
-            return sol
+            width = cols[1] - cols[0]
+            t = step / width
+            return _solved(model, h, [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in out],
+                           [(a[:, 1] - a[:, 0]) / width for a in out])
         new = F0 + step if math.isfinite(step) else math.nan
         if lo < new < hi:
             F0 = new
@@ -1038,6 +1052,17 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0) -> _Solut
     raise RemovalError("Newton's method on the idle probability F(0) did not converge (F(W) = 1 "
                        "has no root on this grid: a load close to the stability frontier, or "
                        "a step too coarse for the runtime)")
+
+
+def _solved(model, h: float, arrays: list, slopes: list) -> _Solution:
+    """The :class:`_Solution` of the march's ``arrays`` at the root, its ``P(C > t)`` at the
+    nodes (``model.node_sf``), and ``slopes``, the arrays' derivatives in ``F0`` there (for
+    :func:`_shoot`'s ``tangent``; kept where ``model.tangents``)."""
+    sol = _Solution(h, *arrays)
+    sol.sf_left, sol.sf_right = model.node_sf(sol)
+    if model.tangents:
+        sol.slopes = slopes
+    return sol
 
 
 # ------------------------------------------------------------------------ S&X: condition on X
@@ -1147,6 +1172,7 @@ class _SXModel(_GridModel):
         self._tables, self._blocks, self._blocks_key = {}, {}, None
         self._jumps_key = self._jumps_kept = None   # the latest grid's (h, M) and _jumps
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
+        self.tangents = not self.discrete_x
         self._fixed = None
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         # (the atom of V at 0 times an atom of x S)
@@ -1353,9 +1379,10 @@ class _SXModel(_GridModel):
 
     def node_sf(self, sol: _Solution) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes: :meth:`_sf` through the points
-        of :func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a time (with numba
-        :func:`_sx_node_sf`, the same coefficients, node by node); with products between the
-        nodes, also ``sol.mean_fix`` (as :meth:`_IRModel.node_sf`)."""
+        of :func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a time, or (with numba) as
+        marched along by :func:`_march_sx_compiled` (the same coefficients, node by node, the
+        columns interpolated like ``F``: ``sol.extra[1:]``, then dropped); with products
+        between the nodes, also ``sol.mean_fix`` (as :meth:`_IRModel.node_sf`)."""
         h, M = sol.h, sol.F.size - 1
         xs, ws, ptops = self.table(h, M)
         jumps = self._jumps(h, M)
@@ -1384,12 +1411,10 @@ class _SXModel(_GridModel):
             batch_sf = self.kernel.batch_sf
             B = slope * (batch_sf(q + self.p[k] * sol.F0) - batch_sf(q))
             sol.mean_fix = float(-0.5 * h * h * (B * theta * (1.0 - theta)).sum())
-        compiled = self.kernel.compiled_sf()
-        if compiled is not None:
-            mds, combs = compiled
-            return _sx_node_sf(h, xs, ws, ptops, self.s, self.p, sol.F, sol.f_right,
-                               sol.f_left, sol.F0, mds, self.kernel.n, self.kernel.r, combs,
-                               jumps[4], jumps[1], jumps[2], np.ascontiguousarray(J))
+        if len(sol.extra) == 3:   # marched along (_march_sx_compiled)
+            left, right = (np.clip(a, 0.0, 1.0) for a in sol.extra[1:])
+            sol.extra = sol.extra[:1]
+            return left, right
         state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
         left, right = np.empty(M + 1), np.empty(M + 1)
         batch_sf = self.kernel.batch_sf
@@ -1485,14 +1510,18 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     compiled = kernel.compiled_phi()
     jumps = model._jumps(h, M)
     if compiled is not None:
+        # P(C > t) at the nodes marched along (node_sf reads it): or, where its coefficients
+        # overflow, computed by node_sf
+        sf = kernel.compiled_sf() or (kernel.mds, np.zeros(0))
         F0 = np.ascontiguousarray(F0, dtype=float)
         xs, ws, ptops = (np.ascontiguousarray(a) for a in table)
         groups = [_march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
                                      compiled[1], h, M, F0[a:a + _SX_COLUMNS], xs, ws, ptops,
                                      model.s, model.p, *jumps[:5],
-                                     *model.bends_between(h, M))
+                                     *model.bends_between(h, M), *sf)
                   for a in range(0, F0.size, _SX_COLUMNS)]
-        return tuple(np.concatenate(arrays, axis=1) for arrays in zip(*groups))
+        arrays = tuple(np.concatenate(arrays, axis=1) for arrays in zip(*groups))
+        return arrays if sf[1].size else arrays[:-2]
     K = F0.size
     lam_t, phi = kernel.lam_t, kernel.phi
     state = np.zeros((K, M + 1, 3))       # per column, row c: F_c, f_c^+, f_{c+1}^-
@@ -1584,13 +1613,16 @@ def _phi_compiled(q, mode, n, r, combs):
     return max(1.0 - rest ** n * below, 0.0)
 
 
-@_jit
+@_jit_inline
 def _batch_sf_compiled(q, mds, n, r, combs):
-    """:meth:`_Kernel.batch_sf` at one point (compiled with numba). MDS: ``P(Binomial(N, q) <=
-    n - 1) = p^(m+1) sum_{k<n} C(N, k) q^k p^(n-1-k)``, ``p = 1 - q``, a sum of positive terms
-    by Horner's rule (relative error about ``n`` units of 1e-16, in the tail too);
-    replication: ``1 - (1 - p^d)^n``."""
-    p = min(max(1.0 - q, 0.0), 1.0)
+    """:meth:`_Kernel.batch_sf` at one point (compiled with numba), for ``q <= 1`` and slightly
+    above: ``p = 1 - q`` is not clipped at 0, so that ``P(C > t)`` is a smooth function of the
+    march's ``q`` (a polynomial in ``q``: the values of the march's columns interpolate like
+    ``F``, where a column's ``q`` exceeds 1 in the tail; the caller clips the result to
+    ``[0, 1]``). MDS: ``P(Binomial(N, q) <= n - 1) = p^(m+1) sum_{k<n} C(N, k) q^k
+    p^(n-1-k)``, a sum of positive terms by Horner's rule (relative error about ``n`` units of
+    1e-16, in the tail too); replication: ``1 - (1 - p^d)^n``."""
+    p = min(1.0 - q, 1.0)
     if not mds:
         pd = p ** r
         return 1.0 if pd >= 1.0 else -math.expm1(n * math.log1p(-pd))
@@ -1691,7 +1723,7 @@ _SX_COLUMNS = 3
 
 @_jit
 def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, node, cells,
-                       theta, mass, first, bnode, btheta, bc, bslope, bk):
+                       theta, mass, first, bnode, btheta, bc, bslope, bk, sf_mds, sf_combs):
     """:func:`_march_sx` node by node (compiled with numba) for up to ``_SX_COLUMNS`` columns,
     the points ``w_i - x s_k`` placed on the grid as they are used (:func:`_sx_point`). The
     fixed-point iteration on ``f_i^-`` re-evaluates ``phi`` only at the ``X`` nodes whose ``q``
@@ -1700,7 +1732,11 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     their cell the node is solved five times, their jumps ``J`` (:func:`_new_jumps`) from the
     solve before (as :func:`_jump_node`); also returns ``J``, ``(products, columns)``. Bends
     between the nodes (:meth:`_SXModel.bends_between`: ``bnode``, ...) add
-    :func:`_bend_shift` to the node ending their cell."""
+    :func:`_bend_shift` to the node ending their cell. With ``sf_combs`` (``(sf_mds,
+    sf_combs)`` of :meth:`_Kernel.compiled_sf`; empty: not computed, zeros) also ``P(C >
+    t^-)`` and ``P(C > t)`` at the nodes, per column, from the ``q`` the node was solved with
+    (:func:`_batch_sf_compiled`, not clipped: the columns interpolate; :meth:`_SXModel.
+    node_sf` clips)."""
     K, J = F0.size, ws.shape[1]
     st = np.zeros((M + 1, K, 3))       # row c: F_c, f_c^+, f_{c+1}^- per column
     qm = np.zeros((M + 1, K))
@@ -1713,9 +1749,15 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     Jnew = np.zeros((cells.size, K))
     qc = np.zeros((J, K))              # q^+ at the node before, per X node (for J)
     qi = np.zeros(J)
+    sfl = np.zeros((M + 1, K))
+    sfr = np.zeros((M + 1, K))
     half, inverse = 0.5 * h, 1.0 / h
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
+    with_sf = sf_combs.size > 0
+    sf0 = ptops[0] + ws[0].sum() * (_batch_sf_compiled(0.0, sf_mds, n, r, sf_combs)
+                                    if with_sf else 0.0)
     for k in range(K):
+        sfl[0, k] = sfr[0, k] = sf0
         st[0, k, 0] = F0[k]
         st[0, k, 1] = lam_t * F0[k] * (ws[0].sum() * phi0 + ptops[0])
     g = gb = 0
@@ -1773,57 +1815,32 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
                 st[i, k, 0], st[i - 1, k, 2] = Fi, y
                 total = Fi * ptop
                 below = above = 0.0
+                sl = sr = ptop
                 for j in range(J):
                     if ws[i, j] == 0.0:
                         continue
                     q = cq[j, k] + bq[j] * y
                     below += ws[i, j] * q
-                    if jump:
+                    sf = _batch_sf_compiled(q, sf_mds, n, r, sf_combs) if with_sf else 0.0
+                    sl += ws[i, j] * sf
+                    if at_zero[j] != 0.0:
                         q += at_zero[j] * F0[k]
+                        if with_sf:
+                            sf = _batch_sf_compiled(q, sf_mds, n, r, sf_combs)
+                    if jump:
                         total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
+                    sr += ws[i, j] * sf
                     above += ws[i, j] * q
                     qc[j, k] = q
                 qm[i, k], qp[i, k] = below, above
+                sfl[i, k], sfr[i, k] = sl, sr
                 st[i, k, 1] = lam_t * total if jump else y
             if sweep < sweeps - 1:
                 Jv[g:stop] = Jnew[g:stop]
         g, gb = stop, bstop
     fm = np.zeros((M + 1, K))
     fm[1:] = st[:-1, :, 2]
-    return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp, Jv
-
-
-@_jit
-def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs, first, cells, theta,
-                Js):
-    """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes of a solution (its ``f_i^-`` known):
-    ``q(w_i^- | x_j)`` by :func:`_sx_point`, the jump ``at_zero F(0)`` on the atom of ``V`` at
-    0, :func:`_batch_sf_compiled`, summed with the ``X`` weights (compiled with numba; no
-    array of the nodes' ``q`` in memory); ``Js``: the jumps of ``f`` at the products between
-    the nodes (``first``, ``cells``, ``theta``: :meth:`_SXModel._jumps`)."""
-    rows, J = ws.shape
-    Jv = Js.reshape(-1, 1)
-    st = np.empty((rows, 1, 3))
-    st[:, 0, 0], st[:, 0, 1] = F, fp
-    st[:-1, 0, 2], st[-1, 0, 2] = fm[1:], 0.0
-    inverse = 1.0 / h
-    left, right = np.empty(rows), np.empty(rows)
-    for i in range(rows):
-        below = above = ptops[i]
-        for j in range(J):
-            w = ws[i, j]
-            if w == 0.0:
-                continue
-            q, at_zero = 0.0, 0.0
-            if i > 0:
-                _, at_zero, q, _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1, first,
-                                                cells, theta, Jv)
-            sf = _batch_sf_compiled(q, mds, n, r, combs)
-            below += w * sf
-            above += w * (sf if at_zero == 0.0 else
-                          _batch_sf_compiled(q + at_zero * F0, mds, n, r, combs))
-        left[i], right[i] = below, above
-    return left, right
+    return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp, Jv, sfl, sfr
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
@@ -3324,7 +3341,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         # stated); on still coarser grids the kinks inflate it (6e-6 at 128 cells where the
         # true error was 2e-8)
         model.release()   # the grids' X nodes: not needed any more
-        checks.append((doubled, [_shoot(doubled, base.h, base.F.size - 1, base.F0)]))
+        checks.append((doubled, [_shoot(doubled, base.h, base.F.size - 1, base.F0,
+                                        tangent=base)]))
         doubled.release()
     if (shifted := model.shifted_steps(base)) is not None:
         # atoms between the nodes: an O(h^2) term that depends on where each atom (and its
