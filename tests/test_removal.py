@@ -860,6 +860,33 @@ def test_compiled_batch_survival_against_the_binomial_sum(policy, monkeypatch):
         np.testing.assert_allclose(a, np.clip(b[:, 0], 0.0, 1.0), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("policy", [qt.MDS(4, 1), qt.Replication(3, 2)])
+def test_the_rule_check_along_the_tangent_is_newtons(policy, monkeypatch):
+    # grid_prediction checks the rule over X by solving the finest grid again with the nodes
+    # doubled: one march of one column at the base's F0, the root taken along the base's
+    # derivatives in F0. Against Newton's method on the doubled model (two-column marches to
+    # _ACCEPT): the same change of the mean, F0 and P(C > t) to 1e-3 of the change itself
+    runtime = qt.SX(qt.HyperExponential([0.7, 0.3], [3.0, 0.3]), qt.Discrete([1, 2], [.5, .5]))
+    kernel = removal._kernel_of(policy, 0.6 / runtime.mean_runtime())
+    model = removal._SXModel(kernel, runtime)
+    base = removal._shoot(model, 0.1, 512, 0.5)
+    doubled = model.doubled()
+    newton = removal._shoot(doubled, 0.1, 512, base.F0)
+    marches = []
+    marcher = doubled.marcher
+    monkeypatch.setattr(doubled, "marcher", lambda h, M: lambda cols: (
+        marches.append(cols.size), marcher(h, M)(cols))[1])
+    tangent = removal._shoot(doubled, 0.1, 512, base.F0, tangent=base)
+    assert marches == [1]
+    change = removal._grid_mean(newton) - removal._grid_mean(base)
+    assert abs(change) > 1e-9   # a change to check against
+    assert removal._grid_mean(tangent) - removal._grid_mean(base) == pytest.approx(change,
+                                                                                   rel=1e-3)
+    assert tangent.F0 - base.F0 == pytest.approx(newton.F0 - base.F0, rel=1e-3, abs=1e-13)
+    sf_change = np.abs(newton.sf_right - base.sf_right).max()
+    assert np.abs(tangent.sf_right - newton.sf_right).max() <= 1e-3 * sf_change
+
+
 @pytest.mark.parametrize("offset", [0.0, 3e-5, -8e-5, 5e-4])
 def test_sx_one_march_shot_is_newtons_root(offset):
     # _shoot with a spread: the quadratic through the columns guess, guess +- spread gives the
