@@ -1325,9 +1325,12 @@ class _SXModel(_GridModel):
                 self._tables[key] = tuple(both)
         return self._tables[key]
 
-    def marcher(self, h: float, M: int):
+    def marcher(self, h: float, M: int, survival: bool = True):
+        """The march on the grid ``(h, M)``, a function of the starting atoms (columns);
+        ``survival``: with numba, ``P(C > t)`` at the nodes marched along (for
+        :meth:`node_sf`; not needed by the frontier's level)."""
         table = self.table(h, M)
-        return lambda cols: _march_sx(self, table, h, M, cols)
+        return lambda cols: _march_sx(self, table, h, M, cols, survival)
 
     def block(self, h: float, M: int, start: int):
         """The ``X`` nodes used by the grid nodes ``start..start + _SF_ROWS - 1`` and their
@@ -1498,13 +1501,15 @@ def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: i
     return c, coef, bq, zero @ p, zero.any(axis=(1, 2)), saw
 
 
-def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
+def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray,
+              survival: bool = True):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
     the ``X`` nodes and the columns (starting atoms) vectorised. The values ``(F_c, f_c^+,
     f_{c+1}^-)`` are kept as one row per cell, so ``q(w_i | x)`` at every ``X`` node is one
     gather and one contraction (:func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a
     time). Compiled (:func:`_march_sx_compiled`, the same operations per node, for
-    ``_SX_COLUMNS`` columns at a time) when :meth:`_Kernel.compiled_phi` allows."""
+    ``_SX_COLUMNS`` columns at a time) when :meth:`_Kernel.compiled_phi` allows, then with
+    ``P(C > t)`` at the nodes (``survival``, and where :meth:`_Kernel.compiled_sf` allows)."""
     kernel = model.kernel
     xs, ws, ptops = table
     compiled = kernel.compiled_phi()
@@ -1512,7 +1517,7 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     if compiled is not None:
         # P(C > t) at the nodes marched along (node_sf reads it): or, where its coefficients
         # overflow, computed by node_sf
-        sf = kernel.compiled_sf() or (kernel.mds, np.zeros(0))
+        sf = (survival and kernel.compiled_sf()) or (kernel.mds, np.zeros(0))
         F0 = np.ascontiguousarray(F0, dtype=float)
         xs, ws, ptops = (np.ascontiguousarray(a) for a in table)
         groups = [_march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
@@ -2287,7 +2292,10 @@ class _IRModel(_GridModel):
         jumps = self._jumps_of(sol)
         return None if jumps is None else (jumps[0].cell, jumps[0].theta, jumps[1])
 
-    def marcher(self, h: float, M: int):
+    def marcher(self, h: float, M: int, survival: bool = True):
+        """The march on the grid ``(h, M)``, a function of the starting atoms (columns);
+        ``P(C > t)`` is read off its solution by :meth:`node_sf` (``survival`` is for
+        :meth:`_SXModel.marcher`)."""
         weights = _Weights(self.R, h, M, self.kinks)
         between = self._between(h, M)
         geometry = None if between is None or not between.b.size else between.arrays()
@@ -2994,7 +3002,7 @@ def _front_level(model, cells: int, W: float) -> float | None:
                 f"cells to hold")
     h *= _FRONT_CELLS[0] / cells
     M = math.ceil(W / h - 1e-9)
-    marched = model.marcher(h, M)(np.array([_FRONT_SEED]))
+    marched = model.marcher(h, M, survival=False)(np.array([_FRONT_SEED]))
     F, qm = marched[0], marched[3]
     if (F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3) or F[-1, 0] > 1.0:
         return float(F[-1, 0])
