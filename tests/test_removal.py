@@ -848,15 +848,18 @@ def test_compiled_batch_survival_against_the_binomial_sum(policy, monkeypatch):
                 exact = 1 - (1 - (1 - Q) ** kernel.r) ** kernel.n
         ours = removal._batch_sf_compiled(q, mds, kernel.n, kernel.r, combs)
         assert ours == pytest.approx(float(exact), rel=1e-13, abs=1e-300)
-    # the node survival marched along by the compiled march and its numpy twin (betainc;
-    # sums of weighted terms of order 1: absolute rounding), on one column's solution (at the
-    # root: elsewhere q exceeds 1 where the numpy twin clips it and the march does not)
+    # the compiled node survival, in a pass of its own at a solution (Newton's) and marched
+    # along on one column at its root, and their numpy twin (betainc; sums of weighted terms
+    # of order 1: absolute rounding)
     model = removal._SXModel(kernel, _SX)
-    out = model.marcher(0.25, 96)(np.array([removal._shoot(model, 0.25, 96, 0.5).F0]))
+    sol = removal._shoot(model, 0.25, 96, 0.5)
+    out = model.marcher(0.25, 96)(np.array([sol.F0]), survival=True)
     assert len(out) == 8   # F, f^-, f^+, q^-, q^+, J, and P(C > t^-), P(C > t)
-    sol = removal._Solution(0.25, *[a[:, 0] for a in out[:6]])
+    column = removal._Solution(0.25, *[a[:, 0] for a in out[:6]])
     monkeypatch.setattr(removal, "numba", None)
-    for a, b in zip(model.node_sf(sol), out[6:]):
+    for a, b in zip(model.node_sf(sol), (sol.sf_left, sol.sf_right)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    for a, b in zip(model.node_sf(column), out[6:]):
         np.testing.assert_allclose(a, np.clip(b[:, 0], 0.0, 1.0), rtol=1e-12, atol=1e-15)
 
 
@@ -874,8 +877,8 @@ def test_the_rule_check_along_the_tangent_is_newtons(policy, monkeypatch):
     newton = removal._shoot(doubled, 0.1, 512, base.F0)
     marches = []
     marcher = doubled.marcher
-    monkeypatch.setattr(doubled, "marcher", lambda h, M: lambda cols: (
-        marches.append(cols.size), marcher(h, M)(cols))[1])
+    monkeypatch.setattr(doubled, "marcher", lambda h, M: lambda cols, **kw: (
+        marches.append(cols.size), marcher(h, M)(cols, **kw))[1])
     tangent = removal._shoot(doubled, 0.1, 512, base.F0, tangent=base)
     assert marches == [1]
     change = removal._grid_mean(newton) - removal._grid_mean(base)

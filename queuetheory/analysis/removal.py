@@ -975,6 +975,12 @@ def _leaf_compiled(lo, hi, history, a_in, b_in, F, fm, fp, qm, qp, F0, jump, lam
                 combs)
 
 
+_MARCHED = 6
+"""Arrays every march returns (``F``, ``f^-``, ``f^+``, ``q^-``, ``q^+`` and the model's own,
+see :class:`_Solution`); ``P(C > t^-)`` and ``P(C > t)`` follow where the march carries them
+(:func:`_march_sx`)."""
+
+
 def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
            tangent: _Solution | None = None) -> _Solution:
     """Safeguarded Newton's method on ``F0`` in ``(0, 1]`` so that ``F(Mh) = 1``.
@@ -996,14 +1002,15 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
     lo, hi = 0.0, 1.0
     F0 = min(max(guess, 1e-12), 1.0)
     if tangent is not None and tangent.slopes is not None:
-        out = march(np.array([F0]))
         slopes = tangent.slopes
+        out = march(np.array([F0]), survival=len(slopes) > _MARCHED)
         step = (1.0 - out[0][-1, 0]) / slopes[0][-1]
-        if len(out) == len(slopes) and abs(step) <= model.accept * F0:
+        if abs(step) <= model.accept * F0:
+            # the arrays both marches carry (P(C > t) where both did, else node_sf's pass)
             return _solved(model, h, [a[:, 0] + step * d for a, d in zip(out, slopes)], slopes)
     if 0 < spread <= 1e-3 * F0 and F0 + spread < 1:
         cols = np.array([F0 - spread, F0, F0 + spread])
-        arrays = march(cols)
+        arrays = march(cols, survival=True)   # likely the last march
         e = arrays[0][-1] - 1.0
         # Newton's form of the quadratic through (cols, e), its root nearest F0
         d1, d2 = (e[1] - e[0]) / spread, (e[2] - e[1]) / spread
@@ -1325,12 +1332,12 @@ class _SXModel(_GridModel):
                 self._tables[key] = tuple(both)
         return self._tables[key]
 
-    def marcher(self, h: float, M: int, survival: bool = True):
-        """The march on the grid ``(h, M)``, a function of the starting atoms (columns);
-        ``survival``: with numba, ``P(C > t)`` at the nodes marched along (for
-        :meth:`node_sf`; not needed by the frontier's level)."""
+    def marcher(self, h: float, M: int):
+        """The march on the grid ``(h, M)``: a function of the starting atoms (columns) and
+        ``survival``, whether ``P(C > t)`` at the nodes is wanted along (for :meth:`node_sf`,
+        where the march is likely the last: :func:`_march_sx` decides whether it pays)."""
         table = self.table(h, M)
-        return lambda cols: _march_sx(self, table, h, M, cols, survival)
+        return lambda cols, survival=False: _march_sx(self, table, h, M, cols, survival)
 
     def block(self, h: float, M: int, start: int):
         """The ``X`` nodes used by the grid nodes ``start..start + _SF_ROWS - 1`` and their
@@ -1418,6 +1425,12 @@ class _SXModel(_GridModel):
             left, right = (np.clip(a, 0.0, 1.0) for a in sol.extra[1:])
             sol.extra = sol.extra[:1]
             return left, right
+        compiled = self.kernel.compiled_sf()
+        if compiled is not None:
+            mds, combs = compiled
+            return _sx_node_sf(h, xs, ws, ptops, self.s, self.p, sol.F, sol.f_right,
+                               sol.f_left, sol.F0, mds, self.kernel.n, self.kernel.r, combs,
+                               jumps[4], jumps[1], jumps[2], np.ascontiguousarray(J))
         state = np.stack([sol.F, sol.f_right, np.append(sol.f_left[1:], 0.0)], axis=1)
         left, right = np.empty(M + 1), np.empty(M + 1)
         batch_sf = self.kernel.batch_sf
@@ -1502,22 +1515,26 @@ def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: i
 
 
 def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray,
-              survival: bool = True):
+              survival: bool = False):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
     the ``X`` nodes and the columns (starting atoms) vectorised. The values ``(F_c, f_c^+,
     f_{c+1}^-)`` are kept as one row per cell, so ``q(w_i | x)`` at every ``X`` node is one
     gather and one contraction (:func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a
     time). Compiled (:func:`_march_sx_compiled`, the same operations per node, for
     ``_SX_COLUMNS`` columns at a time) when :meth:`_Kernel.compiled_phi` allows, then with
-    ``P(C > t)`` at the nodes (``survival``, and where :meth:`_Kernel.compiled_sf` allows)."""
+    ``P(C > t)`` at the nodes (``survival``, where :meth:`_Kernel.compiled_sf` allows and it
+    pays: a node's ``P(C > t)`` per column, against one pass over its points, ``x s_k`` for
+    every slowdown, at the solution: with no more columns than slowdowns; the Facebook
+    slowdowns, MDS(10, 2), 0.39 -> 0.30 s a point, where two slowdowns and replication were up
+    to 13% slower)."""
     kernel = model.kernel
     xs, ws, ptops = table
     compiled = kernel.compiled_phi()
     jumps = model._jumps(h, M)
     if compiled is not None:
-        # P(C > t) at the nodes marched along (node_sf reads it): or, where its coefficients
-        # overflow, computed by node_sf
-        sf = (survival and kernel.compiled_sf()) or (kernel.mds, np.zeros(0))
+        # P(C > t) at the nodes marched along (node_sf reads it), or computed by node_sf
+        sf = ((survival and F0.size <= model.s.size and kernel.compiled_sf())
+              or (kernel.mds, None))
         F0 = np.ascontiguousarray(F0, dtype=float)
         xs, ws, ptops = (np.ascontiguousarray(a) for a in table)
         groups = [_march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
@@ -1526,7 +1543,7 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray,
                                      *model.bends_between(h, M), *sf)
                   for a in range(0, F0.size, _SX_COLUMNS)]
         arrays = tuple(np.concatenate(arrays, axis=1) for arrays in zip(*groups))
-        return arrays if sf[1].size else arrays[:-2]
+        return arrays if sf[1] is not None else arrays[:-2]
     K = F0.size
     lam_t, phi = kernel.lam_t, kernel.phi
     state = np.zeros((K, M + 1, 3))       # per column, row c: F_c, f_c^+, f_{c+1}^-
@@ -1738,7 +1755,7 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     solve before (as :func:`_jump_node`); also returns ``J``, ``(products, columns)``. Bends
     between the nodes (:meth:`_SXModel.bends_between`: ``bnode``, ...) add
     :func:`_bend_shift` to the node ending their cell. With ``sf_combs`` (``(sf_mds,
-    sf_combs)`` of :meth:`_Kernel.compiled_sf`; empty: not computed, zeros) also ``P(C >
+    sf_combs)`` of :meth:`_Kernel.compiled_sf`; ``None``: not computed, zeros) also ``P(C >
     t^-)`` and ``P(C > t)`` at the nodes, per column, from the ``q`` the node was solved with
     (:func:`_batch_sf_compiled`, not clipped: the columns interpolate; :meth:`_SXModel.
     node_sf` clips)."""
@@ -1754,13 +1771,13 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     Jnew = np.zeros((cells.size, K))
     qc = np.zeros((J, K))              # q^+ at the node before, per X node (for J)
     qi = np.zeros(J)
-    sfl = np.zeros((M + 1, K))
+    sfl = np.zeros((M + 1, K))   # P(C > t^-), P(C > t) per column (sf_combs: else zeros)
     sfr = np.zeros((M + 1, K))
     half, inverse = 0.5 * h, 1.0 / h
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
-    with_sf = sf_combs.size > 0
-    sf0 = ptops[0] + ws[0].sum() * (_batch_sf_compiled(0.0, sf_mds, n, r, sf_combs)
-                                    if with_sf else 0.0)
+    sf0 = ptops[0]
+    if sf_combs is not None:
+        sf0 += ws[0].sum() * _batch_sf_compiled(0.0, sf_mds, n, r, sf_combs)
     for k in range(K):
         sfl[0, k] = sfr[0, k] = sf0
         st[0, k, 0] = F0[k]
@@ -1826,15 +1843,16 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
                         continue
                     q = cq[j, k] + bq[j] * y
                     below += ws[i, j] * q
-                    sf = _batch_sf_compiled(q, sf_mds, n, r, sf_combs) if with_sf else 0.0
-                    sl += ws[i, j] * sf
-                    if at_zero[j] != 0.0:
-                        q += at_zero[j] * F0[k]
-                        if with_sf:
-                            sf = _batch_sf_compiled(q, sf_mds, n, r, sf_combs)
+                    if sf_combs is not None:   # pruned where None (compiled twice)
+                        sf = _batch_sf_compiled(q, sf_mds, n, r, sf_combs)
+                        sl += ws[i, j] * sf
+                        if at_zero[j] != 0.0:
+                            sf = _batch_sf_compiled(q + at_zero[j] * F0[k], sf_mds, n, r,
+                                                    sf_combs)
+                        sr += ws[i, j] * sf
                     if jump:
+                        q += at_zero[j] * F0[k]
                         total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
-                    sr += ws[i, j] * sf
                     above += ws[i, j] * q
                     qc[j, k] = q
                 qm[i, k], qp[i, k] = below, above
@@ -1846,6 +1864,39 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     fm = np.zeros((M + 1, K))
     fm[1:] = st[:-1, :, 2]
     return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp, Jv, sfl, sfr
+
+
+@_jit
+def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs, first, cells, theta,
+                Js):
+    """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes of a solution (its ``f_i^-`` known):
+    ``q(w_i^- | x_j)`` by :func:`_sx_point`, the jump ``at_zero F(0)`` on the atom of ``V`` at
+    0, :func:`_batch_sf_compiled`, summed with the ``X`` weights (compiled with numba; no
+    array of the nodes' ``q`` in memory); ``Js``: the jumps of ``f`` at the products between
+    the nodes (``first``, ``cells``, ``theta``: :meth:`_SXModel._jumps`)."""
+    rows, J = ws.shape
+    Jv = Js.reshape(-1, 1)
+    st = np.empty((rows, 1, 3))
+    st[:, 0, 0], st[:, 0, 1] = F, fp
+    st[:-1, 0, 2], st[-1, 0, 2] = fm[1:], 0.0
+    inverse = 1.0 / h
+    left, right = np.empty(rows), np.empty(rows)
+    for i in range(rows):
+        below = above = ptops[i]
+        for j in range(J):
+            w = ws[i, j]
+            if w == 0.0:
+                continue
+            q, at_zero = 0.0, 0.0
+            if i > 0:
+                _, at_zero, q, _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1, first,
+                                                cells, theta, Jv)
+            sf = _batch_sf_compiled(min(q, 1.0), mds, n, r, combs)
+            below += w * sf
+            above += w * (sf if at_zero == 0.0 else
+                          _batch_sf_compiled(min(q + at_zero * F0, 1.0), mds, n, r, combs))
+        left[i], right[i] = below, above
+    return left, right
 
 
 # ------------------------------------------------------------------------ q and P(C > t) off-node
@@ -2292,14 +2343,14 @@ class _IRModel(_GridModel):
         jumps = self._jumps_of(sol)
         return None if jumps is None else (jumps[0].cell, jumps[0].theta, jumps[1])
 
-    def marcher(self, h: float, M: int, survival: bool = True):
+    def marcher(self, h: float, M: int):
         """The march on the grid ``(h, M)``, a function of the starting atoms (columns);
         ``P(C > t)`` is read off its solution by :meth:`node_sf` (``survival`` is for
         :meth:`_SXModel.marcher`)."""
         weights = _Weights(self.R, h, M, self.kinks)
         between = self._between(h, M)
         geometry = None if between is None or not between.b.size else between.arrays()
-        return lambda cols: _march(self.kernel, weights, h, M, cols, geometry)
+        return lambda cols, survival=False: _march(self.kernel, weights, h, M, cols, geometry)
 
     def node_sf(self, sol: _Solution):
         """``P(C > t^-)``, ``P(C > t)`` at the nodes; with atoms between the nodes, also
@@ -3002,7 +3053,7 @@ def _front_level(model, cells: int, W: float) -> float | None:
                 f"cells to hold")
     h *= _FRONT_CELLS[0] / cells
     M = math.ceil(W / h - 1e-9)
-    marched = model.marcher(h, M, survival=False)(np.array([_FRONT_SEED]))
+    marched = model.marcher(h, M)(np.array([_FRONT_SEED]))
     F, qm = marched[0], marched[3]
     if (F[-1, 0] - qm[-1, 0] < 1e-11 and F[-1, 0] > 1e-3) or F[-1, 0] > 1.0:
         return float(F[-1, 0])
