@@ -1524,9 +1524,9 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray,
     ``_SX_COLUMNS`` columns at a time) when :meth:`_Kernel.compiled_phi` allows, then with
     ``P(C > t)`` at the nodes (``survival``, where :meth:`_Kernel.compiled_sf` allows and it
     pays: a node's ``P(C > t)`` per column, against one pass over its points, ``x s_k`` for
-    every slowdown, at the solution: with no more columns than slowdowns; the Facebook
-    slowdowns, MDS(10, 2), 0.39 -> 0.30 s a point, where two slowdowns and replication were up
-    to 13% slower)."""
+    every slowdown, at the solution: with no more columns than slowdowns. Always along, a
+    point with the Facebook slowdowns took 0.39 -> 0.30 s, but replication on three slowdowns
+    0.165 -> 0.186 s)."""
     kernel = model.kernel
     xs, ws, ptops = table
     compiled = kernel.compiled_phi()
