@@ -1004,7 +1004,8 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
     if tangent is not None and tangent.slopes is not None:
         slopes = tangent.slopes
         out = march(np.array([F0]), survival=len(slopes) > _MARCHED)
-        step = (1.0 - out[0][-1, 0]) / slopes[0][-1]
+        slope = float(slopes[0][-1])
+        step = (1.0 - out[0][-1, 0]) / slope if slope > 0 else math.inf
         if abs(step) <= model.accept * F0:
             # the arrays both marches carry (P(C > t) where both did, else node_sf's pass)
             return _solved(model, h, [a[:, 0] + step * d for a, d in zip(out, slopes)], slopes)
@@ -1640,10 +1641,11 @@ def _batch_sf_compiled(q, mds, n, r, combs):
     """:meth:`_Kernel.batch_sf` at one point (compiled with numba), for ``q <= 1`` and slightly
     above: ``p = 1 - q`` is not clipped at 0, so that ``P(C > t)`` is a smooth function of the
     march's ``q`` (a polynomial in ``q``: the values of the march's columns interpolate like
-    ``F``, where a column's ``q`` exceeds 1 in the tail; the caller clips the result to
-    ``[0, 1]``). MDS: ``P(Binomial(N, q) <= n - 1) = p^(m+1) sum_{k<n} C(N, k) q^k
-    p^(n-1-k)``, a sum of positive terms by Horner's rule (relative error about ``n`` units of
-    1e-16, in the tail too); replication: ``1 - (1 - p^d)^n``."""
+    ``F``, where a column's ``q`` exceeds 1 in the tail; :meth:`_SXModel.node_sf` clips the
+    interpolated value to ``[0, 1]``, and :func:`_sx_node_sf`, at a solution, ``q`` to 1).
+    MDS: ``P(Binomial(N, q) <= n - 1) = p^(m+1) sum_{k<n} C(N, k) q^k p^(n-1-k)``, a sum of
+    positive terms by Horner's rule (relative error about ``n`` units of 1e-16, in the tail
+    too); replication: ``1 - (1 - p^d)^n``."""
     p = min(1.0 - q, 1.0)
     if not mds:
         pd = p ** r
