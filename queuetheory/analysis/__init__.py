@@ -48,11 +48,10 @@ def accuracy_goal(relative: float) -> Iterator[None]:
     states its errors (``Prediction.errors``, ``quantile_error``), and its ``method`` says how
     far it was refined. Closed forms, transform inversions and the other methods, which reach
     the goal at little cost, are not affected; a ``relative`` below ``GOAL`` is ``GOAL``.
-    Blocks nest (the
-    innermost goal holds) and are local to a thread or task (:mod:`contextvars`):
-    :func:`queuetheory.compare` passes the goal to its workers, but a thread or process pool of
-    your own does not inherit it (enter the block in the worker), and a generator suspended
-    inside a block leaves it in force for its caller.
+    Blocks nest (the innermost goal holds) and are local to a thread or task
+    (:mod:`contextvars`): :func:`queuetheory.compare` passes the goal to its workers, but a
+    thread or process pool of your own does not inherit it (enter the block in the worker),
+    and a generator suspended inside a block leaves it in force for its caller.
 
     Parameters
     ----------
