@@ -975,12 +975,6 @@ def _leaf_compiled(lo, hi, history, a_in, b_in, F, fm, fp, qm, qp, F0, jump, lam
                 combs)
 
 
-_MARCHED = 6
-"""Arrays every march returns (``F``, ``f^-``, ``f^+``, ``q^-``, ``q^+`` and the model's own,
-see :class:`_Solution`); ``P(C > t^-)`` and ``P(C > t)`` follow where the march carries them
-(:func:`_march_sx`)."""
-
-
 def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
            tangent: _Solution | None = None) -> _Solution:
     """Safeguarded Newton's method on ``F0`` in ``(0, 1]`` so that ``F(Mh) = 1``.
@@ -1003,15 +997,14 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
     F0 = min(max(guess, 1e-12), 1.0)
     if tangent is not None and tangent.slopes is not None:
         slopes = tangent.slopes
-        out = march(np.array([F0]), survival=len(slopes) > _MARCHED)
+        out = march(np.array([F0]))
         slope = float(slopes[0][-1])
         step = (1.0 - out[0][-1, 0]) / slope if slope > 0 else math.inf
         if abs(step) <= model.accept * F0:
-            # the arrays both marches carry (P(C > t) where both did, else node_sf's pass)
             return _solved(model, h, [a[:, 0] + step * d for a, d in zip(out, slopes)], slopes)
     if 0 < spread <= 1e-3 * F0 and F0 + spread < 1:
         cols = np.array([F0 - spread, F0, F0 + spread])
-        arrays = march(cols, survival=True)   # likely the last march
+        arrays = march(cols)
         e = arrays[0][-1] - 1.0
         # Newton's form of the quadratic through (cols, e), its root nearest F0
         d1, d2 = (e[1] - e[0]) / spread, (e[2] - e[1]) / spread
@@ -1334,11 +1327,8 @@ class _SXModel(_GridModel):
         return self._tables[key]
 
     def marcher(self, h: float, M: int):
-        """The march on the grid ``(h, M)``: a function of the starting atoms (columns) and
-        ``survival``, whether ``P(C > t)`` at the nodes is wanted along (for :meth:`node_sf`,
-        where the march is likely the last: :func:`_march_sx` decides whether it pays)."""
         table = self.table(h, M)
-        return lambda cols, survival=False: _march_sx(self, table, h, M, cols, survival)
+        return lambda cols: _march_sx(self, table, h, M, cols)
 
     def block(self, h: float, M: int, start: int):
         """The ``X`` nodes used by the grid nodes ``start..start + _SF_ROWS - 1`` and their
@@ -1390,10 +1380,9 @@ class _SXModel(_GridModel):
 
     def node_sf(self, sol: _Solution) -> tuple[np.ndarray, np.ndarray]:
         """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes: :meth:`_sf` through the points
-        of :func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a time, or (with numba) as
-        marched along by :func:`_march_sx_compiled` (the same coefficients, node by node, the
-        columns interpolated like ``F``: ``sol.extra[1:]``, then dropped); with products
-        between the nodes, also ``sol.mean_fix`` (as :meth:`_IRModel.node_sf`)."""
+        of :func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a time (with numba
+        :func:`_sx_node_sf`, the same coefficients, node by node); with products between the
+        nodes, also ``sol.mean_fix`` (as :meth:`_IRModel.node_sf`)."""
         h, M = sol.h, sol.F.size - 1
         xs, ws, ptops = self.table(h, M)
         jumps = self._jumps(h, M)
@@ -1422,10 +1411,6 @@ class _SXModel(_GridModel):
             batch_sf = self.kernel.batch_sf
             B = slope * (batch_sf(q + self.p[k] * sol.F0) - batch_sf(q))
             sol.mean_fix = float(-0.5 * h * h * (B * theta * (1.0 - theta)).sum())
-        if len(sol.extra) == 3:   # marched along (_march_sx_compiled)
-            left, right = (np.clip(a, 0.0, 1.0) for a in sol.extra[1:])
-            sol.extra = sol.extra[:1]
-            return left, right
         compiled = self.kernel.compiled_sf()
         if compiled is not None:
             mds, combs = compiled
@@ -1515,36 +1500,26 @@ def _sx_geometry(s: np.ndarray, p: np.ndarray, x: np.ndarray, h: float, start: i
     return c, coef, bq, zero @ p, zero.any(axis=(1, 2)), saw
 
 
-def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray,
-              survival: bool = False):
+def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
     """The march of :func:`_march` for S&X: ``f(w) = lam_t (E_X[(F - q(w|X)) phi(q(w|X))])``,
     the ``X`` nodes and the columns (starting atoms) vectorised. The values ``(F_c, f_c^+,
     f_{c+1}^-)`` are kept as one row per cell, so ``q(w_i | x)`` at every ``X`` node is one
     gather and one contraction (:func:`_sx_geometry`, a block of ``_SF_ROWS`` nodes at a
     time). Compiled (:func:`_march_sx_compiled`, the same operations per node, for
-    ``_SX_COLUMNS`` columns at a time) when :meth:`_Kernel.compiled_phi` allows, then with
-    ``P(C > t)`` at the nodes (``survival``, where :meth:`_Kernel.compiled_sf` allows and it
-    pays: a node's ``P(C > t)`` per column, against one pass over its points, ``x s_k`` for
-    every slowdown, at the solution: with no more columns than slowdowns. Always along, a
-    point with the Facebook slowdowns took 0.39 -> 0.30 s, but replication on three slowdowns
-    0.165 -> 0.186 s)."""
+    ``_SX_COLUMNS`` columns at a time) when :meth:`_Kernel.compiled_phi` allows."""
     kernel = model.kernel
     xs, ws, ptops = table
     compiled = kernel.compiled_phi()
     jumps = model._jumps(h, M)
     if compiled is not None:
-        # P(C > t) at the nodes marched along (node_sf reads it), or computed by node_sf
-        sf = ((survival and F0.size <= model.s.size and kernel.compiled_sf())
-              or (kernel.mds, None))
         F0 = np.ascontiguousarray(F0, dtype=float)
         xs, ws, ptops = (np.ascontiguousarray(a) for a in table)
         groups = [_march_sx_compiled(kernel.lam_t, compiled[0], kernel.n, kernel.r,
                                      compiled[1], h, M, F0[a:a + _SX_COLUMNS], xs, ws, ptops,
                                      model.s, model.p, *jumps[:5],
-                                     *model.bends_between(h, M), *sf)
+                                     *model.bends_between(h, M))
                   for a in range(0, F0.size, _SX_COLUMNS)]
-        arrays = tuple(np.concatenate(arrays, axis=1) for arrays in zip(*groups))
-        return arrays if sf[1] is not None else arrays[:-2]
+        return tuple(np.concatenate(arrays, axis=1) for arrays in zip(*groups))
     K = F0.size
     lam_t, phi = kernel.lam_t, kernel.phi
     state = np.zeros((K, M + 1, 3))       # per column, row c: F_c, f_c^+, f_{c+1}^-
@@ -1636,17 +1611,13 @@ def _phi_compiled(q, mode, n, r, combs):
     return max(1.0 - rest ** n * below, 0.0)
 
 
-@_jit_inline
+@_jit
 def _batch_sf_compiled(q, mds, n, r, combs):
-    """:meth:`_Kernel.batch_sf` at one point (compiled with numba), for ``q <= 1`` and slightly
-    above: ``p = 1 - q`` is not clipped at 0, so that ``P(C > t)`` is a smooth function of the
-    march's ``q`` (a polynomial in ``q``: the values of the march's columns interpolate like
-    ``F``, where a column's ``q`` exceeds 1 in the tail; :meth:`_SXModel.node_sf` clips the
-    interpolated value to ``[0, 1]``, and :func:`_sx_node_sf`, at a solution, ``q`` to 1).
-    MDS: ``P(Binomial(N, q) <= n - 1) = p^(m+1) sum_{k<n} C(N, k) q^k p^(n-1-k)``, a sum of
-    positive terms by Horner's rule (relative error about ``n`` units of 1e-16, in the tail
-    too); replication: ``1 - (1 - p^d)^n``."""
-    p = min(1.0 - q, 1.0)
+    """:meth:`_Kernel.batch_sf` at one point (compiled with numba). MDS: ``P(Binomial(N, q) <=
+    n - 1) = p^(m+1) sum_{k<n} C(N, k) q^k p^(n-1-k)``, ``p = 1 - q``, a sum of positive terms
+    by Horner's rule (relative error about ``n`` units of 1e-16, in the tail too);
+    replication: ``1 - (1 - p^d)^n``."""
+    p = min(max(1.0 - q, 0.0), 1.0)
     if not mds:
         pd = p ** r
         return 1.0 if pd >= 1.0 else -math.expm1(n * math.log1p(-pd))
@@ -1747,7 +1718,7 @@ _SX_COLUMNS = 3
 
 @_jit
 def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, node, cells,
-                       theta, mass, first, bnode, btheta, bc, bslope, bk, sf_mds, sf_combs):
+                       theta, mass, first, bnode, btheta, bc, bslope, bk):
     """:func:`_march_sx` node by node (compiled with numba) for up to ``_SX_COLUMNS`` columns,
     the points ``w_i - x s_k`` placed on the grid as they are used (:func:`_sx_point`). The
     fixed-point iteration on ``f_i^-`` re-evaluates ``phi`` only at the ``X`` nodes whose ``q``
@@ -1756,11 +1727,7 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     their cell the node is solved five times, their jumps ``J`` (:func:`_new_jumps`) from the
     solve before (as :func:`_jump_node`); also returns ``J``, ``(products, columns)``. Bends
     between the nodes (:meth:`_SXModel.bends_between`: ``bnode``, ...) add
-    :func:`_bend_shift` to the node ending their cell. With ``sf_combs`` (``(sf_mds,
-    sf_combs)`` of :meth:`_Kernel.compiled_sf`; ``None``: not computed, zeros) also ``P(C >
-    t^-)`` and ``P(C > t)`` at the nodes, per column, from the ``q`` the node was solved with
-    (:func:`_batch_sf_compiled`, not clipped: the columns interpolate; :meth:`_SXModel.
-    node_sf` clips)."""
+    :func:`_bend_shift` to the node ending their cell."""
     K, J = F0.size, ws.shape[1]
     st = np.zeros((M + 1, K, 3))       # row c: F_c, f_c^+, f_{c+1}^- per column
     qm = np.zeros((M + 1, K))
@@ -1773,15 +1740,9 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     Jnew = np.zeros((cells.size, K))
     qc = np.zeros((J, K))              # q^+ at the node before, per X node (for J)
     qi = np.zeros(J)
-    sfl = np.zeros((M + 1, K))   # P(C > t^-), P(C > t) per column (sf_combs: else zeros)
-    sfr = np.zeros((M + 1, K))
     half, inverse = 0.5 * h, 1.0 / h
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
-    sf0 = ptops[0]
-    if sf_combs is not None:
-        sf0 += ws[0].sum() * _batch_sf_compiled(0.0, sf_mds, n, r, sf_combs)
     for k in range(K):
-        sfl[0, k] = sfr[0, k] = sf0
         st[0, k, 0] = F0[k]
         st[0, k, 1] = lam_t * F0[k] * (ws[0].sum() * phi0 + ptops[0])
     g = gb = 0
@@ -1839,33 +1800,24 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
                 st[i, k, 0], st[i - 1, k, 2] = Fi, y
                 total = Fi * ptop
                 below = above = 0.0
-                sl = sr = ptop
                 for j in range(J):
                     if ws[i, j] == 0.0:
                         continue
                     q = cq[j, k] + bq[j] * y
                     below += ws[i, j] * q
-                    if sf_combs is not None:   # pruned where None (compiled twice)
-                        sf = _batch_sf_compiled(q, sf_mds, n, r, sf_combs)
-                        sl += ws[i, j] * sf
-                        if at_zero[j] != 0.0:
-                            sf = _batch_sf_compiled(q + at_zero[j] * F0[k], sf_mds, n, r,
-                                                    sf_combs)
-                        sr += ws[i, j] * sf
                     if jump:
                         q += at_zero[j] * F0[k]
                         total += ws[i, j] * (Fi - q) * _phi_compiled(q, mode, n, r, combs)
                     above += ws[i, j] * q
                     qc[j, k] = q
                 qm[i, k], qp[i, k] = below, above
-                sfl[i, k], sfr[i, k] = sl, sr
                 st[i, k, 1] = lam_t * total if jump else y
             if sweep < sweeps - 1:
                 Jv[g:stop] = Jnew[g:stop]
         g, gb = stop, bstop
     fm = np.zeros((M + 1, K))
     fm[1:] = st[:-1, :, 2]
-    return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp, Jv, sfl, sfr
+    return st[:, :, 0].copy(), fm, st[:, :, 1].copy(), qm, qp, Jv
 
 
 @_jit
@@ -1893,10 +1845,10 @@ def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs, first, 
             if i > 0:
                 _, at_zero, q, _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1, first,
                                                 cells, theta, Jv)
-            sf = _batch_sf_compiled(min(q, 1.0), mds, n, r, combs)
+            sf = _batch_sf_compiled(q, mds, n, r, combs)
             below += w * sf
             above += w * (sf if at_zero == 0.0 else
-                          _batch_sf_compiled(min(q + at_zero * F0, 1.0), mds, n, r, combs))
+                          _batch_sf_compiled(q + at_zero * F0, mds, n, r, combs))
         left[i], right[i] = below, above
     return left, right
 
@@ -2346,13 +2298,10 @@ class _IRModel(_GridModel):
         return None if jumps is None else (jumps[0].cell, jumps[0].theta, jumps[1])
 
     def marcher(self, h: float, M: int):
-        """The march on the grid ``(h, M)``, a function of the starting atoms (columns);
-        ``P(C > t)`` is read off its solution by :meth:`node_sf` (``survival`` is for
-        :meth:`_SXModel.marcher`)."""
         weights = _Weights(self.R, h, M, self.kinks)
         between = self._between(h, M)
         geometry = None if between is None or not between.b.size else between.arrays()
-        return lambda cols, survival=False: _march(self.kernel, weights, h, M, cols, geometry)
+        return lambda cols: _march(self.kernel, weights, h, M, cols, geometry)
 
     def node_sf(self, sol: _Solution):
         """``P(C > t^-)``, ``P(C > t)`` at the nodes; with atoms between the nodes, also

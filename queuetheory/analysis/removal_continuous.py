@@ -142,11 +142,8 @@ class _SXContinuousModel(_GridModel):
         """Nothing is kept across grids (the weights live with their marcher)."""
 
     def marcher(self, h: float, M: int):
-        """The march on the grid ``(h, M)``, a function of the starting atoms (columns); its
-        ``q(w_i | x_j)`` give ``P(C > t)`` (:meth:`node_sf`; ``survival`` is for
-        :meth:`._SXModel.marcher`)."""
         weights = _MixWeights(self, h, M)
-        return lambda cols, survival=False: _march_mix(self.kernel, weights, self.w, h, M, cols)
+        return lambda cols: _march_mix(self.kernel, weights, self.w, h, M, cols)
 
     def node_sf(self, sol):
         """``P(C > t)`` at the nodes from ``q(w_i | x_j)`` of the solution (interpolated
