@@ -995,7 +995,8 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
     march = model.marcher(h, M)
     lo, hi = 0.0, 1.0
     F0 = min(max(guess, 1e-12), 1.0)
-    if tangent is not None and tangent.slopes is not None:
+    if (tangent is not None and tangent.slopes is not None and tangent.h == h
+            and tangent.F.size == M + 1):   # its derivatives are of this grid's nodes
         slopes = tangent.slopes
         out = march(np.array([F0]))
         slope = float(slopes[0][-1])
