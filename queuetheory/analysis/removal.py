@@ -544,24 +544,29 @@ def _kinks(R: Distribution) -> tuple:
 
 
 def _power_at_zero(R: Distribution) -> float | None:
-    """``a`` where the density of ``R`` behaves as ``x^a`` at 0 with ``a`` not an integer (below
-    4), or ``None`` (no density at 0, a smooth one, or one flatter than any power: a
-    lognormal's). Read off the density at 1e-6, 2e-6 and 4e-6 mean runtimes, where the power
-    must hold (the two slopes within 0.05). Such a density puts an ``h^(2 + a)`` term in the
-    grids' errors (the workload's density is not smooth at 0): below ``h^3`` (``a < 1``)
-    Richardson's estimate (a seventh) does not hold (Weibull(1.5) x {1, 3, 7, 10, 12},
-    MDS(1, 0) at 0.9: 6.8e-8 off Pollaczek-Khinchine with 2.2e-8 stated; IR Weibull(1.5) at
-    0.9: 3.9e-8 off, 2.5e-8 stated), and Romberg's step needs ``h^6``."""
+    """A power ``a``, not an integer, in the density of ``R`` near 0 (``c x^a``, or ``c0 + c x^a``
+    behind an integer power), or ``None`` (no density at 0, integer powers only, or one flatter
+    than any power: a lognormal's). Read off the density at ``x``, ``2 x``, ``4 x``, ``8 x`` for
+    ``x`` = 1e-6 mean runtimes: the leading power from the ratios, and where it is an integer
+    the next from the ratios of successive differences (an exponential mixed with a
+    Weibull(1.5)); a power must hold over the points (slopes within 0.05) and is an integer
+    within 1e-3. Such a density puts an ``h^(2 + a)`` term in the grids' errors (the workload's
+    density is not smooth at 0): below ``h^3`` (``a < 1``) a seventh of the extrapolations'
+    difference does not cover it (S&X Weibull(1.5) x {1, 3, 7, 10, 12}, MDS(1, 0) at 0.9:
+    6.8e-8 off Pollaczek-Khinchine with 2.2e-8 stated; IR Weibull(1.5) at 0.9: 3.9e-8 off,
+    2.5e-8 stated; S&X Weibull(1.005), ``a = 0.005``, 1.27 times beyond)."""
     if R.atoms is not None or R._support()[0] != 0:
         return None
-    x = 1e-6 * R.mean() * np.array([1.0, 2.0, 4.0])
+    x = 1e-6 * R.mean() * 2.0 ** np.arange(4)
     with np.errstate(all="ignore"):
         pdf = np.asarray(R._pdf_all(x), dtype=float)
-        slopes = np.log2(pdf[1:] / pdf[:-1])
-    if not (np.all(np.isfinite(slopes)) and np.all(pdf > 0)) or abs(slopes[1] - slopes[0]) > 0.05:
-        return None
-    a = float(slopes[1])
-    return a if abs(a - round(a)) > 0.01 and a < 4 else None
+        for values in (pdf, np.diff(pdf)):
+            slopes = np.log2(values[1:] / values[:-1])
+            if not np.all(np.isfinite(slopes)) or np.ptp(slopes) > 0.05:
+                return None
+            if abs(slopes[-1] - round(slopes[-1])) > 1e-3:
+                return float(slopes[-1])
+    return None
 
 
 # ------------------------------------------------------------------------ the march
@@ -613,11 +618,6 @@ class _GridModel:
     tangents = False
     """Solutions keep their derivatives in ``F0`` (:func:`_solved`): the rule over ``X`` is
     checked on the finest grid by one march (:func:`grid_prediction`)."""
-    even_powers = False
-    """The grids' errors expand in even powers of ``h`` (``c2 h^2 + c4 h^4 + ...``: no atoms,
-    kinks or bends, whose irregular or odd terms break it): :func:`_guarded` takes Romberg's
-    second step where the grids show the ``h^4`` rate (:func:`_romberg`), and :func:`_refine`
-    halves the step one grid at a time."""
     _max_cells: int | None = None
 
     @property
@@ -1196,16 +1196,13 @@ class _SXModel(_GridModel):
         # left is irregular (where each falls in its cell): the rough estimates
         self.between = (self.discrete_x and 0 < products.size <= _SX_JUMPS_MAX
                         and kernel.phi_form() is not None)
+        # a density x^a at 0, a not an integer below 1 (_power_at_zero): an h^(2 + a) term
         power = None if self.discrete_x else _power_at_zero(X)
         self.rough = (self.between and self.lattice is None) or (power is not None and power < 1)
         self._tables, self._blocks, self._blocks_key = {}, {}, None
         self._jumps_key = self._jumps_kept = None   # the latest grid's (h, M) and _jumps
         self.runtime, self.gl = runtime, np.polynomial.legendre.leggauss(nodes)
         self.tangents = not self.discrete_x
-        # a smooth job size and the slowdowns' atoms, the atom of V at 0 met at the pieces'
-        # ends over X: the grids' errors fall as h^2 then h^4 (differences of extrapolations
-        # 14- to 16-fold per halving, exponential X x Facebook slowdowns)
-        self.even_powers = not (self.discrete_x or self.has_atoms or kinks or power is not None)
         self._fixed = None
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         # (the atom of V at 0 times an atom of x S)
@@ -2173,49 +2170,6 @@ def _targets() -> tuple[float, float]:
     return _TARGET * scale, _QUANTILE_TARGET * scale
 
 
-def _rate(values) -> float:
-    """The ratio of the last two differences of :func:`_richardson`'s extrapolations from the
-    last four of ``values`` (grids ``2 h``, ``h``, ``h / 2``, ``h / 4``): 16 where the grids'
-    errors are ``c2 h^2 + c4 h^4 + ...`` and the ``h^4`` term leads what Richardson's step
-    leaves, 8 for an ``h^3`` term; ``nan`` with fewer values or a zero difference."""
-    if len(values) < 4:
-        return math.nan
-    v0, v1, v2, v3 = values[-4:]
-    r0, r1, r2 = (4 * v1 - v0) / 3, (4 * v2 - v1) / 3, (4 * v3 - v2) / 3
-    return (r1 - r0) / (r2 - r1) if r2 != r1 else math.nan
-
-
-def _romberg(values) -> tuple[float, float] | None:
-    """Romberg's second step on the last four of ``values`` (grids ``2 h``, ``h``, ``h / 2``,
-    ``h / 4`` whose errors expand in even powers of ``h``): the ``h^2`` and ``h^4`` terms
-    cancelled from the last three. Its error estimate: a seventh of its difference from the
-    same from the first three (``O(h^6)`` remains: a 63rd would be exact; the seventh of
-    :func:`_richardson`, whose remainder is one order lower), and at least a 64th of the last
-    difference of :func:`_richardson`'s extrapolations (a 15th is the error the step removes:
-    the difference above can vanish by accident, the rate passing 16). ``None`` unless the
-    grids are in that regime: :func:`_rate` from 12 to 20."""
-    rate = _rate(values)
-    if not 12 <= rate <= 20:
-        return None
-    v1, v2, v3 = values[-3:]
-    r1, r2 = (4 * v2 - v1) / 3, (4 * v3 - v2) / 3
-    value = r2 + (r2 - r1) / 15
-    return value, max(abs(r2 - r1) * abs(16 - rate) / 15 / 7, abs(r2 - r1) / 64) + 4e-15 * abs(
-        value)
-
-
-def _in_h4_regime(model, means, idles, order: int, rough: bool) -> bool:
-    """Whether the grids' means and idle fractions ``means``, ``idles`` may take Romberg's step
-    (:func:`_extrapolated`): a model whose errors expand in even powers of ``h``
-    (``model.even_powers``), second order, not rough, and both statistics showing a rate
-    (:func:`_rate`) between those of ``h^3`` and ``h^5`` terms, 8 to 32, on the same grids (a
-    statistic taking the step must show 12 to 20, :func:`_romberg`; one alone can show it by
-    chance: S&X lognormal(0.8) x {1, 2, 4}, MDS(10, 2) at 0.3, the mean's rate 13.4 where the
-    idle fraction's was -6.3, and the mean 2.2 times beyond its estimate)."""
-    return (model.even_powers and order == 2 and not rough
-            and all(8 <= _rate(values) <= 32 for values in (means, idles)))
-
-
 def _guarded(values, order: int, rough: bool = False,
              observed: bool = False) -> tuple[float, float]:
     """:func:`_richardson` on the last three of ``values`` (grids ``h``, ``h / 2``, ``h / 4``,
@@ -2229,22 +2183,6 @@ def _guarded(values, order: int, rough: bool = False,
         rate = 2 if order == 1 else (4 if rough else 8)
         error = max(error, _richardson(values[-4:-1], order, rough)[1] / rate)
     return value, max(error, _FLOOR * abs(value))
-
-
-def _extrapolated(values, order: int, rough: bool, observed: bool,
-                  above: float) -> tuple[float, float, bool]:
-    """:func:`_guarded`, or :func:`_romberg` (and ``True``) where the grids are in their
-    ``h^4`` regime and :func:`_guarded`'s estimate is over ``above`` (``math.inf``: never;
-    :func:`_in_h4_regime`, the target). Only there: below it the differences of the grids'
-    values can be terms the expansion does not hold, about 1e-8 of a mean, whose ratios mean
-    nothing (S&X exponential x {1, 3, 7, 10, 12} at load 0.7, MDS(1, 0): Romberg's value
-    1.6e-8 off Pollaczek-Khinchine with 9e-9 stated; S&X exponential x Facebook slowdowns,
-    Replication(5, 2) at 0.3, 3.7e-9 off with 1.6e-9 stated)."""
-    value, error = _guarded(values, order, rough, observed)
-    romberg = _romberg(values) if error > above else None
-    if romberg is not None:
-        return romberg[0], max(romberg[1], _FLOOR * abs(romberg[0])), True
-    return value, error, False
 
 
 def _quantile_excess(model, sols, order: int) -> float:
@@ -2292,16 +2230,8 @@ def _refine(model, sols, order: int):
         target = _targets()[0]
         scales = target * mean, target * max(1 - idle, 1e-300)
         ratio = max(mean_error / scales[0], idle_error / scales[1])
-        # Romberg's step where grid_prediction will take it (steps finer than rough_step),
-        # and then the estimates grid_prediction states (with the observed-rate term of
-        # _richardson): the grids Romberg's step stops on can be a halving short of those
-        # where that term is small (S&X exponential x Facebook slowdowns, Replication(5, 2)
-        # at 0.5: a mean 6.5e-7 relative, short of the target)
-        even = _in_h4_regime(model, means, idles, order,
-                             rough or sols[-1].h > model.rough_step * model.scale)
-        guarded = max(_extrapolated(values, order, rough, even, scale if even else math.inf
-                                    )[1] / scale
-                      for values, scale in zip((means, idles), scales))
+        guarded = max(_guarded(means, order, rough)[1] / scales[0],
+                      _guarded(idles, order, rough)[1] / scales[1])
         limit = model.max_cells
         if M >= limit:
             return sols, True
@@ -2313,7 +2243,7 @@ def _refine(model, sols, order: int):
         factor = 2 ** max(1, math.ceil(math.log2(max(
             max(ratio, 1.0) ** power,
             quantiles ** ((0.5 if rough else 1 / 3) if order == 2 else 1.0), 1.0))))
-        factor = min(2 if model.even_powers else factor, 2 ** int(math.log2(limit / M)))
+        factor = min(factor, 2 ** int(math.log2(limit / M)))
         if factor < 2:
             return sols, True
         h = sols[-3].h / factor
@@ -2377,7 +2307,7 @@ class _IRModel(_GridModel):
                         and kernel.phi_form() is not None)
         if self.between and self.lattice is None:
             self.rough = True
-        # a density with a power below x^1 at 0 (_power_at_zero): an h^(2 + a) term
+        # a density x^a at 0, a not an integer below 1 (_power_at_zero): an h^(2 + a) term
         power = _power_at_zero(R)
         if power is not None and power < 1:
             self.rough = True
@@ -3450,16 +3380,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     # a finest step over model.rough_step mean runtimes: the grids' errors not shown to be in
     # their h^2 regime, the extrapolation's remainder of the order of its change (_ROUGH_STEP)
     rough = model.rough or sols[-1].h > model.rough_step * model.scale
-    means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
-    even = _in_h4_regime(model, means, idles, order, rough)
-    # Romberg's step where Richardson's estimates are over the targets (_refine's scales)
-    target = _targets()[0]
-    mean, mean_error, romberg_mean = _extrapolated(
-        means, order, rough, True,
-        target * _richardson(means[-3:], order)[0] if even else math.inf)
-    idle, busy_error, romberg_idle = _extrapolated(
-        idles, order, rough, True,
-        target * max(1 - _richardson(idles[-3:], order)[0], 1e-300) if even else math.inf)
+    mean, mean_error = _guarded([_grid_mean(s) for s in sols], order, rough, observed=True)
+    idle, busy_error = _guarded([s.F0 for s in sols], order, rough, observed=True)
     # errors the grids' differences do not see: the finest grid solved again with the rule over
     # X doubled, and with its step stretched (atoms or bends between the nodes); twice the
     # largest change of each
@@ -3528,11 +3450,6 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
                      "atoms (or kinks) of R between the nodes (first-order error): values of "
                      "the h/4 grid, not extrapolated")
-    romberg = [name for name, used in (("mean", romberg_mean), ("busy fraction", romberg_idle))
-               if used]
-    if romberg:
-        extrapolation += (f" ({' and '.join(romberg)}: Romberg-extrapolated from 2h, h, h/2 "
-                          f"and h/4, the h^2 and h^4 terms cancelled)")
     equation = ("f(w) = lam_t (F(w) - q(w)) phi(q(w))" if kernel.remove else
                 "f(w) = lam_t (F(w) - q(w)) (no removal: the M/G/1 wait, q the sojourn law)")
     method = (f"{name}: workload level-crossing equation {equation} "
