@@ -1221,22 +1221,27 @@ def test_sx_m_equal_0_n_equal_1_is_pollaczek_khinchine(S):
     assert "short of" not in p.method
 
 
-@pytest.mark.parametrize("X, load", [
-    pytest.param(qt.Exponential(1.0), 0.7, marks=pytest.mark.slow),   # 12 s without numba
-    pytest.param(qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), 0.3, marks=pytest.mark.slow),
-    pytest.param(qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), 0.7, marks=pytest.mark.slow)])
-def test_sx_rule_over_x_is_within_the_stated_error(X, load):
+@pytest.mark.parametrize("X, load, bound", [
+    pytest.param(qt.Exponential(1.0), 0.7, 1e-4, marks=pytest.mark.slow),   # 12 s numpy
+    # a finest step of 0.31 of E[X] min S, over _ROUGH_STEP_FASTEST: the rough estimates,
+    # 2.5e-4 relative where a seventh had stated 5.3e-5 (the true error 1.6e-6)
+    pytest.param(qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), 0.3, 1e-3,
+                 marks=pytest.mark.slow),
+    pytest.param(qt.HyperExponential([0.9, 0.1], [2.0, 0.25]), 0.7, 1e-4,
+                 marks=pytest.mark.slow)])
+def test_sx_rule_over_x_is_within_the_stated_error(X, load, bound):
     # the Gauss-Legendre rule over X (12 nodes per piece, checked by doubling them) and the grids
     # against Pollaczek-Khinchine: the grid method itself (analyze answers MDS(1, 0) without
     # removal where the grid falls short of the 1e-6 goal, as with the hyperexponential X: 1e-5
-    # relative, the rule over X its main error), five slowdowns spread over a factor 16
+    # relative, the rule over X its main error), five slowdowns spread over a factor 16; the
+    # estimate true and of the size stated ("bound")
     S = qt.Discrete([0.5, 1, 2, 4, 8], [0.4, 0.3, 0.15, 0.1, 0.05])
     lam = load / (X.mean() * S.mean())
     b1, b2 = X.mean() * S.mean(), X.moment(2) * S.moment(2)
     exact = b1 + lam * b2 / (2 * (1 - load))
     system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam)
     p = removal.grid_prediction(system, "MDS(1, 0)", ())
-    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-4 * exact
+    assert abs(p.mean - exact) <= p.errors["mean"] <= bound * exact
 
 
 @pytest.mark.parametrize("X, S, load", [
@@ -1252,7 +1257,15 @@ def test_sx_rule_over_x_is_within_the_stated_error(X, load):
     pytest.param(qt.Erlang(3, 3.0), qt.slowdowns.facebook(), 0.96,
                  marks=pytest.mark.slow),  # 10 s without numba
     # differences not falling at all (of alternating sign): 4.64e-8 off, 4.06e-8 stated
-    (qt.Uniform(0.0, 2.0), qt.Discrete([1, 2, 4], [0.5, 0.3, 0.2]), 0.9)])
+    (qt.Uniform(0.0, 2.0), qt.Discrete([1, 2, 4], [0.5, 0.3, 0.2]), 0.9),
+    # slowdowns over a factor 12, a finest step of 0.08 mean runtimes but 0.54 and 0.48 of the
+    # job size's mean at the smallest slowdown: the differences of successive grids fell
+    # fourfold while the extrapolations had not settled (before _ROUGH_STEP_FASTEST: 2.7e-7
+    # off with 1.8e-7 stated, and 1.1e-6 off with 2.2e-7 stated, labelled within the goal)
+    (qt.Erlang(2, 2.0), qt.Discrete(list(range(1, 13)), [1 / 12] * 12), 0.95),   # 8 s numpy
+    pytest.param(qt.from_scipy(stats.lognorm(0.5)), qt.Discrete(list(range(1, 13)),
+                                                                [1 / 12] * 12), 0.95,
+                 marks=pytest.mark.slow)])
 def test_sx_stated_error_covers_pollaczek_khinchine(X, S, load):
     # MDS(1, 0) with S&X runtimes X S is one M/G/1 queue: E[T] = E[B] + lam E[B^2] / (2 (1 -
     # rho)) exactly; found by sweeps of 104 such systems (job sizes Exponential, Erlang,
@@ -1265,6 +1278,29 @@ def test_sx_stated_error_covers_pollaczek_khinchine(X, S, load):
     p = removal.grid_prediction(qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam),
                                 "MDS(1, 0)", ())
     assert abs(p.mean - exact) <= p.errors["mean"]
+
+
+def test_sx_grids_that_do_not_resolve_the_fastest_part():
+    # slowdowns {0.3, 1, 3} at load 0.97: the horizon holds the grids to a finest step of 0.54,
+    # 0.55 of the mean of the fastest part (gamma(3.3) x 0.3). Successive grids' differences fell
+    # fourfold, but the last two extrapolations were 1.53e-6 and 1.74e-6 off Pollaczek-Khinchine:
+    # the rough estimate stated 7.0e-7 (2.5 times short) and the goal was claimed. Now at least
+    # the extrapolation's correction (measured: 0.06 of the mean's estimate, 2.9e-5 relative,
+    # and the quantiles within 0.84 of theirs) and the method says why. References:
+    # Pollaczek-Khinchine, and the quantiles of the Random system (the same M/G/1 queue, by
+    # transform inversion, errors below 1e-9 relative at these levels)
+    X, S = qt.from_scipy(stats.gamma(3.3)), qt.Discrete([0.3, 1, 3], [0.2, 0.5, 0.3])
+    lam = 0.97 / (X.mean() * S.mean())
+    system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam)
+    p = removal.analyze_removal(system)
+    exact = X.mean() * S.mean() + lam * X.moment(2) * S.moment(2) / (2 * (1 - 0.97))
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-4 * exact
+    assert "does not resolve the runtime's fastest part" in p.method
+    levels = [0.1, 0.5, 0.99, 0.9999]
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    random = qt.analyze(dataclasses.replace(system, policy=qt.Random()))
+    reference, reference_errors = random.response_time.ppf(levels, full_output=True)
+    assert np.all(np.abs(values - reference) <= errors + reference_errors)
 
 
 def test_power_of_a_density_at_zero():

@@ -606,9 +606,14 @@ class _GridModel:
     :func:`_density_bends`), or ``None``."""
     rough = False
     """Richardson's extrapolation leaves an ``O(h^2)`` remainder (see :func:`_richardson`)."""
-    rough_step = math.inf
-    """Finest step, in mean runtimes, beyond which the final estimates are rough
-    (:data:`_ROUGH_STEP` for S&X on discrete slowdowns)."""
+    rough_above = math.inf
+    """Finest step beyond which the final estimates are rough (S&X on discrete slowdowns:
+    :data:`_ROUGH_STEP` mean runtimes, or :data:`_ROUGH_STEP_FASTEST` times the job size's
+    mean at the smallest slowdown, whichever is smaller)."""
+    unresolved_above = math.inf
+    """Finest step beyond which the grids do not resolve the runtime's fastest part and the
+    estimates are at least the extrapolation's own correction (S&X on discrete slowdowns:
+    :data:`_UNRESOLVED_STEP_FASTEST` times the job size's mean at the smallest slowdown)."""
     floor = 0.0
     """Rounding floor of the relative error estimates, over the idle fraction."""
     floor_squared = 0.0
@@ -1159,7 +1164,6 @@ class _SXModel(_GridModel):
             raise NotImplementedError("_SXModel takes discrete slowdowns S (continuous ones: "
                                       "removal_continuous._SXContinuousModel, via _model_of)")
         self.kernel, self.X = kernel, X
-        self.rough_step = _ROUGH_STEP
         self.s, self.p = np.asarray(S.values, dtype=float), np.asarray(S.probs, dtype=float)
         self.discrete_x = isinstance(X, Discrete)
         self.levels, self.piece_atoms = (None, None) if self.discrete_x else _x_levels(X)
@@ -1167,6 +1171,10 @@ class _SXModel(_GridModel):
         atoms = (_atoms(X)[0] if self.discrete_x
                  else self.piece_atoms[np.isfinite(self.piece_atoms)])
         self.scale = runtime.mean_runtime()
+        # the mean of the runtime's fastest part, the job size at the smallest slowdown
+        fastest = X.mean() * float(self.s.min())
+        self.rough_above = min(_ROUGH_STEP * self.scale, _ROUGH_STEP_FASTEST * fastest)
+        self.unresolved_above = _UNRESOLVED_STEP_FASTEST * fastest
         self.has_atoms = atoms.size > 0
         # a density of X with a jump or kink at c (uniform, Pareto: the ends of its support)
         # puts a kink in f at w = c s_k, where the piece boundary F_X(w / s_k) starts or
@@ -2123,6 +2131,36 @@ none with the rough estimate beyond this step and the rule over X checked on the
 over 44 others (held out: four more job-size laws, three more slowdowns) 2 of 7, by 1.18 at
 most."""
 
+_ROUGH_STEP_FASTEST = 0.25
+"""Finest step, in means of the job size at the smallest slowdown (``E[X] min S``, the mean of
+the runtime's fastest part), beyond which :func:`grid_prediction` takes the rough estimates
+for S&X runtimes on discrete slowdowns, as beyond :data:`_ROUGH_STEP` mean runtimes: slowdowns
+spread over a wide range put in the runtime a fast part that a step of a tenth of the mean
+runtime does not resolve. There the differences of successive grids fall fourfold while the
+extrapolations have not settled (S&X Erlang(2) x uniform {1, ..., 12} at load 0.95, MDS(1, 0):
+the grids' differences fell 3.69, 3.96, 4.08 and 4.00-fold, the extrapolations' errors were
+8.3e-6, -8.7e-6, 3.7e-7 and 2.7e-7, then 2.8e-8 and 1.7e-9 on finer grids; 2.7e-7 off
+Pollaczek-Khinchine with 1.8e-7 stated, at a finest step of 0.082 mean runtimes and 0.54 of
+``E[X] min S``). Against Pollaczek-Khinchine, 7 of 491 S&X M/G/1 systems (twelve job-size
+laws and eight slowdown laws at loads 0.3 to 0.95, six and five more at 0.5 to 0.97) had been
+beyond their estimates (up to 5.3 times: lognormal(0.5) x uniform {1, ..., 12} at 0.95, 1.1e-6
+off with 2.2e-7 stated and the goal claimed), at finest steps of 0.35 to 0.55 of it, where
+this threshold and :data:`_UNRESOLVED_STEP_FASTEST` were set; the largest of the systems at
+most 0.25 of it was 0.85 of its estimate."""
+_UNRESOLVED_STEP_FASTEST = 0.4
+"""Finest step, in means of the job size at the smallest slowdown, beyond which
+:func:`grid_prediction` takes as the error estimates at least the extrapolation's own
+correction (the finest grid's value less the extrapolated one; for quantiles the same of
+``P(C > t)`` over the density): there even two extrapolations can agree while both are off
+(S&X gamma(3.3) x {0.3, 1, 3} at load 0.97, MDS(1, 0): the extrapolations' errors 1.53e-6
+and 1.74e-6, the rough estimate 7.0e-7, 2.5 times short; a quantile at 1 - 1e-6 1.3e-6 off a
+refined grid, whose own estimate there is 8e-7, with 1.8e-7 stated). The finest steps of the
+systems whose rough estimates fell short were 0.535 and 0.546 of ``E[X] min S``. Over the 491
+systems of :data:`_ROUGH_STEP_FASTEST`, with both rules none is beyond its estimate (at most
+0.85 of it), 72 estimates grew and 13 that claimed the 1e-6 goal no longer do; over 120 held
+out afterwards (six more job-size laws, five more slowdown laws, loads 0.55 to 0.96) none was
+beyond before or after (at most 0.74), 18 grew and 2 no longer claim the goal."""
+
 
 def _richardson(values, order: int = 2, rough: bool = False,
                 observed: bool = False) -> tuple[float, float]:
@@ -2421,8 +2459,11 @@ class RemovalBatchTime(BatchCompletionTime):
     """
 
     def __init__(self, model, sols, mean: float, order: int = 2, rule_error=None,
-                 mean_error: float | None = None):
+                 mean_error: float | None = None, unresolved: bool = False):
         self._model, self._sols, self._mean_value = model, sols, mean
+        # grids too coarse for the runtime's fastest part (grid_prediction): the quantiles'
+        # estimates at least the extrapolation's correction
+        self._unresolved = unresolved
         # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
         # the shortest possible runtime of a task (a batch takes at least that long), and
@@ -2655,6 +2696,8 @@ class RemovalBatchTime(BatchCompletionTime):
         window = np.abs(self._combine(grids, 0) - self._combine(grids, 1))
         if self._order == 1:   # and half that of the two coarser grids (as above)
             window = np.maximum(window, 0.5 * np.abs(grids[1] - grids[0]))
+        elif self._unresolved:   # and the extrapolation's own correction (grid_prediction)
+            window = np.maximum(window, np.abs(grids[-1] - self._combine(grids, 0)))
         window = window.reshape(shifts.size, times.size).max(axis=0)
         window[np.isin(times, self._jumps)] = 0.0
         # the density over [t - h, t + h], shrunk to halfway to the nearest jump on either side
@@ -3377,11 +3420,19 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
             f"the workload's tail at the horizon w = {sols[-1].h * (sols[-1].F.size - 1):.4g} "
             f"is {tail:.2g} on the finest grid (a load close to the stability frontier or a "
             f"long tail): the grid method cannot resolve it; use qt.simulate")
-    # a finest step over model.rough_step mean runtimes: the grids' errors not shown to be in
-    # their h^2 regime, the extrapolation's remainder of the order of its change (_ROUGH_STEP)
-    rough = model.rough or sols[-1].h > model.rough_step * model.scale
-    mean, mean_error = _guarded([_grid_mean(s) for s in sols], order, rough, observed=True)
-    idle, busy_error = _guarded([s.F0 for s in sols], order, rough, observed=True)
+    # a finest step over model.rough_above: the grids' errors not shown to be in their h^2
+    # regime, the extrapolation's remainder of the order of its change (_ROUGH_STEP and
+    # _ROUGH_STEP_FASTEST)
+    rough = model.rough or sols[-1].h > model.rough_above
+    means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
+    mean, mean_error = _guarded(means, order, rough, observed=True)
+    idle, busy_error = _guarded(idles, order, rough, observed=True)
+    # a finest step over model.unresolved_above: not even the rough estimates hold, at least
+    # the extrapolation's correction (_UNRESOLVED_STEP_FASTEST)
+    unresolved = order == 2 and sols[-1].h > model.unresolved_above
+    if unresolved:
+        mean_error = max(mean_error, abs(means[-1] - mean))
+        busy_error = max(busy_error, abs(idles[-1] - idle))
     # errors the grids' differences do not see: the finest grid solved again with the rule over
     # X doubled, and with its step stretched (atoms or bends between the nodes); twice the
     # largest change of each
@@ -3445,7 +3496,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
     if isinstance(model, _SXModel):
         model.release()   # the law evaluates P(C > t) off the nodes with fresh X nodes
-    law = RemovalBatchTime(model, sols, mean, order, rule_error, mean_error)
+    law = RemovalBatchTime(model, sols, mean, order, rule_error, mean_error, unresolved)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
                      "atoms (or kinks) of R between the nodes (first-order error): values of "
@@ -3469,6 +3520,9 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         why = (f"the grid has reached its limit of {limit}" if at_limit else
                "the refinement met its targets, and the grids' observed convergence, the rule "
                "over X or rounding near load 1 add the rest")
+        if unresolved:
+            why += (f" (its finest step, {sols[-1].h:.3g}, does not resolve the runtime's "
+                    f"fastest part: the estimates are at least the extrapolation's correction)")
         method += (f"; relative accuracy about {achieved:.1g}, short of the {goal_text()} goal: "
                    f"{why}")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
