@@ -612,8 +612,12 @@ class _GridModel:
     mean at the smallest slowdown, whichever is smaller)."""
     unresolved_above = math.inf
     """Finest step beyond which the grids do not resolve the runtime's fastest part and the
-    estimates are at least the extrapolation's own correction (S&X on discrete slowdowns:
+    estimates are at least the last difference of the grids (S&X on discrete slowdowns:
     :data:`_UNRESOLVED_STEP_FASTEST` times the job size's mean at the smallest slowdown)."""
+    resolve_above = math.inf
+    """Finest step :func:`_refine` refines to within the cell bound, the estimates met or not
+    (S&X on discrete slowdowns: :data:`_ROUGH_STEP_FASTEST` times the job size's mean at the
+    smallest slowdown)."""
     floor = 0.0
     """Rounding floor of the relative error estimates, over the idle fraction."""
     floor_squared = 0.0
@@ -1173,7 +1177,8 @@ class _SXModel(_GridModel):
         self.scale = runtime.mean_runtime()
         # the mean of the runtime's fastest part, the job size at the smallest slowdown
         fastest = X.mean() * float(self.s.min())
-        self.rough_above = min(_ROUGH_STEP * self.scale, _ROUGH_STEP_FASTEST * fastest)
+        self.resolve_above = _ROUGH_STEP_FASTEST * fastest
+        self.rough_above = min(_ROUGH_STEP * self.scale, self.resolve_above)
         self.unresolved_above = _UNRESOLVED_STEP_FASTEST * fastest
         self.has_atoms = atoms.size > 0
         # a density of X with a jump or kink at c (uniform, Pareto: the ends of its support)
@@ -2133,33 +2138,35 @@ most."""
 
 _ROUGH_STEP_FASTEST = 0.25
 """Finest step, in means of the job size at the smallest slowdown (``E[X] min S``, the mean of
-the runtime's fastest part), beyond which :func:`grid_prediction` takes the rough estimates
-for S&X runtimes on discrete slowdowns, as beyond :data:`_ROUGH_STEP` mean runtimes: slowdowns
-spread over a wide range put in the runtime a fast part that a step of a tenth of the mean
-runtime does not resolve. There the differences of successive grids fall fourfold while the
-extrapolations have not settled (S&X Erlang(2) x uniform {1, ..., 12} at load 0.95, MDS(1, 0):
-the grids' differences fell 3.69, 3.96, 4.08 and 4.00-fold, the extrapolations' errors were
-8.3e-6, -8.7e-6, 3.7e-7 and 2.7e-7, then 2.8e-8 and 1.7e-9 on finer grids; 2.7e-7 off
-Pollaczek-Khinchine with 1.8e-7 stated, at a finest step of 0.082 mean runtimes and 0.54 of
-``E[X] min S``). Against Pollaczek-Khinchine, 7 of 491 S&X M/G/1 systems (twelve job-size
-laws and eight slowdown laws at loads 0.3 to 0.95, six and five more at 0.5 to 0.97) had been
-beyond their estimates (up to 5.3 times: lognormal(0.5) x uniform {1, ..., 12} at 0.95, 1.1e-6
-off with 2.2e-7 stated and the goal claimed), at finest steps of 0.35 to 0.55 of it, where
-this threshold and :data:`_UNRESOLVED_STEP_FASTEST` were set; the largest of the systems at
-most 0.25 of it was 0.85 of its estimate."""
+the runtime's fastest part), that :func:`_refine` refines S&X runtimes on discrete slowdowns to
+within the cell bound, and beyond which :func:`grid_prediction` takes the rough estimates (as
+beyond :data:`_ROUGH_STEP` mean runtimes): slowdowns spread over a wide range put in the
+runtime a fast part that a step of a tenth of the mean runtime does not resolve. There the
+differences of successive grids fall fourfold while the extrapolations have not settled (S&X
+Erlang(2) x uniform {1, ..., 12} at load 0.95, MDS(1, 0): the grids' differences fell 3.69,
+3.96, 4.08 and 4.00-fold, the extrapolations' errors were 8.3e-6, -8.7e-6, 3.7e-7 and 2.7e-7,
+then 2.8e-8 and 1.7e-9 on finer grids; 2.7e-7 off Pollaczek-Khinchine with 1.8e-7 stated, at
+a finest step of 0.082 mean runtimes and 0.54 of ``E[X] min S``). Against Pollaczek-Khinchine,
+7 of 491 S&X M/G/1 systems (twelve job-size laws and eight slowdown laws at loads 0.3 to 0.95,
+six and five more at 0.5 to 0.97) had been beyond their estimates (up to 5.3 times:
+lognormal(0.5) x uniform {1, ..., 12} at 0.95, 1.1e-6 off with 2.2e-7 stated and the goal
+claimed), at finest steps of 0.35 to 0.55 of it, where this threshold and
+:data:`_UNRESOLVED_STEP_FASTEST` were set; the largest of the systems at most 0.25 of it was
+0.85 of its estimate. Refining to this step within the cell bound changed 4 of the 491
+values, each closer to Pollaczek-Khinchine (Uniform(0, 2) x uniform {1, ..., 12} at load 0.6:
+1.2e-8 off before, 5.1e-11 after), for twice their time; the others had reached the bound."""
 _UNRESOLVED_STEP_FASTEST = 0.4
-"""Finest step, in means of the job size at the smallest slowdown, beyond which
-:func:`grid_prediction` takes as the error estimates at least the extrapolation's own
-correction (the finest grid's value less the extrapolated one; for quantiles the same of
-``P(C > t)`` over the density): there even two extrapolations can agree while both are off
-(S&X gamma(3.3) x {0.3, 1, 3} at load 0.97, MDS(1, 0): the extrapolations' errors 1.53e-6
-and 1.74e-6, the rough estimate 7.0e-7, 2.5 times short; a quantile at 1 - 1e-6 1.3e-6 off a
-refined grid, whose own estimate there is 8e-7, with 1.8e-7 stated). The finest steps of the
-systems whose rough estimates fell short were 0.535 and 0.546 of ``E[X] min S``. Over the 491
-systems of :data:`_ROUGH_STEP_FASTEST`, with both rules none is beyond its estimate (at most
-0.85 of it), 72 estimates grew and 13 that claimed the 1e-6 goal no longer do; over 120 held
-out afterwards (six more job-size laws, five more slowdown laws, loads 0.55 to 0.96) none was
-beyond before or after (at most 0.74), 18 grew and 2 no longer claim the goal."""
+"""Finest step, in means of the job size at the smallest slowdown, beyond which (the cell
+bound reached first) :func:`grid_prediction` takes as the error estimates at least the last
+difference of the grids (for quantiles the same of ``P(C > t)`` around them, over the
+density): there the extrapolation can be further off than the finest grid, and two
+extrapolations can agree while both are off (S&X gamma(3.3) x {0.3, 1, 3} at load 0.97,
+MDS(1, 0): the extrapolations' errors 1.53e-6 and 1.74e-6, the rough estimate 7.0e-7, 2.5
+times short; lognormal(0.2) x {1, 25} at 0.96, the grids 0.898, 0.222, 0.0407 and -0.0026 off
+and the extrapolation -0.017, beyond the extrapolation's own correction). The finest steps of
+the systems whose rough estimates fell short were 0.535 to 1.23 of ``E[X] min S``. Second-order
+grids only: first-order ones (atoms between the nodes) state twice the last difference
+already."""
 
 
 def _richardson(values, order: int = 2, rough: bool = False,
@@ -2242,8 +2249,9 @@ def _refine(model, sols, order: int):
     (for the guard of :func:`_guarded`; when it holds the atoms as nodes), and finer grids
     (``h`` divided by a power of 2, grids already solved reused) until the estimated relative
     errors of the mean and the busy fraction are below ``_TARGET`` and those of the quantiles
-    at :data:`_QUANTILE_LEVELS` below ``_QUANTILE_TARGET``, or the coarsest of the last three
-    grids has ``_M_MAX`` cells (then the estimates say what was reached). The factor is chosen
+    at :data:`_QUANTILE_LEVELS` below ``_QUANTILE_TARGET`` and the finest step is at most
+    ``model.resolve_above``, or the coarsest of the last three grids has ``_M_MAX`` cells (then
+    the estimates say what was reached). The factor is chosen
     for an ``h^4`` rate of the mean and ``h^3`` of the quantiles (``h`` for ``order = 1``); if
     that was optimistic the loop refines again. Returns the last four grids (``2 h``, ``h``,
     ``h / 2``, ``h / 4``), or three, and whether the cell bound stopped the refinement."""
@@ -2274,13 +2282,16 @@ def _refine(model, sols, order: int):
         if M >= limit:
             return sols, True
         quantiles = _quantile_excess(model, sols[-3:], order) if guarded <= 1 else 0.0
-        if guarded <= 1 and quantiles <= 1:
+        # a step too coarse for the runtime's fastest part (_ROUGH_STEP_FASTEST): finer grids
+        # within the cell bound, whatever the estimates say (they are not shown to hold there)
+        coarse = sols[-1].h / model.resolve_above
+        if guarded <= 1 and quantiles <= 1 and coarse <= 1:
             return sols, False
         # the factor from the last three grids (the guard reads a coarser, less regular one)
         power = (0.5 if rough else 0.25) if order == 2 else 1.0
         factor = 2 ** max(1, math.ceil(math.log2(max(
             max(ratio, 1.0) ** power,
-            quantiles ** ((0.5 if rough else 1 / 3) if order == 2 else 1.0), 1.0))))
+            quantiles ** ((0.5 if rough else 1 / 3) if order == 2 else 1.0), coarse, 1.0))))
         factor = min(factor, 2 ** int(math.log2(limit / M)))
         if factor < 2:
             return sols, True
@@ -2459,11 +2470,13 @@ class RemovalBatchTime(BatchCompletionTime):
     """
 
     def __init__(self, model, sols, mean: float, order: int = 2, rule_error=None,
-                 mean_error: float | None = None, unresolved: bool = False):
+                 mean_error: float | None = None, rough: bool = False,
+                 unresolved: bool = False):
         self._model, self._sols, self._mean_value = model, sols, mean
-        # grids too coarse for the runtime's fastest part (grid_prediction): the quantiles'
-        # estimates at least the extrapolation's correction
-        self._unresolved = unresolved
+        # the rough estimates (model.rough, or a step too coarse: grid_prediction), and grids
+        # too coarse for the runtime's fastest part: the quantiles' estimates at least the last
+        # difference of the grids
+        self._rough, self._unresolved = rough or model.rough, unresolved
         # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
         # the shortest possible runtime of a task (a batch takes at least that long), and
@@ -2640,7 +2653,7 @@ class RemovalBatchTime(BatchCompletionTime):
         # agree by chance; IR on {1, e}, MDS(4, 2) at rate 0.375: a p99 3.18e-8 off the method
         # of steps where they differed by 3.0e-8), and on grids refined for a coarse accuracy
         # goal (see grid_prediction)
-        factor = 2 if self._order == 1 or self._model.rough else 1
+        factor = 2 if self._order == 1 or self._rough else 1
         errors = np.abs(values - coarse) * factor + 1e-14 * values
         if self._order == 1:
             # first order, but irregular: the error on each grid depends on where the atoms
@@ -2696,8 +2709,8 @@ class RemovalBatchTime(BatchCompletionTime):
         window = np.abs(self._combine(grids, 0) - self._combine(grids, 1))
         if self._order == 1:   # and half that of the two coarser grids (as above)
             window = np.maximum(window, 0.5 * np.abs(grids[1] - grids[0]))
-        elif self._unresolved:   # and the extrapolation's own correction (grid_prediction)
-            window = np.maximum(window, np.abs(grids[-1] - self._combine(grids, 0)))
+        elif self._unresolved:   # and the last difference of the grids (grid_prediction)
+            window = np.maximum(window, np.abs(grids[-1] - grids[-2]))
         window = window.reshape(shifts.size, times.size).max(axis=0)
         window[np.isin(times, self._jumps)] = 0.0
         # the density over [t - h, t + h], shrunk to halfway to the nearest jump on either side
@@ -3427,12 +3440,13 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
     mean, mean_error = _guarded(means, order, rough, observed=True)
     idle, busy_error = _guarded(idles, order, rough, observed=True)
-    # a finest step over model.unresolved_above: not even the rough estimates hold, at least
-    # the extrapolation's correction (_UNRESOLVED_STEP_FASTEST)
+    # a finest step over model.unresolved_above (the cell bound reached before _refine
+    # resolved the runtime's fastest part): not even the rough estimates hold, at least the
+    # last difference of the grids (_UNRESOLVED_STEP_FASTEST)
     unresolved = order == 2 and sols[-1].h > model.unresolved_above
     if unresolved:
-        mean_error = max(mean_error, abs(means[-1] - mean))
-        busy_error = max(busy_error, abs(idles[-1] - idle))
+        mean_error = max(mean_error, abs(means[-1] - means[-2]))
+        busy_error = max(busy_error, abs(idles[-1] - idles[-2]))
     # errors the grids' differences do not see: the finest grid solved again with the rule over
     # X doubled, and with its step stretched (atoms or bends between the nodes); twice the
     # largest change of each
@@ -3496,7 +3510,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
     if isinstance(model, _SXModel):
         model.release()   # the law evaluates P(C > t) off the nodes with fresh X nodes
-    law = RemovalBatchTime(model, sols, mean, order, rule_error, mean_error, unresolved)
+    law = RemovalBatchTime(model, sols, mean, order, rule_error, mean_error, rough, unresolved)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
                      "atoms (or kinks) of R between the nodes (first-order error): values of "
@@ -3520,11 +3534,13 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         why = (f"the grid has reached its limit of {limit}" if at_limit else
                "the refinement met its targets, and the grids' observed convergence, the rule "
                "over X or rounding near load 1 add the rest")
-        if unresolved:
-            why += (f" (its finest step, {sols[-1].h:.3g}, does not resolve the runtime's "
-                    f"fastest part: the estimates are at least the extrapolation's correction)")
         method += (f"; relative accuracy about {achieved:.1g}, short of the {goal_text()} goal: "
                    f"{why}")
+    if unresolved:
+        method += (f"; the finest step, {sols[-1].h:.3g}, does not resolve the runtime's fastest "
+                   f"part (the job size at the smallest slowdown, mean "
+                   f"{model.unresolved_above / _UNRESOLVED_STEP_FASTEST:.3g}): the estimates are "
+                   f"at least the last difference of the grids")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=references,
