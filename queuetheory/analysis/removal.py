@@ -615,9 +615,9 @@ class _GridModel:
     estimates are at least the last difference of the grids (S&X on discrete slowdowns:
     :data:`_UNRESOLVED_STEP_FASTEST` times the job size's mean at the smallest slowdown)."""
     resolve_above = math.inf
-    """Finest step :func:`_refine` refines to within the cell bound, the estimates met or not
-    (S&X on discrete slowdowns: :data:`_ROUGH_STEP_FASTEST` times the job size's mean at the
-    smallest slowdown)."""
+    """Finest step :func:`_refine` refines to within the cell bound at the default goal, the
+    estimates met or not (S&X on discrete slowdowns: :data:`_ROUGH_STEP_FASTEST` times the job
+    size's mean at the smallest slowdown)."""
     floor = 0.0
     """Rounding floor of the relative error estimates, over the idle fraction."""
     floor_squared = 0.0
@@ -1176,10 +1176,10 @@ class _SXModel(_GridModel):
                  else self.piece_atoms[np.isfinite(self.piece_atoms)])
         self.scale = runtime.mean_runtime()
         # the mean of the runtime's fastest part, the job size at the smallest slowdown
-        fastest = X.mean() * float(self.s.min())
-        self.resolve_above = _ROUGH_STEP_FASTEST * fastest
+        self.fastest = X.mean() * float(self.s.min())
+        self.resolve_above = _ROUGH_STEP_FASTEST * self.fastest
         self.rough_above = min(_ROUGH_STEP * self.scale, self.resolve_above)
-        self.unresolved_above = _UNRESOLVED_STEP_FASTEST * fastest
+        self.unresolved_above = _UNRESOLVED_STEP_FASTEST * self.fastest
         self.has_atoms = atoms.size > 0
         # a density of X with a jump or kink at c (uniform, Pareto: the ends of its support)
         # puts a kink in f at w = c s_k, where the piece boundary F_X(w / s_k) starts or
@@ -2137,24 +2137,24 @@ over 44 others (held out: four more job-size laws, three more slowdowns) 2 of 7,
 most."""
 
 _ROUGH_STEP_FASTEST = 0.25
-"""Finest step, in means of the job size at the smallest slowdown (``E[X] min S``, the mean of
-the runtime's fastest part), that :func:`_refine` refines S&X runtimes on discrete slowdowns to
-within the cell bound, and beyond which :func:`grid_prediction` takes the rough estimates (as
-beyond :data:`_ROUGH_STEP` mean runtimes): slowdowns spread over a wide range put in the
-runtime a fast part that a step of a tenth of the mean runtime does not resolve. There the
-differences of successive grids fall fourfold while the extrapolations have not settled (S&X
-Erlang(2) x uniform {1, ..., 12} at load 0.95, MDS(1, 0): the grids' differences fell 3.69,
-3.96, 4.08 and 4.00-fold, the extrapolations' errors were 8.3e-6, -8.7e-6, 3.7e-7 and 2.7e-7,
-then 2.8e-8 and 1.7e-9 on finer grids; 2.7e-7 off Pollaczek-Khinchine with 1.8e-7 stated, at
-a finest step of 0.082 mean runtimes and 0.54 of ``E[X] min S``). Against Pollaczek-Khinchine,
-7 of 491 S&X M/G/1 systems (twelve job-size laws and eight slowdown laws at loads 0.3 to 0.95,
-six and five more at 0.5 to 0.97) had been beyond their estimates (up to 5.3 times:
-lognormal(0.5) x uniform {1, ..., 12} at 0.95, 1.1e-6 off with 2.2e-7 stated and the goal
-claimed), at finest steps of 0.35 to 0.55 of it, where this threshold and
-:data:`_UNRESOLVED_STEP_FASTEST` were set; the largest of the systems at most 0.25 of it was
-0.85 of its estimate. Refining to this step within the cell bound changed 4 of the 491
-values, each closer to Pollaczek-Khinchine (Uniform(0, 2) x uniform {1, ..., 12} at load 0.6:
-1.2e-8 off before, 5.1e-11 after), for twice their time; the others had reached the bound."""
+"""Finest step, in means of the job size at the smallest slowdown (``E[X] min S``, the mean of the
+runtime's fastest part), that :func:`_refine` refines S&X runtimes on discrete slowdowns to
+within the cell bound (at the default goal), and beyond which :func:`grid_prediction` takes the
+rough estimates (as beyond :data:`_ROUGH_STEP` mean runtimes): slowdowns spread over a wide
+range put in the runtime a fast part that a step of a tenth of the mean runtime does not
+resolve. There the differences of successive grids fall fourfold while the extrapolations have
+not settled (S&X Erlang(2) x uniform {1, ..., 12} at load 0.95, MDS(1, 0): the grids'
+differences fell 3.69, 3.96, 4.08 and 4.00-fold, the extrapolations' errors were 8.3e-6,
+-8.7e-6, 3.7e-7 and 2.7e-7, then 2.8e-8 and 1.7e-9 on finer grids; 2.7e-7 off
+Pollaczek-Khinchine with 1.8e-7 stated, at a finest step of 0.082 mean runtimes and 0.54 of
+``E[X] min S``). Against Pollaczek-Khinchine, 7 of 491 S&X M/G/1 systems (twelve job-size laws
+and eight slowdown laws at loads 0.3 to 0.95, six and five more at 0.5 to 0.97) had been beyond
+their estimates (up to 5.3 times: lognormal(0.5) x uniform {1, ..., 12} at 0.95, 1.1e-6 off with
+2.2e-7 stated and the goal claimed), at finest steps of 0.35 to 0.55 of it, where this threshold
+and :data:`_UNRESOLVED_STEP_FASTEST` were set; the largest of the systems at most 0.25 of it was
+0.85 of its estimate. Refining to this step within the cell bound changed 4 of the 491 values,
+each closer to Pollaczek-Khinchine (Uniform(0, 2) x uniform {1, ..., 12} at load 0.6: 1.2e-8 off
+before, 5.1e-11 after), for twice their time; the others had reached the bound."""
 _UNRESOLVED_STEP_FASTEST = 0.4
 """Finest step, in means of the job size at the smallest slowdown, beyond which (the cell
 bound reached first) :func:`grid_prediction` takes as the error estimates at least the last
@@ -2248,13 +2248,13 @@ def _refine(model, sols, order: int):
     """The IR grids: ``sols`` (``h``, ``h / 2``, ``h / 4``), one grid of step ``2 h`` ahead of them
     (for the guard of :func:`_guarded`; when it holds the atoms as nodes), and finer grids
     (``h`` divided by a power of 2, grids already solved reused) until the estimated relative
-    errors of the mean and the busy fraction are below ``_TARGET`` and those of the quantiles
-    at :data:`_QUANTILE_LEVELS` below ``_QUANTILE_TARGET`` and the finest step is at most
-    ``model.resolve_above``, or the coarsest of the last three grids has ``_M_MAX`` cells (then
-    the estimates say what was reached). The factor is chosen
-    for an ``h^4`` rate of the mean and ``h^3`` of the quantiles (``h`` for ``order = 1``); if
-    that was optimistic the loop refines again. Returns the last four grids (``2 h``, ``h``,
-    ``h / 2``, ``h / 4``), or three, and whether the cell bound stopped the refinement."""
+    errors of the mean and the busy fraction are below ``_TARGET`` and those of the quantiles at
+    :data:`_QUANTILE_LEVELS` below ``_QUANTILE_TARGET`` and (at the default goal) the finest
+    step is at most ``model.resolve_above``, or the coarsest of the last three grids has
+    ``_M_MAX`` cells (then the estimates say what was reached). The factor is chosen for an
+    ``h^4`` rate of the mean and ``h^3`` of the quantiles (``h`` for ``order = 1``); if that was
+    optimistic the loop refines again. Returns the last four grids (``2 h``, ``h``, ``h / 2``,
+    ``h / 4``), or three, and whether the cell bound stopped the refinement."""
     M, h = sols[0].F.size - 1, sols[0].h
     steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
     steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
@@ -2283,8 +2283,11 @@ def _refine(model, sols, order: int):
             return sols, True
         quantiles = _quantile_excess(model, sols[-3:], order) if guarded <= 1 else 0.0
         # a step too coarse for the runtime's fastest part (_ROUGH_STEP_FASTEST): finer grids
-        # within the cell bound, whatever the estimates say (they are not shown to hold there)
-        coarse = sols[-1].h / model.resolve_above
+        # within the cell bound, whatever the estimates say (they are not shown to hold there);
+        # not under a coarser goal, whose first look it would cost 5 to 9 times (S&X Erlang(3)
+        # x {0.1, 1, 10}, MDS(4, 1) at 0.6 of its frontier, goal 1e-2: 0.09 s, 0.68 s refined):
+        # there the rough and unresolved estimates say what was reached
+        coarse = sols[-1].h / model.resolve_above if goal() <= GOAL else 0.0
         if guarded <= 1 and quantiles <= 1 and coarse <= 1:
             return sols, False
         # the factor from the last three grids (the guard reads a coarser, less regular one)
@@ -3539,7 +3542,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     if unresolved:
         method += (f"; the finest step, {sols[-1].h:.3g}, does not resolve the runtime's fastest "
                    f"part (the job size at the smallest slowdown, mean "
-                   f"{model.unresolved_above / _UNRESOLVED_STEP_FASTEST:.3g}): the estimates are "
+                   f"{model.fastest:.3g}): the estimates are "
                    f"at least the last difference of the grids")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
