@@ -2156,17 +2156,16 @@ and :data:`_UNRESOLVED_STEP_FASTEST` were set; the largest of the systems at mos
 each closer to Pollaczek-Khinchine (Uniform(0, 2) x uniform {1, ..., 12} at load 0.6: 1.2e-8 off
 before, 5.1e-11 after), for twice their time; the others had reached the bound."""
 _UNRESOLVED_STEP_FASTEST = 0.4
-"""Finest step, in means of the job size at the smallest slowdown, beyond which (the cell
-bound reached first) :func:`grid_prediction` takes as the error estimates at least the last
-difference of the grids (for quantiles the same of ``P(C > t)`` around them, over the
-density): there the extrapolation can be further off than the finest grid, and two
-extrapolations can agree while both are off (S&X gamma(3.3) x {0.3, 1, 3} at load 0.97,
-MDS(1, 0): the extrapolations' errors 1.53e-6 and 1.74e-6, the rough estimate 7.0e-7, 2.5
-times short; lognormal(0.2) x {1, 25} at 0.96, the grids 0.898, 0.222, 0.0407 and -0.0026 off
-and the extrapolation -0.017, beyond the extrapolation's own correction). The finest steps of
-the systems whose rough estimates fell short were 0.535 to 1.23 of ``E[X] min S``. Second-order
-grids only: first-order ones (atoms between the nodes) state twice the last difference
-already."""
+"""Finest step, in means of the job size at the smallest slowdown, beyond which (the cell bound
+reached first, or under a coarser goal) :func:`grid_prediction` takes as the error estimates at
+least the last difference of the grids (for quantiles twice that of ``P(C > t)`` around them,
+over the density): there the extrapolation can be further off than the finest grid, and two
+extrapolations can agree while both are off (S&X gamma(3.3) x {0.3, 1, 3} at load 0.97, MDS(1,
+0): the extrapolations' errors 1.53e-6 and 1.74e-6, the rough estimate 7.0e-7, 2.5 times short;
+lognormal(0.2) x {1, 25} at 0.96, the grids 0.898, 0.222, 0.0407 and -0.0026 off and the
+extrapolation -0.017, beyond the extrapolation's own correction). The finest steps of the
+systems whose rough estimates fell short were 0.535 to 1.23 of ``E[X] min S``. Second-order
+grids only: first-order ones (atoms between the nodes) state twice the last difference already."""
 
 
 def _richardson(values, order: int = 2, rough: bool = False,
@@ -2477,8 +2476,8 @@ class RemovalBatchTime(BatchCompletionTime):
                  unresolved: bool = False):
         self._model, self._sols, self._mean_value = model, sols, mean
         # the rough estimates (model.rough, or a step too coarse: grid_prediction), and grids
-        # too coarse for the runtime's fastest part: the quantiles' estimates at least the last
-        # difference of the grids
+        # too coarse for the runtime's fastest part: the quantiles' estimates at least twice
+        # the last difference of the grids (_quantile_errors)
         self._rough, self._unresolved = rough or model.rough, unresolved
         # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
@@ -3444,8 +3443,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     mean, mean_error = _guarded(means, order, rough, observed=True)
     idle, busy_error = _guarded(idles, order, rough, observed=True)
     # a finest step over model.unresolved_above (the cell bound reached before _refine
-    # resolved the runtime's fastest part): not even the rough estimates hold, at least the
-    # last difference of the grids (_UNRESOLVED_STEP_FASTEST)
+    # resolved the runtime's fastest part, or a coarser goal): not even the rough estimates
+    # hold, at least the last difference of the grids (_UNRESOLVED_STEP_FASTEST)
     unresolved = order == 2 and sols[-1].h > model.unresolved_above
     if unresolved:
         mean_error = max(mean_error, abs(means[-1] - means[-2]))
@@ -3541,9 +3540,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
                    f"{why}")
     if unresolved:
         method += (f"; the finest step, {sols[-1].h:.3g}, does not resolve the runtime's fastest "
-                   f"part (the job size at the smallest slowdown, mean "
-                   f"{model.fastest:.3g}): the estimates are "
-                   f"at least the last difference of the grids")
+                   f"part (the job size at the smallest slowdown, mean {model.fastest:.3g}): the "
+                   f"estimates are at least the last difference of the grids")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=references,
