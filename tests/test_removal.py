@@ -444,6 +444,27 @@ def test_pinned_dde_front_references(key):
     assert _dde_front(*key) == pytest.approx(_DDE_FRONT[key], rel=1e-12, abs=0)
 
 
+_SX_FRONT_FINE = {"erlang3": 0.2890396460550669, "lognormal0.5": 0.2890420186052736}
+"""The frontier of Replication(3, 2), S&X X x {0.1, 1, 10} (equally likely), X = Erlang(3,
+3.0) or lognormal(0.5) of mean 1, by the same solver on grids eight times finer (steps 0.29
+E[X] min S), within 4e-11 of grids four times finer, each stating 4e-10::
+
+    removal._FRONT_CELLS = tuple(8 * c for c in (256, 512, 1024, 2048))
+    removal.frontier(qt.Replication(3, 2), qt.SX(X, S), full_output=True)
+"""
+
+
+@pytest.mark.parametrize("key", sorted(_SX_FRONT_FINE))
+def test_sx_frontier_whose_grids_do_not_resolve_the_fastest_part(key):
+    # the default grids' finest step is 2.3 E[X] min S: before the rough estimate there, the
+    # frontier was 1.1e-8 (Erlang) and 1.2e-8 (lognormal) off with 5.0e-9 stated
+    X = (qt.Erlang(3, 3.0) if key == "erlang3"
+         else qt.from_scipy(stats.lognorm(0.5, scale=math.exp(-0.125))))
+    runtime = qt.SX(X, qt.Discrete([0.1, 1, 10], [1 / 3, 1 / 3, 1 / 3]))
+    value, error = qt.stability_frontier(runtime, qt.Replication(3, 2), full_output=True)
+    assert abs(value - _SX_FRONT_FINE[key]) <= error <= 1e-6 * value
+
+
 @pytest.mark.parametrize("policy", [qt.MDS(4, 2), qt.Replication(2, 2), qt.MDS(10, 3)])
 def test_frontier_error_estimate_exponential_through_the_grid(policy):
     # Erlang(1, 3) is exponential(3) but goes through the grid method (the closed form is only
