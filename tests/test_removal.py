@@ -450,24 +450,39 @@ _FAST_PHASE = qt.HyperExponential([0.7, 0.3], [100.0, 0.3])
 _FAST_COMPONENT = qt.Mixture([qt.Erlang(3, 300.0), qt.Erlang(3, 3.0)], [0.4, 0.6])
 
 
-@pytest.mark.parametrize("runtime, policy, reference, bound", [
-    (qt.SX(_ERLANG3, _TENFOLD), qt.Replication(3, 2), 0.2890396460550669, 1e-6),
-    (qt.SX(_LOGNORMAL, _TENFOLD), qt.Replication(3, 2), 0.2890420186052736, 1e-6),
-    (qt.IR(_FAST_PHASE), qt.MDS(20, 5), 1.4358219149665565, 1e-2),
-    (qt.IR(_FAST_COMPONENT), qt.Replication(1, 3), 1.8644862451724895, 1e-5)])
-def test_frontier_whose_grids_do_not_resolve_the_fastest_part(runtime, policy, reference,
-                                                              bound):
-    # the frontier's grids are fixed by its horizon; here their finest step exceeds the mean
-    # of the runtime's fastest part (S&X: E[X] min S, 2.3 times; IR: the fast phase or
-    # component, mean 0.01, 25 and 1.9 times). Before the rough estimate there the frontiers
-    # were 1.1e-8 and 1.2e-8 off with 5.0e-9 stated (S&X), 9.8e-4 off with 4.7e-4 and 7.1e-7
-    # off with 2.2e-7 (IR). References: the same solver on grids eight times finer (steps
-    # below the fastest part's mean), within 4e-11 (S&X), 1.2e-6 and 3e-10 (IR) of grids four
-    # times finer, which state 4e-10, 2.8e-5 and 1.2e-8::
+@pytest.mark.parametrize("runtime, policy, reference, factor, bound", [
+    (qt.SX(_ERLANG3, _TENFOLD), qt.Replication(3, 2), 0.2890396460545767, 4, 1e-8),
+    (qt.SX(_LOGNORMAL, _TENFOLD), qt.Replication(3, 2), 0.28904201860206397, 4, 1e-8),
+    (qt.IR(_FAST_PHASE), qt.MDS(20, 5), 1.4358218158867846, 1, 1e-2),
+    (qt.IR(_FAST_COMPONENT), qt.Replication(1, 3), 1.8644862451746758, 4, 1e-7)])
+def test_frontier_where_the_step_exceeds_the_fastest_part(runtime, policy, reference, factor,
+                                                          bound):
+    # the default frontier grids' finest step exceeds the mean of the runtime's fastest part
+    # (S&X: E[X] min S, 2.3 times; IR: the fast phase, mean 0.01, 25 times; the fast component,
+    # Erlang(3, 300), the mean of its lower half 0.0056, 3.4 times). With a seventh of the
+    # extrapolations' difference as the estimate, the frontiers were 1.1e-8 and 1.2e-8 off with
+    # 5.0e-9 stated (S&X), 9.8e-4 off with 4.7e-4 and 7.1e-7 off with 2.2e-7 (IR). Now the grids are
+    # refined (factor) to resolve it where at most 8 times suffices, else the estimate is the rough
+    # one (the fast phase: 32 times would be needed). References: the same solver on grids finer
+    # still, the refinement off: S&X 16 times (stating 4e-10, at the floor; within 3.2e-12 of 8
+    # times), the IR phase 32 times (stating 1.7e-9, within 9.9e-8 of 8 times, which states 3.0e-6),
+    # the IR component 32 times (stating 1.9e-9, within 6e-13 of 16 times)::
     #
-    #     removal._FRONT_CELLS = tuple(8 * c for c in (256, 512, 1024, 2048))
+    #     removal._FRONT_REFINE = 1
+    #     removal._FRONT_CELLS = tuple(scale * c for c in (256, 512, 1024, 2048))
     #     removal.frontier(policy, X_or_SX, full_output=True)
-    value, error = qt.stability_frontier(runtime, policy, full_output=True)
+    chosen = []
+    resolve = removal._Front.resolve
+
+    def recorded(front):
+        changed = resolve(front)
+        chosen.append(front.factor)
+        return changed
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(removal._Front, "resolve", recorded)
+        value, error = qt.stability_frontier(runtime, policy, full_output=True)
+    assert chosen[-1] == factor
     assert abs(value - reference) <= error <= bound * value
 
 
