@@ -2,7 +2,8 @@
 
 Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`` for only the
 numpy-versus-numba table, ``--matching`` for ``smallest_matching_code`` with its first pass
-and without, ``--unstable`` for points beyond the stability frontier (CPU and marches),
+and without, ``--frontier`` for stability frontiers with their grids refined for the runtime's
+fastest part and without, ``--unstable`` for points beyond the stability frontier (CPU and marches),
 ``--continuous`` for S&X with continuous slowdowns, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
@@ -287,7 +288,46 @@ def unstable():
         removal._march_sx, removal._IRModel.marcher = march_sx, ir_marcher
 
 
+def frontier_refinement():
+    """CPU seconds of a stability frontier (one call each, alternated) with its grids refined to
+    resolve the runtime's fastest part (``removal._Front.resolve``) and without (the grids of
+    ``_FRONT_CELLS`` and a seventh of the extrapolations' difference, as before the refinement),
+    side by side in one run, with the stated errors."""
+    import scipy.stats as st
+    tenfold = qt.Discrete([0.1, 1, 10], [1 / 3] * 3)
+    cases = {
+        "S&X Erlang(3) x {0.1, 1, 10}": (qt.SX(qt.Erlang(3, 3.0), tenfold), qt.Replication(3, 2)),
+        "S&X lognormal(0.5) x {0.1, 1, 10}": (
+            qt.SX(qt.from_scipy(st.lognorm(0.5, scale=0.8825)), tenfold), qt.MDS(10, 2)),
+        "S&X exp x Facebook": (
+            qt.SX(qt.Exponential(1.0), qt.slowdowns.facebook()), qt.MDS(10, 2)),
+        "IR H2, a phase of rate 100": (
+            qt.IR(qt.HyperExponential([0.5, 0.5], [100.0, 0.5])), qt.MDS(10, 2)),
+        "IR Erlang(3, 300) + Erlang(3, 3)": (
+            qt.IR(qt.Mixture([qt.Erlang(3, 300.0), qt.Erlang(3, 3.0)], [0.4, 0.6])),
+            qt.Replication(1, 3)),
+        "IR lognormal(1)": (qt.IR(qt.from_scipy(st.lognorm(1.0))), qt.MDS(20, 5))}
+    saved = removal._FRONT_REFINE, removal._FRONT_ROUGH_STEP_FASTEST
+    print("stability frontier: refined for the fastest part vs not (CPU s, one call each)")
+    for name, (runtime, policy) in cases.items():
+        row = []
+        for refine in (True, False):
+            removal._FRONT_REFINE, removal._FRONT_ROUGH_STEP_FASTEST = (
+                saved if refine else (1, float("inf")))
+            start = time.process_time()
+            value, error = qt.stability_frontier(runtime, policy, full_output=True)
+            row += [time.process_time() - start, error]
+        removal._FRONT_REFINE, removal._FRONT_ROUGH_STEP_FASTEST = saved
+        print(f"  {name:34s} {policy.label():24s} refined {row[0]:6.3f} s (error {row[1]:.1e})"
+              f"  unrefined {row[2]:6.3f} s (error {row[3]:.1e})  ratio {row[0] / row[2]:5.2f}")
+
+
 if __name__ == "__main__":
+    if "--frontier" in sys.argv:
+        qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete(
+            [1, 2], [.7, .3])), arrival_rate=0.3))   # compile (or load) the S&X march
+        frontier_refinement()
+        sys.exit()
     if "--unstable" in sys.argv:
         qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete(
             [1, 2], [.7, .3])), arrival_rate=0.3))   # compile (or load) the S&X march
