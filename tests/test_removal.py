@@ -1322,6 +1322,18 @@ def test_sx_stated_error_covers_pollaczek_khinchine(X, S, load):
     assert abs(p.mean - exact) <= p.errors["mean"]
 
 
+def _covers_random_quantiles(system, p, levels):
+    """The quantiles of ``p`` (an M/G/1 queue through the removal grid: MDS(1, 0)) at
+    ``levels`` with their stated errors, asserted to cover those of the Random system (the same
+    queue, by transform inversion, with its own estimates); returns ``(values, errors,
+    reference)``."""
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    random = qt.analyze(dataclasses.replace(system, policy=qt.Random()))
+    reference, reference_errors = random.response_time.ppf(levels, full_output=True)
+    assert np.all(np.abs(values - reference) <= errors + reference_errors)
+    return values, errors, reference
+
+
 def test_sx_grids_that_do_not_resolve_the_fastest_part():
     # slowdowns {0.3, 1, 3} at load 0.97: the cell bound holds the grids to a finest step of
     # 0.54, 0.55 of the mean of the fastest part (gamma(3.3) x 0.3). Successive grids'
@@ -1340,10 +1352,7 @@ def test_sx_grids_that_do_not_resolve_the_fastest_part():
     assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-4 * exact
     assert "does not resolve the runtime's fastest part" in p.method
     levels = [0.1, 0.5, 0.99, 0.9999]
-    values, errors = p.response_time.ppf(levels, full_output=True)
-    random = qt.analyze(dataclasses.replace(system, policy=qt.Random()))
-    reference, reference_errors = random.response_time.ppf(levels, full_output=True)
-    assert np.all(np.abs(values - reference) <= errors + reference_errors)
+    values, errors, reference = _covers_random_quantiles(system, p, levels)
 
 
 @pytest.mark.parametrize("X, S", [
@@ -1360,10 +1369,7 @@ def test_sx_quantiles_whose_extrapolations_share_a_shift(X, S):
     system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam)
     p = removal.grid_prediction(system, "MDS(1, 0)", ())
     levels = [0.1, 0.5, 0.9, 0.99, 0.999]
-    values, errors = p.response_time.ppf(levels, full_output=True)
-    random = qt.analyze(dataclasses.replace(system, policy=qt.Random()))
-    reference, reference_errors = random.response_time.ppf(levels, full_output=True)
-    assert np.all(np.abs(values - reference) <= errors + reference_errors)
+    values, errors, reference = _covers_random_quantiles(system, p, levels)
     assert np.all(errors <= 1e-5 * values)
 
 
@@ -1883,10 +1889,7 @@ def test_quantile_errors_next_to_a_jump_take_the_density_on_its_side():
     system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=0.8 / (X.mean() * S.mean()))
     p = removal.analyze_removal(system)
     levels = [0.4725, 0.475, 0.4775, 0.4975, 0.5, 0.5025]
-    values, errors = p.response_time.ppf(levels, full_output=True)
-    random = qt.analyze(dataclasses.replace(system, policy=qt.Random()))
-    reference, reference_errors = random.response_time.ppf(levels, full_output=True)
-    assert np.all(np.abs(values - reference) <= errors + reference_errors)
+    values, errors, reference = _covers_random_quantiles(system, p, levels)
     assert np.all(errors <= 1e-5 * reference)
 
 
@@ -1904,10 +1907,7 @@ def test_sx_discrete_job_size_takes_the_ir_cell_bound():
     exact = _mixed_x_pollaczek_khinchine(X, S, lam)
     assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
     levels = [0.1, 0.32, 0.5, 0.9, 0.99]
-    values, errors = p.response_time.ppf(levels, full_output=True)
-    random = qt.analyze(dataclasses.replace(system, policy=qt.Random()))
-    reference, reference_errors = random.response_time.ppf(levels, full_output=True)
-    assert np.all(np.abs(values - reference) <= errors + reference_errors)
+    values, errors, reference = _covers_random_quantiles(system, p, levels)
     assert np.all(errors <= 1e-6 * reference)
 
 
@@ -2047,10 +2047,7 @@ def test_sx_density_jumps_between_the_nodes(X, S, load, goal_met):
     p = removal.analyze_removal(system)
     assert abs(p.mean - exact) <= p.errors["mean"]
     levels = [0.1, 0.5, 0.9, 0.99]
-    values, errors = p.response_time.ppf(levels, full_output=True)
-    random = qt.analyze(dataclasses.replace(system, policy=qt.Random()))
-    reference, reference_errors = random.response_time.ppf(levels, full_output=True)
-    assert np.all(np.abs(values - reference) <= errors + reference_errors)
+    values, errors, reference = _covers_random_quantiles(system, p, levels)
     if goal_met:
         assert p.errors["mean"] <= 1e-6 * exact and "short of" not in p.method
         assert np.all(errors <= 1e-5 * reference)
