@@ -1685,6 +1685,58 @@ def _batch_sf_compiled(q, mds, n, r, combs):
 
 
 @_jit_inline
+def _phi_many(q, count, out, work, mode, n, r, combs):
+    """:func:`_phi_compiled` at ``q[:count]`` into ``out`` (``work``: three arrays of at least
+    ``count``): the same operations per point, the Horner sum's terms in the outer loop, so the
+    points' independent chains run side by side (SIMD) instead of one after another."""
+    if mode == 0 or (mode == 2 and r == 0):
+        out[:count] = 1.0
+        return
+    p, rest, power = work[0], work[1], work[2]
+    for u in range(count):
+        p[u] = min(max(1.0 - q[u], 0.0), 1.0)
+    if mode == 1:
+        for u in range(count):
+            out[u] = p[u] ** (r - 1)
+        return
+    for u in range(count):
+        rest[u] = max(1.0 - p[u], 0.0)
+        out[u] = power[u] = 1.0
+    for j in range(1, r):
+        c = combs[j]
+        for u in range(count):
+            power[u] = power[u] * p[u]
+            out[u] = out[u] * rest[u] + c * power[u]
+    for u in range(count):
+        out[u] = max(1.0 - rest[u] ** n * out[u], 0.0)
+
+
+@_jit_inline
+def _batch_sf_many(q, count, out, work, mds, n, r, combs):
+    """:func:`_batch_sf_compiled` at ``q[:count]`` into ``out`` (``work`` as for
+    :func:`_phi_many`): the same operations per point, the Horner sum's terms in the outer
+    loop."""
+    p, rest, power = work[0], work[1], work[2]
+    for u in range(count):
+        p[u] = min(max(1.0 - q[u], 0.0), 1.0)
+    if not mds:
+        for u in range(count):
+            pd = p[u] ** r
+            out[u] = 1.0 if pd >= 1.0 else -math.expm1(n * math.log1p(-pd))
+        return
+    for u in range(count):
+        rest[u] = 1.0 - p[u]
+        out[u], power[u] = 0.0, 1.0
+    for k in range(n):
+        c = combs[k]
+        for u in range(count):
+            out[u] = out[u] * p[u] + c * power[u]
+            power[u] = power[u] * rest[u]
+    for u in range(count):
+        out[u] = p[u] ** (r + 1) * out[u]
+
+
+@_jit_inline
 def _sx_point(i, h, inverse, x, s, p, st, K, first, cells, theta, Jv):
     """``sum_k p_k F(w_i - x s_k)`` for the columns ``0..K - 1`` (``K <= 3``) of the march's
     state ``st`` (row ``c``, column ``col``: ``F_c, f_c^+, f_{c+1}^-``), without the term of the
@@ -1795,6 +1847,8 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     Jnew = np.zeros((cells.size, K))
     qc = np.zeros((J, K))              # q^+ at the node before, per X node (for J)
     qi = np.zeros(J)
+    fixed = np.empty(J, dtype=np.int64)     # the X nodes whose q does not depend on f_i^-
+    qf, phf, work = np.empty(J), np.empty(J), np.empty((3, J))
     half, inverse = 0.5 * h, 1.0 / h
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
     for k in range(K):
@@ -1812,7 +1866,7 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
         sweeps = 5 if stop > g else 1
         for sweep in range(sweeps):
             jump = False
-            count = 0
+            count = still = 0
             for j in range(J):
                 bq[j] = at_zero[j] = 0.0
                 if ws[i, j] != 0.0:   # a piece of zero width: no contribution
@@ -1822,6 +1876,9 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
                     if bq[j] != 0.0:
                         moving[count] = j
                         count += 1
+                    else:
+                        fixed[still] = j
+                        still += 1
             for k in range(K):
                 A = st[i - 1, k, 0] + half * st[i - 1, k, 1]
                 for u in range(g, stop):
@@ -1831,11 +1888,13 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
                                      bk, s, p, lam_t, mode, n, r, combs)
                 y = st[i - 1, k, 1]
                 fixed_num, fixed_den = A * ptop, half * ptop
-                for j in range(J):
-                    if ws[i, j] != 0.0 and bq[j] == 0.0:
-                        ph = _phi_compiled(cq[j, k], mode, n, r, combs)
-                        fixed_num += ws[i, j] * (A - cq[j, k]) * ph
-                        fixed_den += ws[i, j] * half * ph
+                for u in range(still):
+                    qf[u] = cq[fixed[u], k]
+                _phi_many(qf, still, phf, work, mode, n, r, combs)   # side by side
+                for u in range(still):
+                    j = fixed[u]
+                    fixed_num += ws[i, j] * (A - qf[u]) * phf[u]
+                    fixed_den += ws[i, j] * half * phf[u]
                 for _ in range(3):
                     num, den = fixed_num, fixed_den
                     for u in range(count):
@@ -1890,20 +1949,34 @@ def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs, first, 
     st[:-1, 0, 2], st[-1, 0, 2] = fm[1:], 0.0
     inverse = 1.0 / h
     left, right = np.empty(rows), np.empty(rows)
+    # a node's points first, then their P(C > t) side by side (_batch_sf_many)
+    q, w, sf = np.empty(J), np.empty(J), np.empty(J)
+    jumped, jump_sf, where = np.empty(J), np.empty(J), np.empty(J, dtype=np.int64)
+    work = np.empty((3, J))
     for i in range(rows):
-        below = above = ptops[i]
+        count = jumps = 0
         for j in range(J):
-            w = ws[i, j]
-            if w == 0.0:
+            if ws[i, j] == 0.0:
                 continue
-            q, at_zero = 0.0, 0.0
+            q[count], w[count], at_zero = 0.0, ws[i, j], 0.0
             if i > 0:
-                _, at_zero, q, _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1, first,
-                                                cells, theta, Jv)
-            sf = _batch_sf_compiled(q, mds, n, r, combs)
-            below += w * sf
-            above += w * (sf if at_zero == 0.0 else
-                          _batch_sf_compiled(q + at_zero * F0, mds, n, r, combs))
+                _, at_zero, q[count], _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1,
+                                                       first, cells, theta, Jv)
+            if at_zero != 0.0:
+                jumped[jumps], where[jumps] = q[count] + at_zero * F0, count
+                jumps += 1
+            count += 1
+        _batch_sf_many(q, count, sf, work, mds, n, r, combs)
+        _batch_sf_many(jumped, jumps, jump_sf, work, mds, n, r, combs)
+        below = above = ptops[i]
+        g = 0
+        for u in range(count):
+            below += w[u] * sf[u]
+            if g < jumps and where[g] == u:
+                above += w[u] * jump_sf[g]
+                g += 1
+            else:
+                above += w[u] * sf[u]
         left[i], right[i] = below, above
     return left, right
 

@@ -35,7 +35,7 @@ from .removal import (
     _jit_sums,
     _kink_lattice,
     _kinks,
-    _phi_compiled,
+    _phi_many,
     _q_at,
     _sx_lower,
     _Weights,
@@ -230,7 +230,7 @@ def _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, m
     """:func:`_mix_leaf_numpy` compiled with numba (the same operations, ``q`` into ``Q``)."""
     K, J = F.shape[1], wx.size
     start = max(lo, 1)
-    c = np.empty(J)
+    c, q, ph, work = np.empty(J), np.empty(J), np.empty(J), np.empty((3, J))
     for i in range(start, hi):
         for k in range(K):
             for j in range(J):
@@ -241,11 +241,13 @@ def _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, m
             A = F[i - 1, k] + half * fp[i - 1, k]
             y = fp[i - 1, k]
             for _ in range(2):
+                for j in range(J):
+                    q[j] = c[j] + beta1[j] * y
+                _phi_many(q, J, ph, work, mode, n, r, combs)   # side by side
                 num = den = 0.0
                 for j in range(J):
-                    ph = _phi_compiled(c[j] + beta1[j] * y, mode, n, r, combs)
-                    num += wx[j] * (A - c[j]) * ph
-                    den += wx[j] * slope[j] * ph
+                    num += wx[j] * (A - c[j]) * ph[j]
+                    den += wx[j] * slope[j] * ph[j]
                 y = lam_t * num / (1.0 - lam_t * den)
             F[i, k] = A + half * y
             fm[i, k] = y
