@@ -24,7 +24,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import sys  # noqa: E402
+import argparse  # noqa: E402
 import time  # noqa: E402
 
 import queuetheory as qt  # noqa: E402
@@ -322,31 +322,40 @@ def frontier_refinement():
               f"  unrefined {row[2]:6.3f} s (error {row[3]:.1e})  ratio {row[0] / row[2]:5.2f}")
 
 
-if __name__ == "__main__":
-    if "--frontier" in sys.argv:
-        qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete(
-            [1, 2], [.7, .3])), arrival_rate=0.3))   # compile (or load) the S&X march
-        frontier_refinement()
-        sys.exit()
-    if "--unstable" in sys.argv:
-        qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete(
-            [1, 2], [.7, .3])), arrival_rate=0.3))   # compile (or load) the S&X march
-        unstable()
-        sys.exit()
-    if "--continuous" in sys.argv:
-        continuous()
-        sys.exit()
-    if "--between" in sys.argv:
-        between()
-        sys.exit()
-    if "--matching" in sys.argv:
-        qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete(
-            [1, 2], [.7, .3])), arrival_rate=0.3))   # compile (or load) the S&X march
-        matching()
-        sys.exit()
-    if "--paths" not in sys.argv:
-        main()
+def _compile():
+    """One S&X point: compiles the S&X march, or loads it from numba's cache (left out of the
+    figures)."""
     qt.analyze(qt.System(qt.MDS(2, 1), qt.SX(qt.Exponential(1.3), qt.Discrete([1, 2], [.7, .3])),
                          arrival_rate=0.3))
-    ir_paths()
-    paths()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    tables = parser.add_mutually_exclusive_group()
+    for option, text in [
+            ("--paths", "only the numpy-versus-numba tables"),
+            ("--matching", "smallest_matching_code with its first pass and without"),
+            ("--frontier", "stability frontiers refined for the runtime's fastest part and not"),
+            ("--unstable", "points beyond the stability frontier (CPU and marches)"),
+            ("--continuous", "S&X with continuous slowdowns, numpy and numba"),
+            ("--between", "runtimes on atoms between the nodes, and job sizes whose density "
+                          "jumps")]:
+        tables.add_argument(option, action="store_true", help=text)
+    args = parser.parse_args()
+    if args.continuous:
+        continuous()
+    elif args.between:
+        between()
+    else:
+        _compile()
+        if args.frontier:
+            frontier_refinement()
+        elif args.unstable:
+            unstable()
+        elif args.matching:
+            matching()
+        else:
+            if not args.paths:
+                main()
+            ir_paths()
+            paths()
