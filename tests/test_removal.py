@@ -2499,3 +2499,30 @@ def test_frontier_of_atoms_on_a_very_fine_common_step_is_refused():
     runtime = qt.IR(qt.Discrete([1.0, 996 / 997, 990 / 991], [0.4, 0.3, 0.3]))
     with pytest.raises(NotImplementedError, match="common step of 1.01e-06"):
         qt.stability_frontier(runtime, qt.MDS(4, 2))
+
+
+@pytest.mark.parametrize("M", [256, 257, 300])
+@pytest.mark.parametrize("kernels", [None, 3])
+def test_history_sums_by_blocks_equal_direct_sums(M, kernels):
+    # _History adds sum_{j < lo} a_{i-j} f^+_j + b_{i-j} f^-_j to the nodes i of each block
+    # [lo, hi) before it is marched: FFTs, Toeplitz products, and direct rows for the last
+    # node of M = 2^k cells (an FFT of twice the size before). Reference: the direct sums
+    rng = np.random.default_rng(5)
+    shape = (M,) if kernels is None else (M, kernels)
+    alpha, beta = rng.random(shape), rng.random(shape)
+    fp, fm = rng.random((M + 1, 2)), rng.random((M + 1, 2))
+    trailing = () if kernels is None else (kernels,)
+    history = np.zeros((M + 1, 2) + trailing)
+    blocks = removal._History(alpha, beta, {}, M, fp, fm, history, fft_min=64, leaf=16)
+    a, b = blocks.a, blocks.b
+    seen = []
+
+    def leaf(lo, hi):
+        for i in range(lo, hi):
+            j = np.arange(lo)
+            direct = (np.einsum("t...,tk->k...", a[i - j], fp[j])
+                      + np.einsum("t...,tk->k...", b[i - j], fm[j]))
+            seen.append(np.max(np.abs(history[i] - direct)) / max(np.max(np.abs(direct)), 1))
+
+    blocks.run(leaf)
+    assert len(seen) == M + 1 and max(seen) <= 1e-13

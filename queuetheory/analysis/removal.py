@@ -820,7 +820,7 @@ class _History:
         # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S)
         self.a = np.zeros((self.size,) + alpha.shape[1:])
         self.a[1:M + 1] = alpha
-        self.b = np.zeros_like(self.a)
+        self.b = np.zeros(self.a.shape)   # zero pages, not written: mapped where filled
         self.b[1:M] = beta[1:]
         self.spectra = spectra   # kernels per block size, shared by the marches
         self.fft_min = fft_min
@@ -846,6 +846,17 @@ class _History:
         n, P = hi - lo, mid - lo
         top = min(hi, self.M + 1) - mid
         fp, fm = self.fp[lo:mid], self.fm[lo:mid]
+        if top <= _DIRECT_ROWS < P:
+            # a few nodes past a power of 2 (the last of M = 2^k cells): direct sums, row by
+            # row (a_{P + u - t}, t = 0..P - 1), not an FFT of twice the size
+            for u in range(top):
+                a, b = self.a[P + u:u:-1], self.b[P + u:u:-1]
+                if self.a.ndim == 1:
+                    self.history[mid + u] += a @ fp + b @ fm
+                else:
+                    self.history[mid + u] += (np.einsum("tj,tk->kj", a, fp)
+                                              + np.einsum("tj,tk->kj", b, fm))
+            return
         fft = n >= self.fft_min
         if fft and self.a.ndim > 1:
             self._cross_kernels(n, P, top, mid, fp, fm)
@@ -887,6 +898,9 @@ class _History:
             self.history[mid:mid + top, :, part] += np.fft.irfft(spectrum, n, axis=0)[P:P + top]
 
 
+_DIRECT_ROWS = 8
+"""Rows of a block's second half past the last node at most which :meth:`_History._cross`
+sums directly."""
 _KERNEL_CHUNK = 16
 """Kernels per FFT product in :meth:`_History._cross_kernels`."""
 _SPECTRA_MAX = 4096
