@@ -3443,11 +3443,11 @@ class _Front:
         :data:`_FRONT_CELLS` on the same horizon (``True``), as without the refinement;
         ``False`` where they were not refined (the horizon is to grow, and :meth:`resolve`
         refines again on the longer one: IR gamma(0.3), MDS(10, 2) passed on neither grid at
-        w = 76.8, and the unrefined grids kept at 153.6 stated 1.6e-3 where the refined ones
-        give 1.3e-5, 120 times smaller, and the same root). Their roots are bracketed from the
-        coarsest grid's, and the wider brackets of the first refined grid reached rates where
-        the front forms more slowly (S&X exponential ``X`` x {1, 100}, Replication(1, 3):
-        refused on the refined grids, 0.334 +- 2.7e-3 without)."""
+        w = 76.8, and the unrefined grids kept at 153.6 stated 1.6e-3, 2.5e-4 off, where the
+        refined ones state 1.3e-5, 8.0e-6 off grids 32 times finer). Their roots are bracketed
+        from the coarsest grid's, and the wider brackets of the first refined grid reached
+        rates where the front forms more slowly (S&X exponential ``X`` x {1, 100},
+        Replication(1, 3): refused on the refined grids, 0.334 +- 2.7e-3 without)."""
         if self.factor == 1:
             return False
         self.plain_at, self.factor = self.horizon, 1
