@@ -2514,7 +2514,9 @@ def test_history_sums_by_blocks_equal_direct_sums(M, kernels):
     trailing = () if kernels is None else (kernels,)
     history = np.zeros((M + 1, 2) + trailing)
     blocks = removal._History(alpha, beta, {}, M, fp, fm, history, fft_min=64, leaf=16)
-    a, b = blocks.a, blocks.b
+    # the kernels by their definition: a_k = alpha_k (k = 1..M), b_k = beta_{k+1} (k < M)
+    a, b = np.zeros((M + 1,) + trailing), np.zeros((M + 1,) + trailing)
+    a[1:], b[1:M] = alpha, beta[1:]
     seen = []
 
     def leaf(lo, hi):

@@ -405,9 +405,7 @@ def _discretise(model: RuntimeModel, h: float, n: int, aligned: bool = False,
     g = _lattice(model)
     if g is None:
         # the kinks of a jumping density, when they fall on nodes (see _grid)
-        g = _kink_lattice(model)
-        if g is not None and abs(g / h - round(g / h)) > 1e-9 * g / h:
-            g = None
+        g = _aligned(_kink_lattice(model), h)
     disc.lattice_steps = n if g is None else int(round(g / h))
     return disc
 
@@ -1017,6 +1015,14 @@ def solve(model: RuntimeModel, d: int, arrival_rate: float, *, points: int = 400
     length = _default_length(model, d) if length is None else length
     disc, H, lam, iters = _solve_on(model, d, arrival_rate, length, points, aligned=True)
     return _solution(disc, H, lam, d, iters)
+
+
+def _aligned(lattice: float | None, h: float) -> float | None:
+    """``lattice`` where it is a multiple of the step ``h`` (to 1e-9 of a step: its points are
+    nodes, and :func:`_table` counts its cells in steps), else ``None``."""
+    if lattice is None or abs(lattice / h - round(lattice / h)) > 1e-9 * lattice / h:
+        return None
+    return lattice
 
 
 def _table(right: np.ndarray, left: np.ndarray, h: float, steps: int, t: np.ndarray,

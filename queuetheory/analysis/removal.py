@@ -96,7 +96,7 @@ from ..runtime import IR, SX
 from ..system import System
 from . import GOAL, frontier_verdict, goal, goal_text
 from .mds import BatchCompletionTime
-from .meanfield import _table
+from .meanfield import _aligned, _table
 
 try:
     import numba
@@ -2022,11 +2022,9 @@ def _F_cubic(sol: _Solution, z: np.ndarray, lattice: float | None = None) -> np.
     steps, drifted from its points (IR {1, 2.5} at load 0.995, a step of 0.15 against a lattice
     of 0.5: ``F`` read 0.026 off in runs of cells, a p90 stated +-133 where it was 2.7e-4 off)."""
     M = sol.F.size - 1
-    steps = M if lattice is None else lattice / sol.h
-    if lattice is not None and abs(steps - round(steps)) > 1e-9 * steps:
-        lattice, steps = None, M
-    return _table(sol.F, sol.F, sol.h, max(int(round(steps)), 1), np.asarray(z, dtype=float),
-                  lattice)
+    lattice = _aligned(lattice, sol.h)
+    steps = M if lattice is None else max(int(round(lattice / sol.h)), 1)
+    return _table(sol.F, sol.F, sol.h, steps, np.asarray(z, dtype=float), lattice)
 
 
 _Q_AT_VALUES = 2 ** 20
