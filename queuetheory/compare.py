@@ -36,15 +36,19 @@ class Comparison:
     quantile, ``cost``, ``busy_fraction`` and ``method``. Analysed rows also hold ``exact``
     and, where the ``k -> infinity`` limit stands in for ``servers``, the estimated relative
     ``finite_k_gap`` of the mean and its ``finite_k_gap_range`` (``None`` where the gap is
-    unknown; see :mod:`queuetheory.analysis.finite_k`). Simulated rows also hold the
+    unknown; see :mod:`queuetheory.analysis.finite_k`), and where the method estimates them
+    the absolute errors ``mean_error``, ``pXX_error``, ``cost_error`` and
+    ``busy_fraction_error`` (:attr:`Prediction.errors`, ``quantile_error``). Simulated rows
+    also hold the
     confidence interval of every statistic, under ``mean_ci``, ``pXX_ci``, ``cost_ci`` and
     ``busy_fraction_ci`` (pairs ``(low, high)`` at level ``confidence``), and the simulation's
     ``replications``, ``jobs`` and ``seed``.
 
     ``str()`` is an aligned text table, :meth:`to_latex` a booktabs table, Jupyter shows an
     HTML table; :meth:`to_csv`, :meth:`to_pandas` and :meth:`to_dict` give every value at
-    full precision. Tables show 4 significant digits (``digits=`` changes it) and each
-    simulated value with its interval.
+    full precision. Tables show 4 significant digits (``digits=`` changes it), each
+    simulated value with its interval, and an analysed value whose estimated error exceeds
+    half a unit of its last digit as ``value +- error`` (fewer digits: those that are right).
 
     Attributes
     ----------
@@ -78,6 +82,11 @@ class Comparison:
         return {c: f"{c}_ci" for c in ["mean", "cost"]
                 + [_quantile_key(q) for q in self.quantiles]}
 
+    @property
+    def _errors(self) -> dict[str, str]:
+        return {c: f"{c}_error" for c in ["mean", "cost"]
+                + [_quantile_key(q) for q in self.quantiles]}
+
     def _headers(self, latex: bool) -> list[str]:
         names = {"arrival_rate": r"$\lambda$" if latex else "arrival_rate",
                  "load": r"$\rho$" if latex else "load", "policy": "Policy", "source": "Source",
@@ -90,8 +99,9 @@ class Comparison:
         return [names[c] for c in self.columns]
 
     def __str__(self):
-        return (f"{self.setting}\n{text_table(self.rows, self.columns, intervals=self._intervals)}"
-                + self._ci_note())
+        table = text_table(self.rows, self.columns, intervals=self._intervals,
+                           errors=self._errors)
+        return f"{self.setting}\n{table}" + self._ci_note()
 
     def _ci_note(self) -> str:
         if any(row["source"] != "analysis" for row in self.rows):
@@ -104,7 +114,7 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         return html_table(self.rows, self.columns, caption=self.caption.replace("$", ""),
-                          intervals=self._intervals)
+                          intervals=self._intervals, errors=self._errors)
 
     def to_latex(self, caption: str | None = None, label: str | None = None,
                  digits: int = 4) -> str:
@@ -122,7 +132,7 @@ class Comparison:
         """
         return latex_table(self.rows, self.columns, headers=self._headers(latex=True),
                            caption=caption or self.caption, label=label, digits=digits,
-                           intervals=self._intervals)
+                           intervals=self._intervals, errors=self._errors)
 
     def to_csv(self, path: str | Path | None = None) -> str:
         """Every row and column at full precision as CSV (intervals as ``..._ci_low`` and
@@ -355,16 +365,29 @@ def _analysed_row(system: System, quantiles: Sequence[float]) -> dict:
                                 "note": str(exc)}
     row = _base(system) | {"source": "analysis", "servers": system.servers,
                            "stable": p.stable, "mean": p.mean}
+    errors = {"mean_error": p.errors.get("mean")} if p.stable else {}
     for q in quantiles:
+        key = _quantile_key(q)
         try:
-            row[_quantile_key(q)] = p.quantile(q)
+            row[key] = p.quantile(q)
         except NotImplementedError:
-            row[_quantile_key(q)] = None
+            row[key] = None
+            continue
+        if p.stable:
+            try:
+                errors[f"{key}_error"] = float(p.response_time.quantile_error(q))
+            except NotImplementedError:
+                pass
+    busy_error = p.errors.get("busy_fraction")
+    if p.stable and busy_error is not None and p.busy_fraction:
+        # cost = busy fraction / arrival rate per server: the same relative error
+        errors |= {"busy_fraction_error": busy_error,
+                   "cost_error": busy_error / p.busy_fraction * p.cost}
     gap = p.finite_k_gap
     row |= {"cost": p.cost, "busy_fraction": p.busy_fraction, "method": p.method,
             "exact": p.exact, "finite_k_gap": None if gap is None else gap.mean,
             "finite_k_gap_range": None if gap is None else gap.mean_interval}
-    return row
+    return row | {key: value for key, value in errors.items() if value is not None}
 
 
 def _simulated_row(sim, quantiles: Sequence[float]) -> dict:

@@ -2,9 +2,12 @@
 
 Every table is built from rows (mappings) and the keys to show. A column may carry a
 confidence interval: ``intervals={"mean": "mean_ci"}`` shows each row's ``mean_ci`` (a pair
-``(low, high)``) beside its ``mean`` where the row has one. Numbers are written with a fixed
-number of significant digits (trailing zeros kept, so a column's decimal points line up) and
-right-aligned; text is left-aligned.
+``(low, high)``) beside its ``mean`` where the row has one; and an estimated error:
+``errors={"mean": "mean_error"}`` shows a value whose error exceeds half a unit of its last
+shown digit as ``value +- error``, rounded to the error's second significant digit (only the
+digits that are right are shown). Numbers are written with a fixed number of significant
+digits (trailing zeros kept, so a column's decimal points line up) and right-aligned; text is
+left-aligned.
 
 LaTeX output needs ``\\usepackage{booktabs}`` in the preamble. Formulas from
 :mod:`queuetheory.symbolic` printed with ``sympy.latex`` may use ``amsmath`` and ``amssymb``
@@ -27,9 +30,13 @@ __all__ = ["format_value", "text_table", "latex_table", "html_table", "csv_table
            "flat_rows", "latex_text", "short_repr"]
 
 
-def format_value(value, digits: int = 4) -> str:
+def format_value(value, digits: int = 4, error: float | None = None) -> str:
     """A table cell: ``inf``, ``n/a`` for a missing value, yes/NO for booleans, ``digits``
     significant digits for floats (trailing zeros kept, so columns line up).
+
+    With ``error`` (an estimated absolute error) larger than half a unit of the last of those
+    digits, the value is written to the decimal place of the error's second significant digit,
+    followed by ``+-`` and the error: a cell shows no digit its error does not support.
 
     Examples
     --------
@@ -38,6 +45,8 @@ def format_value(value, digits: int = 4) -> str:
     ('1.778', '2.000', '1.235e+04')
     >>> format_value(float("inf")), format_value(None), format_value(False), format_value(3)
     ('inf', 'n/a', 'NO', '3')
+    >>> format_value(1.7231, error=0.16), format_value(1.7231, error=1e-7)
+    ('1.72 +- 0.16', '1.723')
     """
     if value is None:
         return "n/a"
@@ -51,8 +60,18 @@ def format_value(value, digits: int = 4) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        return f"{value:#.{digits}g}".rstrip(".").replace(".e", "e")
+        if (error is not None and value != 0 and math.isfinite(error)
+                and error > 0.5 * 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)):
+            place = math.floor(math.log10(error)) - 1   # the error's second digit
+            shown = max(1, math.floor(math.log10(abs(value))) - place + 1)
+            return f"{_significant(value, shown)} +- {_significant(error, 2)}"
+        return _significant(value, digits)
     return str(value)
+
+
+def _significant(value: float, digits: int) -> str:
+    """``value`` to ``digits`` significant digits, trailing zeros kept."""
+    return f"{value:#.{digits}g}".rstrip(".").replace(".e", "e")
 
 
 def _is_number(value) -> bool:
@@ -75,6 +94,12 @@ def _interval_of(row: Mapping, key: str | None):
     return (low, high) if math.isfinite(low) and math.isfinite(high) else None
 
 
+def _error_of(row: Mapping, key: str | None) -> float | None:
+    """The row's estimated absolute error under ``key`` (a number), else None."""
+    error = row.get(key) if key is not None else None
+    return float(error) if _is_number(error) else None
+
+
 def _interval_text(interval, digits: int) -> str:
     low, high = interval
     return f"[{format_value(low, digits)}, {format_value(high, digits)}]"
@@ -92,7 +117,8 @@ def _decimal_aligned(cells: list[str]) -> list[str]:
 
 def text_table(rows: Sequence[Mapping], columns: Sequence[str], digits: int = 4, *,
                headers: Sequence[str] | None = None,
-               intervals: Mapping[str, str] | None = None) -> str:
+               intervals: Mapping[str, str] | None = None,
+               errors: Mapping[str, str] | None = None) -> str:
     """An aligned plain-text table of ``rows`` (mappings) restricted to ``columns``.
 
     Parameters
@@ -107,6 +133,9 @@ def text_table(rows: Sequence[Mapping], columns: Sequence[str], digits: int = 4,
         Column headings; default the keys.
     intervals : mapping of str to str, optional
         Column -> key of its ``(low, high)`` interval, shown as ``value [low, high]``.
+    errors : mapping of str to str, optional
+        Column -> key of its estimated absolute error, shown as ``value +- error`` where it
+        exceeds half a unit of the last shown digit (:func:`format_value`).
 
     Examples
     --------
@@ -119,13 +148,13 @@ def text_table(rows: Sequence[Mapping], columns: Sequence[str], digits: int = 4,
     RIQ(d=2)   1.500
     simulated  1.520 [1.490, 1.550]
     """
-    intervals = dict(intervals or {})
+    intervals, errors = dict(intervals or {}), dict(errors or {})
     heads = list(headers) if headers is not None else list(columns)
     numeric = _numeric_columns(rows, columns)
     body: list[list[str]] = [[] for _ in rows]
     aligned: list[bool] = []
     for c, is_number in zip(columns, numeric):
-        values = [format_value(r.get(c), digits) for r in rows]
+        values = [format_value(r.get(c), digits, _error_of(r, errors.get(c))) for r in rows]
         if is_number:
             values = _decimal_aligned(values)
         cis = [_interval_of(r, intervals.get(c)) for r in rows]
@@ -171,16 +200,17 @@ def latex_text(text: str) -> str:
                    for part in parts)
 
 
-def _latex_cell(value, digits: int) -> str:
+def _latex_cell(value, digits: int, error: float | None = None) -> str:
     if _is_number(value) and math.isinf(value):
         return r"$\infty$" if value > 0 else r"$-\infty$"
-    return _latex_escape(format_value(value, digits))
+    return _latex_escape(format_value(value, digits, error)).replace(" +- ", r" $\pm$ ")
 
 
 def latex_table(rows: Sequence[Mapping], columns: Sequence[str], *,
                 headers: Sequence[str] | None = None, caption: str | None = None,
                 label: str | None = None, digits: int = 4,
-                intervals: Mapping[str, str] | None = None) -> str:
+                intervals: Mapping[str, str] | None = None,
+                errors: Mapping[str, str] | None = None) -> str:
     """A LaTeX ``table`` with ``booktabs`` rules (``\\toprule``, ``\\midrule``,
     ``\\bottomrule``); numbers right-aligned, text left-aligned.
 
@@ -203,6 +233,9 @@ def latex_table(rows: Sequence[Mapping], columns: Sequence[str], *,
     intervals : mapping of str to str, optional
         Column -> key of its ``(low, high)`` interval: such a column becomes two, the value
         (right-aligned) and the interval in brackets, under one heading.
+    errors : mapping of str to str, optional
+        Column -> key of its estimated absolute error, shown as ``value $\\pm$ error`` where
+        it exceeds half a unit of the last shown digit (:func:`format_value`).
 
     Examples
     --------
@@ -221,14 +254,14 @@ def latex_table(rows: Sequence[Mapping], columns: Sequence[str], *,
     \\end{tabular}
     \\end{table}
     """
-    intervals = dict(intervals or {})
+    intervals, errors = dict(intervals or {}), dict(errors or {})
     numeric = _numeric_columns(rows, columns)
     head = list(headers) if headers is not None else [_latex_escape(c) for c in columns]
     spec, heads = "", []
     cells: list[list[str]] = [[] for _ in rows]
     for c, h, is_number in zip(columns, head, numeric):
         cis = [_interval_of(r, intervals.get(c)) for r in rows]
-        values = [_latex_cell(r.get(c), digits) for r in rows]
+        values = [_latex_cell(r.get(c), digits, _error_of(r, errors.get(c))) for r in rows]
         if any(cis):
             spec += "rl"
             heads.append(rf"\multicolumn{{2}}{{c}}{{{h}}}")
@@ -253,8 +286,11 @@ def latex_table(rows: Sequence[Mapping], columns: Sequence[str], *,
 
 def html_table(rows: Sequence[Mapping], columns: Sequence[str], *,
                headers: Sequence[str] | None = None, caption: str | None = None,
-               digits: int = 4, intervals: Mapping[str, str] | None = None) -> str:
-    """An HTML ``<table>`` (what Jupyter shows): numbers right-aligned, intervals small.
+               digits: int = 4, intervals: Mapping[str, str] | None = None,
+               errors: Mapping[str, str] | None = None) -> str:
+    """An HTML ``<table>`` (what Jupyter shows): numbers right-aligned, intervals small, a
+    value with an error beyond its last shown digit as ``value ± error``
+    (:func:`format_value`).
 
     Examples
     --------
@@ -267,7 +303,7 @@ def html_table(rows: Sequence[Mapping], columns: Sequence[str], *,
     </tbody>
     </table>
     """  # noqa: E501
-    intervals = dict(intervals or {})
+    intervals, errors = dict(intervals or {}), dict(errors or {})
     numeric = _numeric_columns(rows, columns)
     heads = list(headers) if headers is not None else list(columns)
     align = ['style="text-align:right"' if n else 'style="text-align:left"' for n in numeric]
@@ -280,7 +316,8 @@ def html_table(rows: Sequence[Mapping], columns: Sequence[str], *,
     for r in rows:
         cells = []
         for c, a in zip(columns, align):
-            text = html.escape(format_value(r.get(c), digits))
+            text = html.escape(format_value(r.get(c), digits, _error_of(r, errors.get(c))))
+            text = text.replace(" +- ", " &plusmn; ")
             ci = _interval_of(r, intervals.get(c))
             if ci:
                 text += f" <small>{html.escape(_interval_text(ci, digits))}</small>"

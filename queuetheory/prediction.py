@@ -11,7 +11,7 @@ from functools import cached_property
 import mpmath
 
 from . import _checks
-from .export import short_repr
+from .export import format_value, short_repr
 from .response import AccuracyWarning, ResponseLaw, ResponseTime, _Reanalysis
 from .system import System
 
@@ -148,6 +148,10 @@ class Prediction:
         """A readable summary for a methods section: the system with short numbers, the
         status and key numbers, the method, one sentence per assumption, the references.
 
+        The key numbers have 4 significant digits, or, where an estimated error (:attr:`errors`)
+        exceeds half a unit of the last of them, only the digits the error supports, written
+        ``value +- error``.
+
         Examples
         --------
         >>> import queuetheory as qt
@@ -165,11 +169,15 @@ class Prediction:
                  f"server."]
         if self.stable:
             time = "batch completion time" if system.policy.batch > 1 else "response time"
-            numbers = [f"mean {time} {self.mean:.4g}"]
+            busy_error = self.errors.get("busy_fraction")
+            numbers = [f"mean {time} {_shown(self.mean, self.errors.get('mean'))}"]
             if self.busy_fraction is not None:
-                numbers.append(f"busy fraction {self.busy_fraction:.4g}")
+                numbers.append(f"busy fraction {_shown(self.busy_fraction, busy_error)}")
             if self.cost is not None:
-                numbers.append(f"cost {self.cost:.4g} per job")
+                # cost = busy fraction / arrival rate per server: the same relative error
+                cost_error = (busy_error / self.busy_fraction * self.cost
+                              if busy_error is not None and self.busy_fraction else None)
+                numbers.append(f"cost {_shown(self.cost, cost_error)} per job")
             lines.append(f"Stable at load {self.load:.4g}: " + ", ".join(numbers) + ".")
         else:
             lines.append(f"The system is unstable at load {self.load:.4g}: every response time "
@@ -222,6 +230,14 @@ class Prediction:
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "
                 f"mean={self.mean:.6g}, method={self.method!r})")
+
+
+def _shown(value: float, error: float | None) -> str:
+    """``value`` to 4 significant digits, or, where its estimated ``error`` exceeds half a unit
+    of the last of them, to the digits the error supports, with the error
+    (:func:`~queuetheory.export.format_value`)."""
+    text = format_value(value, 4, error)
+    return text if "+-" in text else f"{value:.4g}"
 
 
 def _sentence(text: str) -> str:

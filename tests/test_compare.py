@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import queuetheory as qt
+from queuetheory.export import format_value
 
 compare_module = sys.modules["queuetheory.compare"]
 
@@ -195,3 +196,31 @@ def test_compare_passes_the_accuracy_goal_to_its_workers():
     with ThreadPoolExecutor(max_workers=1) as pool:
         outside = comparing._fan_out(pool, [(goal, (), {})], bar)
     assert inside == [1e-2, 1e-2] and outside == [1e-6]
+
+
+def test_analysed_values_show_only_the_digits_their_errors_support():
+    # under a coarse accuracy goal the grid's estimates exceed half a unit of the 4th digit:
+    # the table shows "value +- error" rounded to the error (the CLI had printed 1.723 for a
+    # mean stated +- 0.16); the rows keep every value at full precision with its error, and the
+    # closed-form rows (no errors) are unchanged
+    runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1, 10], [0.9, 0.1]))
+    with qt.accuracy_goal(1e-2):
+        table = qt.compare(runtime, 0.1, policies=[qt.MDS(4, 1), qt.Random()],
+                           quantiles=(0.99,))
+    coded, plain = table.rows
+    p = qt.analyze(qt.System(qt.MDS(4, 1), runtime, arrival_rate=0.1))   # the default goal
+    assert coded["mean_error"] > 5e-4 * coded["mean"]
+    assert abs(coded["mean"] - p.mean) <= coded["mean_error"]
+    assert abs(coded["p99"] - p.quantile(0.99)) <= coded["p99_error"]
+    assert coded["cost_error"] / coded["cost"] == pytest.approx(
+        coded["busy_fraction_error"] / coded["busy_fraction"])
+    line = str(table).splitlines()[3]
+    assert format_value(coded["mean"], 4, coded["mean_error"]) in line and "+-" in line
+    assert "mean_error" not in plain and "+-" not in str(table).splitlines()[4]
+    assert "$\\pm$" in table.to_latex() and "&plusmn;" in table._repr_html_()
+    described = qt.analyze(qt.System(qt.MDS(4, 1), runtime, arrival_rate=0.1))
+    assert "+-" not in described.describe()
+    with qt.accuracy_goal(1e-2):
+        coarse = qt.analyze(qt.System(qt.MDS(4, 1), runtime, arrival_rate=0.1)).describe()
+    assert f"mean batch completion time {format_value(coded['mean'], 4, coded['mean_error'])}" \
+        in coarse

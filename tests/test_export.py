@@ -36,6 +36,33 @@ def test_format_value_keeps_trailing_zeros(value, text):
     assert format_value(value, digits=4) == text
 
 
+@pytest.mark.parametrize("value, error, text", [
+    # the value to the decimal place of the error's second significant digit
+    (1.7231, 0.16, "1.72 +- 0.16"), (16.139, 3.53, "16.1 +- 3.5"), (0.5512, 0.44, "0.55 +- 0.44"),
+    (475.84, 25.0, "476 +- 25"), (-3.21, 0.5, "-3.21 +- 0.50"), (2.0, 6e-4, "2.00000 +- 0.00060"),
+    (12345.6, 300.0, "1.235e+04 +- 3.0e+02"), (1.2e-9, 3e-11, "1.200e-09 +- 3.0e-11"),
+    (0.003, 0.04, "0.003 +- 0.040"),
+    # an error within half a unit of the 4th digit, none, or not finite: 4 digits
+    (469.3763, 1.2e-4, "469.4"), (2.0, 4e-4, "2.000"), (2.0, None, "2.000"),
+    (2.0, math.inf, "2.000"), (2.0, math.nan, "2.000"), (0.0, 0.1, "0.000"),
+    (math.inf, 1.0, "inf"),
+])
+def test_format_value_with_an_error_shows_only_the_digits_it_supports(value, error, text):
+    assert format_value(value, 4, error) == text
+
+
+def test_tables_show_errors_beyond_the_last_digit():
+    rows = [{"p": "coarse", "m": 1.7231, "m_error": 0.16},
+            {"p": "fine", "m": 2.5, "m_error": 1e-9}, {"p": "closed form", "m": 1.25}]
+    text = text_table(rows, ["p", "m"], errors={"m": "m_error"}).splitlines()
+    assert text[2].endswith("1.72 +- 0.16") and text[3].endswith("2.500")
+    assert text[4].endswith("1.250")
+    assert len({line.index(".") for line in text[2:]}) == 1   # the points line up
+    assert r"1.72 $\pm$ 0.16" in latex_table(rows, ["p", "m"], errors={"m": "m_error"})
+    assert "1.72 &plusmn; 0.16" in html_table(rows, ["p", "m"], errors={"m": "m_error"})
+    assert "+-" not in text_table(rows, ["p", "m"])   # without errors= nothing changes
+
+
 def test_text_table_aligns_decimal_points():
     rows = [{"a": "x", "b": 1.0}, {"a": "longer", "b": math.inf}, {"a": "y", "b": 22.5},
             {"a": "z", "b": 0.09875}]
