@@ -378,11 +378,9 @@ def _analysed_row(system: System, quantiles: Sequence[float]) -> dict:
                 errors[f"{key}_error"] = float(p.response_time.quantile_error(q))
             except NotImplementedError:
                 pass
-    busy_error = p.errors.get("busy_fraction")
-    if p.stable and busy_error is not None and p.busy_fraction:
-        # cost = busy fraction / arrival rate per server: the same relative error
-        errors |= {"busy_fraction_error": busy_error,
-                   "cost_error": busy_error / p.busy_fraction * p.cost}
+    if p.stable:
+        errors |= {"busy_fraction_error": p.errors.get("busy_fraction"),
+                   "cost_error": p.cost_error}
     gap = p.finite_k_gap
     row |= {"cost": p.cost, "busy_fraction": p.busy_fraction, "method": p.method,
             "exact": p.exact, "finite_k_gap": None if gap is None else gap.mean,

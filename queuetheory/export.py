@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["format_value", "text_table", "latex_table", "html_table", "csv_table",
+__all__ = ["format_value", "shown", "text_table", "latex_table", "html_table", "csv_table",
            "flat_rows", "latex_text", "short_repr"]
 
 
@@ -67,6 +67,21 @@ def format_value(value, digits: int = 4, error: float | None = None) -> str:
             return f"{_significant(value, shown)} +- {_significant(error, 2)}"
         return _significant(value, digits)
     return str(value)
+
+
+def shown(value: float, error: float | None = None, digits: int = 4) -> str:
+    """``value`` in running text: ``digits`` significant digits without trailing zeros, or,
+    where its estimated ``error`` exceeds half a unit of the last of them, the digits the error
+    supports and the error (``value +- error``, as :func:`format_value`).
+
+    Examples
+    --------
+    >>> from queuetheory.export import shown
+    >>> shown(2.0), shown(16.139, 3.53), shown(1.5, 1e-9, digits=6)
+    ('2', '16.1 +- 3.5', '1.5')
+    """
+    text = format_value(value, digits, error)
+    return text if "+-" in text else f"{value:.{digits}g}"
 
 
 def _significant(value: float, digits: int) -> str:

@@ -11,7 +11,7 @@ from functools import cached_property
 import mpmath
 
 from . import _checks
-from .export import format_value, short_repr
+from .export import short_repr, shown
 from .response import AccuracyWarning, ResponseLaw, ResponseTime, _Reanalysis
 from .system import System
 
@@ -121,6 +121,15 @@ class Prediction:
         law._has_atoms = law._has_atoms or runtime._has_atoms or runtime.cdf(0.0) > 0
         return law
 
+    @property
+    def cost_error(self) -> float | None:
+        """Estimated absolute error of :attr:`cost` (the cost per job is the busy fraction over
+        the arrival rate per server: the busy fraction's relative error), or ``None``."""
+        error = self.errors.get("busy_fraction")
+        if error is None or not self.busy_fraction or self.cost is None:
+            return None
+        return error / self.busy_fraction * self.cost
+
     def quantile(self, q: float, precision: int | None = None) -> float | mpmath.mpf:
         """The ``q``-quantile of the response time, q in (0, 1) (``inf`` if unstable).
 
@@ -170,14 +179,11 @@ class Prediction:
         if self.stable:
             time = "batch completion time" if system.policy.batch > 1 else "response time"
             busy_error = self.errors.get("busy_fraction")
-            numbers = [f"mean {time} {_shown(self.mean, self.errors.get('mean'))}"]
+            numbers = [f"mean {time} {shown(self.mean, self.errors.get('mean'))}"]
             if self.busy_fraction is not None:
-                numbers.append(f"busy fraction {_shown(self.busy_fraction, busy_error)}")
+                numbers.append(f"busy fraction {shown(self.busy_fraction, busy_error)}")
             if self.cost is not None:
-                # cost = busy fraction / arrival rate per server: the same relative error
-                cost_error = (busy_error / self.busy_fraction * self.cost
-                              if busy_error is not None and self.busy_fraction else None)
-                numbers.append(f"cost {_shown(self.cost, cost_error)} per job")
+                numbers.append(f"cost {shown(self.cost, self.cost_error)} per job")
             lines.append(f"Stable at load {self.load:.4g}: " + ", ".join(numbers) + ".")
         else:
             lines.append(f"The system is unstable at load {self.load:.4g}: every response time "
@@ -230,14 +236,6 @@ class Prediction:
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "
                 f"mean={self.mean:.6g}, method={self.method!r})")
-
-
-def _shown(value: float, error: float | None) -> str:
-    """``value`` to 4 significant digits, or, where its estimated ``error`` exceeds half a unit
-    of the last of them, to the digits the error supports, with the error
-    (:func:`~queuetheory.export.format_value`)."""
-    text = format_value(value, 4, error)
-    return text if "+-" in text else f"{value:.4g}"
 
 
 def _sentence(text: str) -> str:

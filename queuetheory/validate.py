@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _checks
 from .analysis import analyze
-from .export import latex_table
+from .export import latex_table, shown
 from .prediction import AccuracyWarning, Prediction
 from .simulation import SimulationResult, simulate
 from .system import System
@@ -33,9 +33,12 @@ class ValidationReport:
     simulation : SimulationResult
         The simulation.
     rows : list of dict
-        Per statistic: ``statistic``, ``analysis``, ``simulation``, ``interval`` (low, high)
-        at level ``confidence``, ``allowance`` (absolute finite-k allowance), ``verdict``
-        (``"agree"``, ``"disagree"`` or ``"n/a"``) and ``note``.
+        Per statistic: ``statistic``, ``analysis``, ``analysis_error`` (the analysis's own
+        estimated absolute error, ``None`` where it states none), ``simulation``,
+        ``interval`` (low, high) at level ``confidence``, ``allowance`` (absolute finite-k
+        allowance), ``verdict`` (``"agree"``, ``"disagree"`` or ``"n/a"``) and ``note``. The
+        analysis disagrees where it lies beyond the interval by more than the allowance and
+        its own error.
     confidence : float
         Level of the intervals in ``rows``.
     allowance : float
@@ -109,7 +112,8 @@ class ValidationReport:
                   f"{level + ' interval':<24}{'allowance':>11}  verdict")
         lines += ["", header, "-" * len(header)]
         for row in self.rows:
-            lines.append(f"{row['statistic']:<15}{_cell(row['analysis']):>12}"
+            lines.append(f"{row['statistic']:<15}"
+                         f"{_cell(row['analysis'], row.get('analysis_error')):>12}"
                          f"{_cell(row['simulation']):>12}  {_interval(row['interval']):<24}"
                          f"{_allow(row['allowance']):>11}  {row['verdict']}"
                          + (f" ({row['note']})" if row["note"] else ""))
@@ -141,10 +145,11 @@ class ValidationReport:
         caveat = self.caveat[:1].upper() + self.caveat[1:]
         return (f"{analysis} {sim.describe()} Criterion: the analytic value must lie "
                 f"in the simulation's {100 * self.confidence:g}% confidence interval widened by a "
-                f"relative finite-k allowance of {self.allowance:.3g}"
+                f"relative finite-k allowance of {self.allowance:.3g} and by the analysis's own "
+                f"estimated error, where it states one"
                 + ("" if self.resolution is None else
-                   f", and the interval plus allowance must be narrow enough (half-width at "
-                   f"most {100 * self.resolution / 2:g}% of the value) to detect a "
+                   f", and the interval plus allowance and that error must be narrow enough "
+                   f"(half-width at most {100 * self.resolution / 2:g}% of the value) to detect a "
                    f"{100 * self.resolution:g}% error, else the verdict is inconclusive")
                 + f". {verdict}. {caveat}")
 
@@ -155,6 +160,7 @@ class ValidationReport:
                    f"{100 * self.confidence:g}\\% CI low", "CI high", "Verdict"]
         return latex_table(rows, ["statistic", "analysis", "simulation", "low", "high",
                                   "verdict"], headers=headers, label=label,
+                           errors={"analysis": "analysis_error"},
                            caption=caption or f"Validation of {self.system.policy.label()} on "
                                               f"k = {self.simulation.servers} servers")
 
@@ -329,22 +335,32 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
     per = sim.per_replication
     positive = (0.0, math.inf)
     mean_ci = sim.interval(per["mean"], level, positive) if sim.stable else sim.mean_ci
-    candidates = [("mean", prediction.mean, sim.mean, mean_ci)]
+    errors = prediction.errors if prediction.stable else {}
+    candidates = [("mean", prediction.mean, errors.get("mean"), sim.mean, mean_ci)]
     for q in (0.95, 0.99):
         try:
             value = prediction.quantile(q)
         except NotImplementedError:
             value = None
+        error = None
+        if value is not None and prediction.stable:
+            try:
+                error = float(prediction.response_time.quantile_error(q))
+            except NotImplementedError:   # a law without error estimates
+                pass
         simulated, interval = ((sim.quantile(q), sim.quantile_ci(q, level)) if sim.stable
                                else (math.inf, (math.inf, math.inf)))
-        candidates.append((f"p{round(100 * q)}", value, simulated, interval))
-    candidates.append(("busy fraction", prediction.busy_fraction, sim.busy_fraction,
+        candidates.append((f"p{round(100 * q)}", value, error, simulated, interval))
+    candidates.append(("busy fraction", prediction.busy_fraction,
+                       errors.get("busy_fraction"), sim.busy_fraction,
                        sim.interval(per["busy_fraction"], level, support=(0.0, 1.0))))
-    candidates.append(("cost", prediction.cost, sim.cost,
-                       sim.interval(per["cost"], level, positive)))
-    for name, value, simulated, interval in candidates:
-        row = {"statistic": name, "analysis": value, "simulation": simulated,
-               "interval": interval, "allowance": None, "verdict": "n/a", "note": ""}
+    candidates.append(("cost", prediction.cost, prediction.cost_error if errors else None,
+                       sim.cost, sim.interval(per["cost"], level, positive)))
+    for name, value, error, simulated, interval in candidates:
+        error = error if error is not None and math.isfinite(error) else None
+        row = {"statistic": name, "analysis": value, "analysis_error": error,
+               "simulation": simulated, "interval": interval, "allowance": None,
+               "verdict": "n/a", "note": ""}
         if value is None:
             row["note"] = "not given by the analysis"
         elif name in ("mean", "p95", "p99") and (both_unstable or not math.isfinite(value)
@@ -356,14 +372,18 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
             row["analysis"] = value
             room = allowance * abs(value)
             row["allowance"] = room
+            own = error or 0.0   # the analysis's own estimated error
             low, high = interval
-            if not low - room <= value <= high + room:
+            if not low - room - own <= value <= high + room + own:
                 row["verdict"] = "disagree"
-            elif resolution is not None and (high - low) / 2 + room > resolution / 2 * abs(value):
+            elif (resolution is not None
+                  and (high - low) / 2 + room + own > resolution / 2 * abs(value)):
                 row["verdict"] = "inconclusive"
                 row["note"] = (f"interval +-{100 * (high - low) / 2 / abs(value):.3g}% plus "
-                               f"allowance {100 * room / abs(value):.3g}%: cannot resolve a "
-                               f"{100 * resolution:g}% error")
+                               f"allowance {100 * room / abs(value):.3g}%"
+                               + (f" plus the analysis's error {100 * own / abs(value):.3g}%"
+                                  if own > 0.01 * room else "")
+                               + f": cannot resolve a {100 * resolution:g}% error")
             else:
                 row["verdict"] = "agree"
         rows.append(row)
@@ -376,12 +396,13 @@ def _stability_row(stable: bool, sim: SimulationResult) -> dict:
     else:
         verdict = "agree" if stable == sim.stable else "disagree"
     return {"statistic": "stability", "analysis": "stable" if stable else "unstable",
-            "simulation": sim.verdict, "interval": (None, None), "allowance": None,
-            "verdict": verdict, "note": "" if verdict == "agree" else sim.stability}
+            "analysis_error": None, "simulation": sim.verdict, "interval": (None, None),
+            "allowance": None, "verdict": verdict,
+            "note": "" if verdict == "agree" else sim.stability}
 
 
 def _simulation_rows(sim: SimulationResult) -> list[dict]:
-    rows = [{"statistic": "stability", "analysis": None,
+    rows = [{"statistic": "stability", "analysis": None, "analysis_error": None,
              "simulation": sim.verdict, "interval": (None, None),
              "allowance": None, "verdict": "n/a", "note": "" if sim.stable else sim.stability}]
     values = [("mean", sim.mean, sim.mean_ci)]
@@ -390,18 +411,18 @@ def _simulation_rows(sim: SimulationResult) -> list[dict]:
                    for q in (0.95, 0.99)]
     values += [("busy fraction", sim.busy_fraction, sim.busy_fraction_ci),
                ("cost", sim.cost, sim.cost_ci)]
-    rows += [{"statistic": name, "analysis": None, "simulation": value, "interval": interval,
-              "allowance": None, "verdict": "n/a", "note": "no analysis"}
+    rows += [{"statistic": name, "analysis": None, "analysis_error": None, "simulation": value,
+              "interval": interval, "allowance": None, "verdict": "n/a", "note": "no analysis"}
              for name, value, interval in values]
     return rows
 
 
-def _cell(value) -> str:
+def _cell(value, error: float | None = None) -> str:
     if value is None:
         return "-"
     if isinstance(value, str):
         return value
-    return f"{value:.6g}"
+    return shown(value, error, digits=6)
 
 
 def _interval(interval) -> str:

@@ -186,6 +186,26 @@ def test_one_percent_perturbed_analysis_disagrees(md1_sim, factor):
     assert report.verdict == "disagree" and not report.agree and "DISAGREE" in str(report)
 
 
+def test_an_analysis_is_judged_with_its_own_error(md1_sim):
+    # the same 1% off, stating an error of 2%: not a disagreement (the analysis says it may be
+    # that far off), and with a 1% resolution required, inconclusive, naming its error; stating
+    # 0.1%, still a disagreement. The table shows the value with its error, to its digits
+    system, mean = _md1(0.3)
+    for error, verdict in ((0.02, "inconclusive"), (0.001, "disagree")):
+        stated = qt.Prediction(system, method="off by 1%, stating its error", exact=False,
+                               stable=True, limit=False, mean=1.01 * mean,
+                               errors={"mean": error * mean})
+        report = qt.validate(system, servers=4, simulation=md1_sim, prediction=stated)
+        row = _row(report, "mean")
+        assert row["verdict"] == verdict and row["analysis_error"] == error * mean
+    stated = qt.Prediction(system, method="off by 1%, stating 2%", exact=False, stable=True,
+                           limit=False, mean=1.01 * mean, errors={"mean": 0.02 * mean})
+    report = qt.validate(system, servers=4, simulation=md1_sim, prediction=stated)
+    assert "plus the analysis's error 1.98%" in _row(report, "mean")["note"]
+    # 1.01 (1 + 0.3 / 1.4) = 1.22643 +- 0.0243
+    assert "1.226 +- 0.024" in str(report) and r"1.226 $\pm$ 0.024" in report.to_latex()
+
+
 def test_wide_interval_is_inconclusive_with_its_width():
     # Issue #9 item 6 at a size the default suite affords (k = 100): the interval cannot
     # resolve 1%, so the verdict must not be "agree"; the pilot's warm-up exceeds the old
