@@ -1536,6 +1536,23 @@ def test_removal_grid_on_a_mixture_with_atoms_against_pollaczek_khinchine(R, fir
         assert p.errors["mean"] <= 1e-6 * p.mean
 
 
+@pytest.mark.parametrize("R, h, M", [
+    (qt.Erlang(2, 2.0), 0.05, 400), (qt.Uniform(1.2815788263131274, 2.9468533841133544), 0.1, 60),
+    (qt.from_scipy(stats.lognorm(1.0)), 0.2, 300), (qt.Exponential(1e-3), 1.0, 50)])
+def test_weights_take_each_of_g_and_its_complement_where_it_is_small(R, h, M):
+    # _Weights evaluates G below the node where it reaches 1/2 and 1 - G beyond, the other by
+    # difference: the same weights as both evaluated everywhere (the definition: Gauss-Legendre
+    # on each cell), alpha_bar and beta_bar to their relative accuracy where G is close to 1
+    w = removal._Weights(R, h, M)
+    tau = 0.5 * (1.0 + removal._GL_NODES)
+    u = h * np.arange(M)[:, None] + h * tau
+    for G, a, b in ((R._cdf_all(u), w.alpha, w.beta), (R._sf_all(u), w.alpha_bar, w.beta_bar)):
+        alpha = (G * (0.5 * h * removal._GL_WEIGHTS * tau)).sum(axis=1)
+        beta = (G * (0.5 * h * removal._GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+        assert np.allclose(a, alpha, rtol=1e-13, atol=1e-16 * h)
+        assert np.allclose(b, beta, rtol=1e-13, atol=1e-16 * h)
+
+
 @pytest.mark.parametrize("low, high, load", [
     (1.2815788263131274, 2.9468533841133544, 0.583542516352447),
     (0.3442833852614793, 2.491611476289905, 0.6511237682175182)])
