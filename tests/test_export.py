@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from queuetheory.export import (
     csv_table,
@@ -49,6 +51,22 @@ def test_format_value_keeps_trailing_zeros(value, text):
 ])
 def test_format_value_with_an_error_shows_only_the_digits_it_supports(value, error, text):
     assert format_value(value, 4, error) == text
+
+
+@given(st.floats(-1e12, 1e12).filter(lambda v: abs(v) > 1e-12),
+       st.floats(1e-14, 1e13), st.integers(2, 8))
+def test_format_value_with_an_error_rounds_to_it(value, error, digits):
+    # either the digits the plain format shows are right to half a unit (the error within it),
+    # or "a +- b": b the error to 2 significant digits, a the value rounded at b's second digit
+    text = format_value(value, digits, error)
+    if "+-" not in text:
+        assert text == format_value(value, digits)
+        assert error <= 0.5 * 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)
+        return
+    shown, stated = (float(part) for part in text.split(" +- "))
+    assert stated == pytest.approx(error, rel=0.05)
+    place = math.floor(math.log10(error)) - 1
+    assert abs(shown - value) <= 0.5 * 10.0 ** place * (1 + 1e-9) + 1e-15 * abs(value)
 
 
 def test_tables_show_errors_beyond_the_last_digit():
