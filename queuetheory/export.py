@@ -63,8 +63,8 @@ def format_value(value, digits: int = 4, error: float | None = None) -> str:
         if (error is not None and value != 0 and math.isfinite(error)
                 and error > 0.5 * 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)):
             place = math.floor(math.log10(error)) - 1   # the error's second digit
-            shown = max(1, math.floor(math.log10(abs(value))) - place + 1)
-            return f"{_significant(value, shown)} +- {_significant(error, 2)}"
+            count = max(1, math.floor(math.log10(abs(value))) - place + 1)
+            return f"{_significant(value, count)} +- {_significant(error, 2)}"
         return _significant(value, digits)
     return str(value)
 

@@ -1398,6 +1398,7 @@ def test_sx_rounding_near_load_one(load):
     assert np.all(errors <= 1e-5 * values)
 
 
+@pytest.mark.slow
 def test_grids_stopped_before_their_h2_regime():
     # X {0.5, 1.5} x S {1, 3}, M/G/1 at load 0.999: the cell bound stops the grids at 65536 cells
     # of 0.64, the idle fraction's differences falling 2.2-, then 8.1-fold (the means' 3.4- and
