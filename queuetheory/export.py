@@ -63,8 +63,9 @@ def format_value(value, digits: int = 4, error: float | None = None) -> str:
         if (error is not None and value != 0 and math.isfinite(error)
                 and error > 0.5 * 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)):
             place = math.floor(math.log10(error)) - 1   # the error's second digit
-            count = max(1, math.floor(math.log10(abs(value))) - place + 1)
-            return f"{_significant(value, count)} +- {_significant(error, 2)}"
+            rounded = round(value, -place) or value   # 9.9996 -> 10.000 at 1e-3
+            count = max(1, math.floor(math.log10(abs(rounded))) - place + 1)
+            return f"{_significant(rounded, count)} +- {_significant(error, 2)}"
         return _significant(value, digits)
     return str(value)
 

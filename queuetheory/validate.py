@@ -49,7 +49,8 @@ class ValidationReport:
         What the comparison means (finite ``k`` versus the limit).
     verdict : str
         ``"disagree"`` if a row disagrees, else ``"inconclusive"`` if a row is inconclusive
-        (its interval plus allowance is too wide to resolve ``resolution``), else ``"agree"``.
+        (its interval plus allowance, plus the analysis's own estimated error, is too wide to
+        resolve ``resolution``), else ``"agree"``.
     agree : bool
         ``verdict == "agree"``.
     resolution : float or None
