@@ -48,7 +48,8 @@ class Comparison:
     HTML table; :meth:`to_csv`, :meth:`to_pandas` and :meth:`to_dict` give every value at
     full precision. Tables show 4 significant digits (``digits=`` changes it), each
     simulated value with its interval, and an analysed value whose estimated error exceeds
-    half a unit of its last digit as ``value +- error`` (fewer digits: those that are right).
+    half a unit of its last digit as ``value +- error`` (only the digits the error supports:
+    the value rounded at the error's second significant digit).
 
     Attributes
     ----------

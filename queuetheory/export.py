@@ -60,13 +60,22 @@ def format_value(value, digits: int = 4, error: float | None = None) -> str:
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
-        if (error is not None and value != 0 and math.isfinite(error)
-                and error > 0.5 * 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)):
-            place = math.floor(math.log10(error)) - 1   # the error's second digit
-            rounded = round(value, -place) or value   # 9.9996 -> 10.000 at 1e-3
+        if error is None or math.isnan(error) or error <= 0:
+            return _significant(value, digits)
+        if math.isinf(error):   # stated, but unbounded
+            return f"{_significant(value, digits)} +- inf"
+        if value != 0 and error <= 0.5 * 10.0 ** (math.floor(math.log10(abs(value)))
+                                                  - digits + 1):
+            return _significant(value, digits)
+        stated = float(f"{error:.2g}")   # 0.0995 -> 0.10
+        place = math.floor(math.log10(stated)) - 1   # its second digit
+        rounded = round(value, -place)   # 9.9996 -> 10.000 at 1e-3
+        if rounded == 0:
+            value_text = "0" if place >= 0 else f"{0:.{-place}f}"
+        else:
             count = max(1, math.floor(math.log10(abs(rounded))) - place + 1)
-            return f"{_significant(rounded, count)} +- {_significant(error, 2)}"
-        return _significant(value, digits)
+            value_text = _significant(rounded, count)
+        return f"{value_text} +- {_significant(stated, 2)}"
     return str(value)
 
 

@@ -45,10 +45,13 @@ def test_format_value_keeps_trailing_zeros(value, text):
     (12345.6, 300.0, "1.235e+04 +- 3.0e+02"), (1.2e-9, 3e-11, "1.200e-09 +- 3.0e-11"),
     (0.003, 0.04, "0.003 +- 0.040"), (9.9996, 0.01, "10.000 +- 0.010"),
     (0.0999, 0.001, "0.0999 +- 0.0010"), (-0.5, 2.0, "-0.5 +- 2.0"),
-    # an error within half a unit of the 4th digit, none, or not finite: 4 digits
+    # the error rounded first (0.0995 -> 0.10), and a value that rounds to 0 at its place
+    (1.25, 0.0995, "1.25 +- 0.10"), (0.003, 0.5, "0.00 +- 0.50"), (0.0, 0.1, "0.00 +- 0.10"),
+    (2.5e-8, 1e-7, "2e-08 +- 1.0e-07"), (4e-9, 1e-7, "0.00000000 +- 1.0e-07"),
+    (2.0, math.inf, "2.000 +- inf"),
+    # an error within half a unit of the 4th digit, none, or unknown: 4 digits
     (469.3763, 1.2e-4, "469.4"), (2.0, 4e-4, "2.000"), (2.0, None, "2.000"),
-    (2.0, math.inf, "2.000"), (2.0, math.nan, "2.000"), (0.0, 0.1, "0.000"),
-    (math.inf, 1.0, "inf"),
+    (2.0, math.nan, "2.000"), (math.inf, 1.0, "inf"),
 ])
 def test_format_value_with_an_error_shows_only_the_digits_it_supports(value, error, text):
     assert format_value(value, 4, error) == text
@@ -66,7 +69,7 @@ def test_format_value_with_an_error_rounds_to_it(value, error, digits):
         return
     shown, stated = (float(part) for part in text.split(" +- "))
     assert stated == pytest.approx(error, rel=0.05)
-    place = math.floor(math.log10(error)) - 1
+    place = math.floor(math.log10(stated)) - 1
     assert abs(shown - value) <= 0.5 * 10.0 ** place * (1 + 1e-9) + 1e-15 * abs(value)
 
 
