@@ -182,11 +182,14 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
     For each statistic the analysis gives (stability, mean, 95th and 99th percentiles, busy
     fraction, cost), the analytic value is set beside the simulated one and its confidence
     interval. The verdict is *agree* when the analytic value lies in the interval widened on
-    both sides by the finite-k allowance ``allowance * |analytic value|``, else *disagree*;
-    an *agree* is downgraded to *inconclusive* when that widened interval is too wide to
-    detect an error of ``resolution`` (its half-width plus the allowance exceeds
-    ``resolution / 2`` of the value: then a true relative error of ``resolution`` would fall
-    inside it about half the time or more).
+    both sides by the finite-k allowance ``allowance * |analytic value|`` and by the
+    analysis's own estimated error where it states one (``Prediction.errors``, the quantiles'
+    ``quantile_error``), else *disagree*; an *agree* is downgraded to *inconclusive* when that
+    widened interval is too wide to detect an error of ``resolution`` (its half-width plus the
+    allowance and the analysis's error exceeds ``resolution / 2`` of the value: then a true
+    relative error of ``resolution`` would fall inside it about half the time or more). With
+    ``resolution=None`` an analysis stating a large error can only agree or disagree beyond
+    it.
 
     **Warm-up.** Unless ``warmup`` is given, :func:`queuetheory.simulate`'s default: twice
     the MSER (White 1997) truncation point of a pilot run from the empty system (see its

@@ -2302,10 +2302,12 @@ grids only: first-order ones (atoms between the nodes) state twice the last diff
 
 _REGULAR_RATIOS = (2.5, 6.0)
 """Band of the ratios of successive differences of the grids' means and idle fractions (fourfold
-in the ``h^2`` regime, towards eightfold where an ``h^3`` term still weighs) outside which grids
-stopped by the cell bound, with atoms or bends between the nodes (whose terms depend on where
-they fall in their cells), are not taken to be in their ``h^2`` regime: :func:`grid_prediction`
-then states at least the last difference of the grids, as for :data:`_UNRESOLVED_STEP_FASTEST`
+in the ``h^2`` regime; an ``h^3`` term still weighing moves them towards eightfold, which the
+band leaves out on the safe side) outside which grids stopped by the cell bound, with atoms or
+bends between the nodes (whose terms depend on where they fall in their cells), are not taken
+to be in their ``h^2`` regime: :func:`grid_prediction` then states at least the last
+difference of the grids for the mean and the busy fraction, and the quantiles' estimates at
+least twice that of ``P(C > t)`` around them, as for :data:`_UNRESOLVED_STEP_FASTEST`
 (S&X X {0.5, 1.5} x S {1, 3}, M/G/1 at load 0.999, 65536 cells of 0.64, the products between
 the nodes: the idle fraction's differences fell 2.2-, then 8.1-fold, the means' 3.4- and
 4.7-fold, and the mean was 1.75e-5 off Pollaczek-Khinchine with 1.33e-5 stated, the rough
