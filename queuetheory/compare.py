@@ -374,11 +374,7 @@ def _analysed_row(system: System, quantiles: Sequence[float]) -> dict:
         except NotImplementedError:
             row[key] = None
             continue
-        if p.stable:
-            try:
-                errors[f"{key}_error"] = float(p.response_time.quantile_error(q))
-            except NotImplementedError:
-                pass
+        errors[f"{key}_error"] = p.quantile_error(q)
     if p.stable:
         errors |= {"busy_fraction_error": p.errors.get("busy_fraction"),
                    "cost_error": p.cost_error}

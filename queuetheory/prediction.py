@@ -130,6 +130,26 @@ class Prediction:
             return None
         return error / self.busy_fraction * self.cost
 
+    def quantile_error(self, q: float) -> float | None:
+        """Estimated absolute error of :meth:`quantile` at ``q`` in (0, 1)
+        (``response_time.quantile_error``), or ``None`` where the analysis states none (an
+        unstable system, a law without error estimates, or one giving the mean only).
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> p = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5))
+        >>> bool(p.quantile_error(0.99) < 1e-8)
+        True
+        """
+        _checks.probability_level("q", q)
+        if not self.stable:
+            return None
+        try:
+            return float(self.response_time.quantile_error(q))
+        except NotImplementedError:
+            return None
+
     def quantile(self, q: float, precision: int | None = None) -> float | mpmath.mpf:
         """The ``q``-quantile of the response time, q in (0, 1) (``inf`` if unstable).
 

@@ -346,12 +346,7 @@ def _compare(prediction: Prediction, sim: SimulationResult, allowance: float,
             value = prediction.quantile(q)
         except NotImplementedError:
             value = None
-        error = None
-        if value is not None and prediction.stable:
-            try:
-                error = float(prediction.response_time.quantile_error(q))
-            except NotImplementedError:   # a law without error estimates
-                pass
+        error = None if value is None else prediction.quantile_error(q)
         simulated, interval = ((sim.quantile(q), sim.quantile_ci(q, level)) if sim.stable
                                else (math.inf, (math.inf, math.inf)))
         candidates.append((f"p{round(100 * q)}", value, error, simulated, interval))

@@ -202,7 +202,10 @@ def test_analysed_values_show_only_the_digits_their_errors_support():
     # under a coarse accuracy goal the grid's estimates exceed half a unit of the 4th digit:
     # the table shows "value +- error" rounded to the error (the CLI had printed 1.723 for a
     # mean stated +- 0.16); the rows keep every value at full precision with its error, and the
-    # closed-form rows (no errors) are unchanged
+    # closed-form rows (no errors) are unchanged. The rows' errors are checked here against the
+    # same solver at the default goal only (consistency, not an independent reference: the
+    # coarse goal's estimates are tested against Pollaczek-Khinchine and the Random system's
+    # inversion in test_removal.py); the rounding itself against literals in test_export.py
     runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1, 10], [0.9, 0.1]))
     with qt.accuracy_goal(1e-2):
         table = qt.compare(runtime, 0.1, policies=[qt.MDS(4, 1), qt.Random()],
@@ -223,3 +226,14 @@ def test_analysed_values_show_only_the_digits_their_errors_support():
         coarse = qt.analyze(qt.System(qt.MDS(4, 1), runtime, arrival_rate=0.1)).describe()
     assert f"mean batch completion time {format_value(coded['mean'], 4, coded['mean_error'])}" \
         in coarse
+
+
+def test_quantile_error_is_none_where_no_estimate_is_stated():
+    # an unstable system has no finite quantile to err about; the closed form of M/M/1 states
+    # its own (Random: the transform inversion's estimate); a level outside (0, 1) is refused
+    unstable = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=1.5))
+    assert unstable.quantile_error(0.99) is None
+    mm1 = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5))
+    assert 0 <= mm1.quantile_error(0.99) < 1e-8
+    with pytest.raises(ValueError, match="q"):
+        mm1.quantile_error(1.5)
