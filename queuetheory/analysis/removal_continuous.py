@@ -36,6 +36,7 @@ from .removal import (
     _kink_lattice,
     _kinks,
     _phi_many,
+    _piece_rule,
     _q_at,
     _sx_lower,
     _Weights,
@@ -101,14 +102,15 @@ class _SXContinuousModel(_GridModel):
         if self.discrete_x:
             x, w = X.atoms
         else:
-            # Gauss-Legendre on the pieces of the continuous part, one node per atom's piece
-            gl_nodes, gl_weights = np.polynomial.legendre.leggauss(nodes)
+            # Gauss-Legendre on the pieces of the continuous part (fewer nodes on the narrow
+            # and low ones: _piece_rule), one node per atom's piece
             levels, piece_atoms = _x_levels(X)
             on_atom = np.isfinite(piece_atoms)
-            lo, hi = levels[:-1][~on_atom, None], levels[1:][~on_atom, None]
-            u = (0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes).ravel()
+            lo, hi = levels[:-1][~on_atom], levels[1:][~on_atom]
+            gl_nodes, gl_weights = _piece_rule(lo, hi, nodes)
+            u = (0.5 * (lo + hi)[:, None] + 0.5 * (hi - lo)[:, None] * gl_nodes).ravel()
             x = np.concatenate([X._ppf_all(u), piece_atoms[on_atom]])
-            w = np.concatenate([(0.5 * (hi - lo) * gl_weights).ravel(),
+            w = np.concatenate([(0.5 * (hi - lo)[:, None] * gl_weights).ravel(),
                                 (levels[1:] - levels[:-1])[on_atom]])
         x, w = np.asarray(x, dtype=float), np.asarray(w, dtype=float)
         if np.any((w > 0) & (x <= 0)):
