@@ -47,13 +47,15 @@ def format_value(value, digits: int = 4, error: float | None = None) -> str:
     ('inf', 'n/a', 'NO', '3')
     >>> format_value(1.7231, error=0.16), format_value(1.7231, error=1e-7)
     ('1.72 +- 0.16', '1.723')
+    >>> format_value(12, error=0.2), format_value(12, error=3.0)
+    ('12', '12.0 +- 3.0')
     """
     if value is None:
         return "n/a"
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "NO"
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
+    if isinstance(value, numbers.Integral) and (error is None or not error > 0.5):
+        return str(int(value))   # exact, or within half a unit of its last digit
     if isinstance(value, numbers.Real):
         value = float(value)
         if math.isnan(value):
@@ -131,10 +133,10 @@ def _interval_text(interval, digits: int) -> str:
 
 
 def _decimal_aligned(cells: list[str]) -> list[str]:
-    """Pad number cells so that their decimal points line up (cells without a point, such
-    as ``inf`` or integers, end where the points are)."""
-    split = [cell.split(".", 1) if "." in cell and "e" not in cell else [cell, None]
-             for cell in cells]
+    """Pad number cells so that their decimal points line up (in scientific notation the
+    mantissa's; cells without a point, such as ``inf`` or integers, end where the points
+    are)."""
+    split = [cell.split(".", 1) if "." in cell else [cell, None] for cell in cells]
     whole = max(len(w) for w, _ in split)
     frac = max((len(f) + 1 for _, f in split if f is not None), default=0)
     return [w.rjust(whole) + ("." + f if f is not None else "").ljust(frac) for w, f in split]

@@ -95,6 +95,18 @@ def test_text_table_aligns_decimal_points():
     assert len(points) == 1
     assert lines[3].index("inf") + 3 == points.pop()  # inf ends where the points are
     assert lines[4].rstrip().endswith("22.50") and lines[5].endswith("0.09875")
+    # scientific notation: the mantissa's point with the others (it was pushed left)
+    rows.append({"a": "w", "b": 12345.6})
+    lines = text_table(rows, ["a", "b"]).splitlines()
+    assert lines[6].rstrip().endswith("1.235e+04")
+    assert len({line.index(".") for line in (lines[2], lines[4], lines[5], lines[6])}) == 1
+
+
+def test_format_value_integer_with_an_error():
+    # an integer is exact to its last digit unless its error exceeds half a unit
+    assert format_value(12, 4, 0.5) == format_value(np.int64(12), 4, None) == "12"
+    assert format_value(12, 4, 3.0) == "12.0 +- 3.0"
+    assert format_value(1200, 4, 340.0) == format_value(1200.0, 4, 340.0) == "1.20e+03 +- 3.4e+02"
 
 
 def test_text_table_intervals_line_up():
