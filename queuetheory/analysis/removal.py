@@ -1169,11 +1169,13 @@ stays measured by :meth:`_SXModel.doubled` (every count doubled). The level 1e-4
 
 
 @functools.cache
-def _padded_rule(count: int, nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre's ``count`` nodes and weights on ``[-1, 1]``, padded to ``nodes`` slots
-    with weight 0 (at the midpoint)."""
-    points, weights = np.zeros(nodes), np.zeros(nodes)
-    points[:count], weights[:count] = np.polynomial.legendre.leggauss(count)
+def _padded_rules(nodes: int, share: float) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre's nodes and weights on ``[-1, 1]``: row 0 the ``nodes``-point rule, row 1
+    that of ``nodes / share`` points (at least one), padded to ``nodes`` slots with weight 0
+    (at the midpoint)."""
+    points, weights = np.zeros((2, nodes)), np.zeros((2, nodes))
+    for row, count in enumerate((nodes, max(1, round(nodes / share)))):
+        points[row, :count], weights[row, :count] = np.polynomial.legendre.leggauss(count)
     points.flags.writeable = weights.flags.writeable = False
     return points, weights
 
@@ -1183,9 +1185,9 @@ def _piece_rule(lo: np.ndarray, hi: np.ndarray, nodes: int) -> tuple[np.ndarray,
     probability, ``nodes`` of them, or fewer on the pieces of :data:`_FEW_NODES`; shape
     ``lo.shape + (nodes,)``, the slots a piece does not use of weight 0."""
     width, level, share = _FEW_NODES
-    few = ((hi - lo < width) | (hi <= level))[..., None]
-    full, part = _padded_rule(nodes, nodes), _padded_rule(max(1, round(nodes / share)), nodes)
-    return np.where(few, part[0], full[0]), np.where(few, part[1], full[1])
+    rule = ((hi - lo < width) | (hi <= level)).astype(np.intp)
+    points, weights = _padded_rules(nodes, share)
+    return np.take(points, rule, axis=0), np.take(weights, rule, axis=0)
 
 
 def _finite_x(x: np.ndarray) -> np.ndarray:
@@ -1422,8 +1424,11 @@ class _SXModel(_GridModel):
         x = np.zeros(gl_nodes.shape)
         x[fixed] = self._fixed_x()[piece[fixed]]
         moving = ~fixed & (width > 1e-17)
+        used = gl_weights[moving] > 0   # the slots of a narrow piece's rule
         u = 0.5 * (lo + hi)[moving][:, None] + 0.5 * width[moving][:, None] * gl_nodes[moving]
-        x[moving] = _finite_x(X._ppf_all(np.clip(u, 0.0, 1.0)))
+        part = np.zeros(u.shape)
+        part[used] = _finite_x(X._ppf_all(np.clip(u[used], 0.0, 1.0)))
+        x[moving] = part
         return x.reshape(t.size, -1), w, 1.0 - top
 
     def _fixed_x(self) -> np.ndarray:
