@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from fractions import Fraction
 from math import comb
 
@@ -2629,3 +2630,33 @@ def test_history_sums_by_blocks_equal_direct_sums(M, kernels):
 
     blocks.run(leaf)
     assert len(seen) == M + 1 and max(seen) <= 1e-13
+
+
+@pytest.mark.slow   # 8 s without numba
+def test_analyze_warns_where_the_stated_error_is_coarse():
+    # a job size with a fast phase times far-apart slowdowns: the cell bound stops the grids
+    # with the mean's estimate 3.3e-3 and the busy fraction's 1.0e-2 relative, beyond the 1e-3
+    # of the quantiles' warning: one AccuracyWarning naming both; none under a goal coarser
+    # than both (the user asked for that accuracy)
+    X = qt.HyperExponential([0.9, 0.1], [10.0, 0.5])
+    runtime = qt.SX(X, qt.Discrete([1, 10], [0.9, 0.1]))
+    system = qt.System(qt.MDS(4, 1), runtime, arrival_rate=0.21 / runtime.mean_runtime())
+    with pytest.warns(qt.AccuracyWarning) as caught:
+        p = qt.analyze(system)
+    message = str(caught[0].message)
+    assert len(caught) == 1 and "the mean" in message and "the busy fraction" in message
+    assert f"{p.errors['mean'] / p.mean:.2g} relative" in message
+    assert p.errors["mean"] > 1e-3 * p.mean
+    with qt.accuracy_goal(3e-2), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        coarse = qt.analyze(system)
+    assert coarse.errors["busy_fraction"] < 3e-2 * coarse.busy_fraction
+
+
+def test_analyze_does_not_warn_within_the_goal():
+    S = qt.slowdowns.facebook()
+    runtime = qt.SX(qt.Exponential(S.mean()), S)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = qt.analyze(qt.System(qt.MDS(4, 1), runtime, arrival_rate=0.5 / runtime.mean_runtime()))
+    assert p.errors["mean"] < 1e-6 * p.mean

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 from ..policies import nearest
 from ..prediction import AccuracyWarning, Prediction
+from ..response import _WARN_RELATIVE
 from ..system import System
 
 __all__ = ["accuracy_goal", "analyze", "frontier_verdict", "register"]
@@ -207,7 +208,9 @@ def analyze(system: System) -> Prediction:
     -----
     AccuracyWarning
         When the ``k -> infinity`` limit is used for ``servers=k`` and the finite-k gap may
-        exceed 1 % or is unknown; the message states the estimated gap.
+        exceed 1 % or is unknown; the message states the estimated gap. Also when the stated
+        error of the mean or the busy fraction (``Prediction.errors``) exceeds 1e-3 of the
+        value, or the accuracy goal asked for (:func:`accuracy_goal`) if coarser.
 
     Examples
     --------
@@ -241,6 +244,7 @@ def analyze(system: System) -> Prediction:
     if found is None:
         raise NotImplementedError(f"no analysis of {system.policy.label()} yet; use qt.simulate")
     prediction = found[1](system)
+    _warn_if_coarse(prediction)
     if system.servers is not None and prediction.limit:
         prediction.exact = False
         gap = finite_k.finite_k_gap(system)
@@ -253,6 +257,26 @@ def analyze(system: System) -> Prediction:
                 f"by more than {100 * finite_k.THRESHOLD:g}% (qt.simulate gives the "
                 f"finite-k values)"), stacklevel=2)
     return prediction
+
+
+def _warn_if_coarse(prediction: Prediction) -> None:
+    """:class:`AccuracyWarning` when the stated error of the mean or the busy fraction exceeds
+    ``_WARN_RELATIVE`` of the value (or the accuracy goal asked for, if coarser), as for the
+    quantiles: fewer digits of ``Prediction.mean`` are right than a float shows."""
+    if not prediction.stable:
+        return
+    limit = max(_WARN_RELATIVE, goal())
+    parts = []
+    for name in ("mean", "busy_fraction"):
+        value, error = getattr(prediction, name), prediction.errors.get(name)
+        if error is not None and value is not None and value > 0 and error > limit * value:
+            parts.append(f"the {name.replace('_', ' ')} {value:.6g} has an estimated error of "
+                         f"{error:.2g} ({error / value:.2g} relative)")
+    if parts:
+        warnings.warn(AccuracyWarning(
+            f"{prediction.system.policy.label()}: {'; '.join(parts)}: fewer digits than a "
+            f"float shows are right (Prediction.errors; Prediction.method says why)"),
+            stacklevel=3)
 
 
 from . import finite_k, mds, redundancy, riq  # noqa: E402,F401  (riq etc. register handlers)
