@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import _checks
-from .analysis import GOAL, accuracy_goal, analyze, goal_text
+from .analysis import GOAL, accuracy_goal, goal_text, predict
 from .policies import MDS, Replication
 from .runtime import SX, RuntimeModel
 from .simulation import simulate
@@ -274,7 +274,7 @@ def _analysed(system: System, q: float, first_pass: bool = True) -> dict:
     """Mean and ``q``-quantile of ``system``'s batch time with their stated errors, solved to
     the first pass's goal or (``first_pass=False``) the full one; ``goal`` records which."""
     with accuracy_goal(_FIRST_PASS) if first_pass else contextlib.nullcontext():
-        p = analyze(system)
+        p = predict(system)
         row = {"stable": p.stable, "goal": _FIRST_PASS if first_pass else GOAL, "mean": p.mean,
                "mean_error": p.errors.get("mean", 0.0) if p.stable else 0.0}
         if not p.stable:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _checks, _progress
-from .analysis import accuracy_goal, analyze, goal
+from .analysis import accuracy_goal, goal, predict
 from .export import csv_table, flat_rows, html_table, latex_table, short_repr, text_table
 from .policies import Policy, from_name, policy_class
 from .runtime import RuntimeModel
@@ -359,7 +359,7 @@ def _base(system: System) -> dict:
 def _analysed_row(system: System, quantiles: Sequence[float]) -> dict:
     """The analysis's row; without an analysis a row saying why (with a ``note``)."""
     try:
-        p = analyze(system)
+        p = predict(system)
     except NotImplementedError as exc:
         return _base(system) | {"source": "analysis", "servers": system.servers,
                                 "stable": None, "method": "no analysis (simulate it)",

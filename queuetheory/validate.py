@@ -9,7 +9,7 @@ from concurrent.futures import Executor
 import numpy as np
 
 from . import _checks
-from .analysis import analyze
+from .analysis import predict
 from .export import latex_table, shown
 from .prediction import AccuracyWarning, Prediction
 from .simulation import SimulationResult, simulate
@@ -288,7 +288,7 @@ def validate(system: System, servers: int = 1000, jobs: int = 100_000, replicati
         try:
             with warnings.catch_warnings():  # the caveat below states the finite-k gap
                 warnings.simplefilter("ignore", AccuracyWarning)
-                prediction = analyze(system)
+                prediction = predict(system)
         except NotImplementedError as exc:
             note = f"no analysis available ({exc}); simulation only"
     if prediction is None:

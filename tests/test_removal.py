@@ -2651,6 +2651,13 @@ def test_analyze_warns_where_the_stated_error_is_coarse():
         warnings.simplefilter("error")
         coarse = qt.analyze(system)
     assert coarse.errors["busy_fraction"] < 3e-2 * coarse.busy_fraction
+    # compare shows the errors in its table: no warning there
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = qt.compare(runtime, system.arrival_rate, policies=[qt.MDS(4, 1)], d=[1],
+                           quantiles=(), workers=1)
+    assert table.rows[0]["mean_error"] == p.errors["mean"]
+    assert "+-" in str(table)
 
 
 def test_analyze_does_not_warn_within_the_goal():

@@ -233,6 +233,15 @@ def analyze(system: System) -> Prediction:
     .. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, IEEE/ACM
        Transactions on Networking 25(6), 2017 (the limits and their finite-k behaviour).
     """
+    prediction = predict(system)
+    _warn_if_coarse(prediction)
+    return prediction
+
+
+def predict(system: System) -> Prediction:
+    """:func:`analyze` without its warning about coarse stated errors, for the callers that
+    show or use ``Prediction.errors`` themselves (:func:`queuetheory.compare`,
+    :func:`queuetheory.smallest_matching_code`, :func:`queuetheory.validate`)."""
     if not isinstance(system, System):
         raise ValueError(f"system must be a qt.System, got {system!r}")
     if system.interarrival is not None:
@@ -244,7 +253,6 @@ def analyze(system: System) -> Prediction:
     if found is None:
         raise NotImplementedError(f"no analysis of {system.policy.label()} yet; use qt.simulate")
     prediction = found[1](system)
-    _warn_if_coarse(prediction)
     if system.servers is not None and prediction.limit:
         prediction.exact = False
         gap = finite_k.finite_k_gap(system)
@@ -255,7 +263,7 @@ def analyze(system: System) -> Prediction:
                 f"{system.policy.label()} at load {system.load:.4g}: {gap.describe()}; the "
                 f"finite system {'may differ' if gap.known else 'is not mapped and may differ'} "
                 f"by more than {100 * finite_k.THRESHOLD:g}% (qt.simulate gives the "
-                f"finite-k values)"), stacklevel=2)
+                f"finite-k values)"), stacklevel=3)
     return prediction
 
 
