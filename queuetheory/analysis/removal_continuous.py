@@ -44,9 +44,10 @@ from .removal import (
 )
 
 _NODES = 6
-"""Gauss-Legendre nodes per piece of ``_U_LEVELS`` over ``X`` (doubled once for the error
-estimate; pieces not graded towards 0 gave 1.3e-4 errors for Erlang(2) x Erlang(2), d = 2, and
-four nodes 9.6e-7 where six give 2.3e-8)."""
+"""Gauss-Legendre nodes per piece of ``_U_LEVELS`` over ``X`` (two on the narrow and low pieces:
+:func:`.removal._piece_rule`; doubled once for the error estimate; pieces not graded towards 0
+gave 1.3e-4 errors for Erlang(2) x Erlang(2), d = 2, and four nodes 9.6e-7 where six give
+2.3e-8)."""
 _COMPILED_LEAF = 32
 """Nodes per block of the compiled block solve (:func:`_mix_leaf`): its direct sums cost
 ``O(32 J)`` per node and column, and the larger blocks spare two levels of FFT products
