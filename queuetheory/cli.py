@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -321,12 +322,26 @@ def _json_value(value):
     return value
 
 
+def _report(caught: list, prog: str) -> None:
+    """The warnings of a run on standard error, one line each and each once (``prog: warning:
+    message``), not Python's two lines naming a file of the package."""
+    seen = set()
+    for record in caught:
+        text = f"{prog}: warning: {record.message}"
+        if text not in seen:
+            seen.add(text)
+            print(text, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``queuetheory`` and ``python -m queuetheory``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        table, metadata = _run(args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            table, metadata = _run(args)
+        _report(caught, parser.prog)
     except ValueError as exc:
         parser.error(str(exc))
     except ArithmeticError as exc:

@@ -212,3 +212,13 @@ def test_slowdowns_too_wide_for_the_floats_name_the_option(capsys, tmp_path):
         main(["--S", path, "--policy", "riq", "--d", "2", "--rate", "0.5"])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code != 0 and len(err) == 1 and "--S: the slowdowns span" in err[-1]
+
+
+def test_warnings_are_one_line_each_without_a_file(capsys):
+    # the finite-k gap of RedundancyD(2) on 10 servers at load 0.6 (its simulated map: +12%):
+    # "queuetheory: warning: ..." on standard error, once, not Python's two lines naming
+    # compare.py and its source line
+    assert main(["--policy", "redundancy", "--d", "2", "--rate", "0.6", "--servers", "10"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("queuetheory: warning: the k -> infinity limit")
+    assert ".py" not in err[0]
