@@ -844,6 +844,55 @@ def test_sx_compiled_march_is_the_numpy_march(policy, runtime, monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+def test_sx_settled_points_are_the_placed_points():
+    # a node x that keeps its slot: from the node _sx_settle returns on, each point w_i - x s_k
+    # is summed from its cached cell offset and coefficients; the same sums as placing it
+    # afresh (_sx_point), to rounding, for three columns; the slowdowns far apart (x s_k
+    # from 0.3 to 30 cells)
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(7)
+    h, M = 0.05, 600
+    s, p = np.array([1.0, 2.5, 10.0, 100.0]), np.array([0.4, 0.3, 0.2, 0.1])
+    st = rng.random((M + 1, 3, 3))
+    empty = np.zeros(0, dtype=np.int64)
+    shift, coef = np.zeros(s.size, dtype=np.int64), np.zeros((s.size, 2))
+    # x s_1 within the first cell below the node (the unknown's): never settled
+    assert removal._sx_settle(10, h, 1 / h, 0.03, s, p, shift, coef, 0) > M
+    for x in (0.123456, 0.2 + 1e-9, 1.0 / 3.0):
+        # settled once every point is a cell above 0: w_i > x s_max + h
+        ready = removal._sx_settle(10, h, 1 / h, x, s, p, shift, coef, 0)
+        assert ready == max(10, math.ceil(x * s.max() / h) + 1)
+        # never with products between the nodes
+        assert removal._sx_settle(10, h, 1 / h, x, s, p, shift.copy(), coef.copy(), 3) > M
+        for i in range(ready, M + 1):
+            placed = removal._sx_point(i, h, 1 / h, x, s, p, st, 3, empty, empty, np.zeros(0),
+                                       np.zeros((0, 3)))
+            assert placed[0] == placed[1] == 0.0   # no point in the unknown's cell or at 0
+            np.testing.assert_allclose(removal._sx_settled(i, shift, coef, p, st, 3),
+                                       placed[2:], rtol=1e-13, atol=1e-15)
+
+
+def test_sx_compiled_march_with_settled_nodes_is_the_numpy_march(monkeypatch):
+    # exponential X times the Facebook slowdowns on 1024 cells: most nodes between fixed
+    # levels are summed from their cached cells in the compiled march and node survival;
+    # against the numpy twin, which places every point
+    pytest.importorskip("numba")
+    S = qt.slowdowns.facebook()
+    model = removal._SXModel(removal._kernel_of(qt.MDS(10, 2), 0.1),
+                             qt.SX(qt.Exponential(S.mean()), S))
+    h, M = 0.06, 1024
+    cols = np.array([0.5, 0.5 * (1 + 1e-7)])
+    compiled = model.marcher(h, M)(cols)
+    sol = removal._Solution(h, *[np.ascontiguousarray(a[:, 0]) for a in compiled])
+    survival = model.node_sf(sol)
+    monkeypatch.setattr(removal, "numba", None)
+    plain = model.marcher(h, M)(cols)
+    for a, b in zip(compiled, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    for a, b in zip(survival, model.node_sf(sol)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
 @pytest.mark.parametrize("policy", [qt.MDS(4, 2), qt.MDS(20, 10), qt.Replication(3, 2),
                                     qt.MDS(3, 0, remove=False)])
 @pytest.mark.parametrize("R", [qt.HyperExponential([0.9, 0.1], [2.0, 0.25]),
@@ -1451,15 +1500,18 @@ def test_grids_stopped_before_their_h2_regime():
     # X {0.5, 1.5} x S {1, 3}, M/G/1 at load 0.999: the cell bound stops the grids at 65536 cells
     # of 0.64, the idle fraction's differences falling 2.2-, then 8.1-fold (the means' 3.4- and
     # 4.7-fold): the mean was 1.75e-5 off Pollaczek-Khinchine with 1.33e-5 stated. Now at least
-    # the last difference of the grids (measured: 0.49 of the estimate), and the method says
-    # why. References: Pollaczek-Khinchine, and the Random system (the same M/G/1 queue) by
-    # transform inversion
+    # the last difference of the grids, and the method says why. That difference is set by
+    # the march's rounding this close to load 1 (its effect grows like 1 / (1 - load)^2): the
+    # numpy march, and the compiled one summing settled X nodes from cached cells, state
+    # 1.06e-4 relative with the mean 9.6e-6 off; the compiled march placing every point had
+    # stated 3.6e-5 with 1.75e-5 off. References: Pollaczek-Khinchine, and the Random system
+    # (the same M/G/1 queue) by transform inversion
     X, S = qt.Discrete([0.5, 1.5], [0.5, 0.5]), qt.Discrete([1, 3], [0.7, 0.3])
     lam = 0.999 / (X.mean() * S.mean())
     exact = X.mean() * S.mean() + lam * X.moment(2) * S.moment(2) / (2 * (1 - 0.999))
     system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam)
     p = removal.grid_prediction(system, "MDS(1, 0)", ())
-    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-4 * exact
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 2e-4 * exact
     assert "not shown to be in their h^2 regime" in p.method
     _covers_random_quantiles(system, p, [0.5, 0.9, 0.99, 0.999, 0.9999])
 

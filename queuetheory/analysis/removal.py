@@ -1862,6 +1862,52 @@ def _sx_point(i, h, inverse, x, s, p, st, K, first, cells, theta, Jv):
 
 
 @_jit
+def _sx_settle(i, h, inverse, x, s, p, shift, coef, products):
+    """For an ``X`` node ``x`` that kept its slot from the grid node before (a piece between
+    fixed levels), each point's cell as an offset from the node (``shift``) and its
+    coefficients of ``f_c^+``, ``f_{c+1}^-`` (``coef``): the point of the next grid node lies
+    one cell further at the same place. Returns the first node from which
+    :func:`_sx_settled` may sum them: every point then at least one cell above the atom of
+    ``V`` at 0 and two below the node (the cell of the unknown out of reach); never with
+    products between the nodes (their sawtooth) or a point within two cells of ``x s_k = 0``."""
+    first_row = i
+    for k in range(s.size):
+        u = max((i * h - x * s[k]) * inverse, -4.0e15)   # far below 0: never reached
+        c = int(math.floor(u))
+        d = (u - c) * h
+        quad = 0.5 * d * d * inverse
+        shift[k] = i - c
+        coef[k, 0], coef[k, 1] = (d - quad) * p[k], quad * p[k]
+        first_row = max(first_row, i - c + 1) if i - c >= 2 else 1 << 62
+    return 1 << 62 if products else first_row
+
+
+@_jit_inline
+def _sx_settled(i, shift, coef, p, st, K):
+    """:func:`_sx_point` of a node settled by :func:`_sx_settle` (no point near 0 or in the
+    cell of the unknown): ``(q_0, q_1, q_2)``."""
+    q0 = q1 = q2 = 0.0
+    for k in range(p.size):
+        c = i - shift[k]
+        pk, a1, a2 = p[k], coef[k, 0], coef[k, 1]
+        q0 += pk * st[c, 0, 0] + a1 * st[c, 0, 1] + a2 * st[c, 0, 2]
+        if K > 1:
+            q1 += pk * st[c, 1, 0] + a1 * st[c, 1, 1] + a2 * st[c, 1, 2]
+            if K > 2:
+                q2 += pk * st[c, 2, 0] + a1 * st[c, 2, 1] + a2 * st[c, 2, 2]
+    return q0, q1, q2
+
+
+@_jit_inline
+def _sx_cache(J, S):
+    """Per slot of the ``X`` nodes: the node it held at the grid node before (none yet), the
+    node from which :func:`_sx_settled` sums its points (-1: not settled), and the points'
+    offsets and coefficients (:func:`_sx_settle`)."""
+    return (np.full(J, np.nan), np.full(J, -1, dtype=np.int64),
+            np.zeros((J, S), dtype=np.int64), np.zeros((J, S, 2)))
+
+
+@_jit
 def _new_jumps(g, stop, h, theta, mass, Jk, Fc, fc, y, a, qi, qc, wx, lam_t, mode, n, r,
                   combs):
     """The jumps ``J`` of ``f`` at the atoms (IR, :func:`_jump_node`: one job size of
@@ -1913,7 +1959,9 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     their cell the node is solved five times, their jumps ``J`` (:func:`_new_jumps`) from the
     solve before (as :func:`_jump_node`); also returns ``J``, ``(products, columns)``. Bends
     between the nodes (:meth:`_SXModel.bends_between`: ``bnode``, ...) add
-    :func:`_bend_shift` to the node ending their cell."""
+    :func:`_bend_shift` to the node ending their cell. An ``X`` node that keeps its slot from
+    one grid node to the next is summed from its cached cells once settled
+    (:func:`_sx_settle`, :func:`_sx_settled`)."""
     K, J = F0.size, ws.shape[1]
     st = np.zeros((M + 1, K, 3))       # row c: F_c, f_c^+, f_{c+1}^- per column
     qm = np.zeros((M + 1, K))
@@ -1929,6 +1977,7 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
     fixed = np.empty(J, dtype=np.int64)     # the X nodes whose q does not depend on f_i^-
     qf, phf, work = np.empty(J), np.empty(J), np.empty((3, J))
     half, inverse = 0.5 * h, 1.0 / h
+    held, ready, shift, coef = _sx_cache(J, s.size)
     phi0 = _phi_compiled(0.0, mode, n, r, combs)
     for k in range(K):
         st[0, k, 0] = F0[k]
@@ -1949,8 +1998,18 @@ def _march_sx_compiled(lam_t, mode, n, r, combs, h, M, F0, xs, ws, ptops, s, p, 
             for j in range(J):
                 bq[j] = at_zero[j] = 0.0
                 if ws[i, j] != 0.0:   # a piece of zero width: no contribution
-                    bq[j], at_zero[j], cq[j, 0], cq[j, 1], cq[j, 2] = _sx_point(
-                        i, h, inverse, xs[i, j], s, p, st, K, first, cells, theta, Jv)
+                    x = xs[i, j]
+                    if x != held[j]:
+                        held[j], ready[j] = x, -1
+                    elif ready[j] < 0:
+                        ready[j] = _sx_settle(i, h, inverse, x, s, p, shift[j], coef[j],
+                                              cells.size)
+                    if 0 <= ready[j] <= i:
+                        cq[j, 0], cq[j, 1], cq[j, 2] = _sx_settled(i, shift[j], coef[j], p,
+                                                                   st, K)
+                    else:
+                        bq[j], at_zero[j], cq[j, 0], cq[j, 1], cq[j, 2] = _sx_point(
+                            i, h, inverse, x, s, p, st, K, first, cells, theta, Jv)
                     jump = jump or at_zero[j] > 0.0
                     if bq[j] != 0.0:
                         moving[count] = j
@@ -2019,14 +2078,16 @@ def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs, first, 
     """``P(C > t^-)`` and ``P(C > t)`` at the grid nodes of a solution (its ``f_i^-`` known):
     ``q(w_i^- | x_j)`` by :func:`_sx_point`, the jump ``at_zero F(0)`` on the atom of ``V`` at
     0, :func:`_batch_sf_compiled`, summed with the ``X`` weights (compiled with numba; no
-    array of the nodes' ``q`` in memory); ``Js``: the jumps of ``f`` at the products between
-    the nodes (``first``, ``cells``, ``theta``: :meth:`_SXModel._jumps`)."""
+    array of the nodes' ``q`` in memory; settled ``X`` nodes from their cached cells, as in
+    :func:`_march_sx_compiled`); ``Js``: the jumps of ``f`` at the products between the nodes
+    (``first``, ``cells``, ``theta``: :meth:`_SXModel._jumps`)."""
     rows, J = ws.shape
     Jv = Js.reshape(-1, 1)
     st = np.empty((rows, 1, 3))
     st[:, 0, 0], st[:, 0, 1] = F, fp
     st[:-1, 0, 2], st[-1, 0, 2] = fm[1:], 0.0
     inverse = 1.0 / h
+    held, ready, shift, coef = _sx_cache(J, s.size)
     left, right = np.empty(rows), np.empty(rows)
     # a node's points first, then their P(C > t) side by side (_batch_sf_many)
     q, w, sf = np.empty(J), np.empty(J), np.empty(J)
@@ -2038,9 +2099,16 @@ def _sx_node_sf(h, xs, ws, ptops, s, p, F, fp, fm, F0, mds, n, r, combs, first, 
             if ws[i, j] == 0.0:
                 continue
             q[count], w[count], at_zero = 0.0, ws[i, j], 0.0
-            if i > 0:
-                _, at_zero, q[count], _, _ = _sx_point(i, h, inverse, xs[i, j], s, p, st, 1,
-                                                       first, cells, theta, Jv)
+            x = xs[i, j]
+            if x != held[j]:
+                held[j], ready[j] = x, -1
+            elif ready[j] < 0:
+                ready[j] = _sx_settle(i, h, inverse, x, s, p, shift[j], coef[j], cells.size)
+            if 0 <= ready[j] <= i:
+                q[count] = _sx_settled(i, shift[j], coef[j], p, st, 1)[0]
+            elif i > 0:
+                _, at_zero, q[count], _, _ = _sx_point(i, h, inverse, x, s, p, st, 1, first,
+                                                       cells, theta, Jv)
             if at_zero != 0.0:
                 jumped[jumps], where[jumps] = q[count] + at_zero * F0, count
                 jumps += 1
