@@ -1869,7 +1869,8 @@ def _sx_settle(i, h, inverse, x, s, p, shift, coef, products):
     one cell further at the same place. Returns the first node from which
     :func:`_sx_settled` may sum them: every point then at least one cell above the atom of
     ``V`` at 0 and two below the node (the cell of the unknown out of reach); never with
-    products between the nodes (their sawtooth) or a point within two cells of ``x s_k = 0``."""
+    products between the nodes (their sawtooth) or a point less than two cells below the node
+    (``x s_k`` under about two steps)."""
     first_row = i
     for k in range(s.size):
         u = max((i * h - x * s[k]) * inverse, -4.0e15)   # far below 0: never reached
