@@ -1180,12 +1180,14 @@ def _padded_rules(nodes: int, share: float) -> tuple[np.ndarray, np.ndarray]:
     return points, weights
 
 
-def _piece_rule(lo: np.ndarray, hi: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+def _piece_rule(lo: np.ndarray, hi: np.ndarray, nodes: int,
+                narrow: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Gauss-Legendre nodes and weights on ``[-1, 1]`` for the pieces ``[lo, hi]`` of
-    probability, ``nodes`` of them, or fewer on the pieces of :data:`_FEW_NODES`; shape
-    ``lo.shape + (nodes,)``, the slots a piece does not use of weight 0."""
+    probability, ``nodes`` of them, or fewer on the pieces of :data:`_FEW_NODES` (with
+    ``narrow=False`` only on those below its level); shape ``lo.shape + (nodes,)``, the slots a
+    piece does not use of weight 0."""
     width, level, share = _FEW_NODES
-    rule = ((hi - lo < width) | (hi <= level)).astype(np.intp)
+    rule = ((hi - lo < (width if narrow else 0.0)) | (hi <= level)).astype(np.intp)
     points, weights = _padded_rules(nodes, share)
     return np.take(points, rule, axis=0), np.take(weights, rule, axis=0)
 
