@@ -1432,6 +1432,57 @@ class HyperExponential(Distribution):
     def _stop_loss(self, y):
         return (np.exp(-y[..., None] * self.rates) / self.rates) @ self.probs
 
+    def _ppf(self, q):
+        upper = q > 0.5
+        return self._root(np.where(upper, 1.0 - q, q), upper)
+
+    def _isf(self, p):
+        return self._root(p, np.ones(np.shape(p), dtype=bool))
+
+    def _root(self, level: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """The ``x`` with ``P(X > x) = level`` where ``upper``, ``P(X <= x) = level`` elsewhere:
+        Newton's method on ``phi(x) = -log P(X > x)``, then one Newton step on the
+        probability itself.
+
+        A mixture of exponentials has a decreasing hazard rate ``phi'``, so ``phi`` is concave:
+        from below the root every Newton step stays below it and the iterates rise to it
+        (steps clipped at 0 against rounding). The start is below the root: ``P(X > x) >=
+        p_j e^(-r_j x)`` for every phase, so ``x >= (log p_j + L) / r_j`` (``L = phi(x)``).
+        About 7 steps to 4e-16. ``phi(x) = r x - log S(x)`` with ``r`` the smallest rate and
+        ``S = sum_j p_j e^(-(r_j - r) x)`` in ``[p_slowest, 1]``, through the ``expm1`` form
+        where ``S > 1/2`` (relative accuracy near 0). ``L`` itself carries an absolute
+        rounding error, which ``phi``'s flat stretches magnify (``ulp(L) / (x phi'(x))``:
+        5.6e-15 relative at the median of ``HyperExponential([0.5, 0.3, 0.2], [1e3, 1,
+        1e-3])``); the last step, on ``P(X > x) - level`` or ``level - P(X <= x)`` over the
+        density, evaluated relative to the level, removes it. The generic search
+        (:meth:`Distribution._ppf`) took 2.5 times as long, most of the time of the S&X removal
+        analysis's ``X`` nodes.
+        """
+        shape, level, upper = np.shape(level), np.ravel(level), np.ravel(upper)
+        L = np.where(upper, -np.log(level), -np.log1p(-level))
+        keep = self.probs > 0
+        p, rates = self.probs[keep], self.rates[keep]
+        slowest = rates.min()
+        d = rates - slowest
+        x = np.maximum(((np.log(p) + L[:, None]) / rates).max(axis=1), 0.0)
+        active = np.arange(x.size)
+        for _ in range(100):
+            xa = x[active]
+            e = np.exp(-xa[:, None] * d)
+            S = e @ p
+            with np.errstate(divide="ignore"):
+                log_S = np.where(S < 0.5, np.log(S), np.log1p(np.expm1(-xa[:, None] * d) @ p))
+            step = (L[active] - slowest * xa + log_S) / (slowest + (e * d) @ p / S)
+            x[active] = xa + np.maximum(step, 0.0)
+            active = active[step > 4e-16 * x[active]]
+            if not active.size:
+                break
+        density = self._pdf(x)
+        miss = np.where(upper, self._sf(x) - level, level - self._cdf(x))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = np.where(density > 0, np.maximum(x + miss / density, 0.0), x)
+        return x.reshape(shape)
+
     def _moment(self, k):
         return math.factorial(k) * math.fsum(self.probs * self.rates**-float(k))
 
