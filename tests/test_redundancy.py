@@ -70,6 +70,34 @@ def test_ir_exponential_mean_series(lam, d):
     assert redundancy.ir_exponential_mean(2.0 * lam, 2.0, d) == pytest.approx(exact, rel=1e-12)
 
 
+@pytest.mark.parametrize(("d", "rho", "ref"), [
+    (4, 0.999, 2.1571780188826737433),
+    (4, 0.999999999, 6.7593613359061314601),
+    (6, 0.998, 1.188217649758687348),
+    (16, 0.999, 0.45403099709350974993),
+    (3, 1 - 1e-12, 13.508668799527137145),
+    (20, 0.999999, 0.72274363978449314591),
+])
+def test_ir_exponential_mean_near_load_one(d, rho, ref):
+    """Near load 1 (the logarithmic case ``c - a - b = 0`` of ``2F1(1, a; a + 1; rho)``)
+    ``scipy.special.hyp2f1`` gave negative means (-8.33 for 2.157 at ``d = 4``, ``rho =
+    0.999``; 60 of 152 systems with ``d`` in 2..20 at loads from 0.998 on). References: the
+    integral of the tail the method states, mpmath at 40 digits, independent of ``2F1``::
+
+        e = mpf(d) / (d - 1); t0 = -log(1 - rho) / (d - 1)
+        sf = lambda t: exp(-e * log1p((1 - rho) * expm1((d - 1) * t)))
+        quad(sf, [0, t0/4, t0/2, 3*t0/4, t0, t0+1, t0+5, t0+20, t0+80, inf])
+    """
+    assert redundancy.ir_exponential_mean(rho, 1.0, d) == pytest.approx(ref, rel=1e-14)
+    p = qt.analyze(qt.System(qt.RedundancyD(d), qt.IR(qt.Exponential(1.0)), rho))
+    assert p.stable and p.mean == pytest.approx(ref, rel=1e-14)
+    # positive and increasing in the load for every d, up to 1 - 1e-12
+    for replicas in range(2, 21):
+        means = [redundancy.ir_exponential_mean(r, 1.0, replicas)
+                 for r in (0.9, 0.99, 0.998, 0.999, 1 - 1e-6, 1 - 1e-9, 1 - 1e-12)]
+        assert means[0] > 1.0 / replicas and np.all(np.diff(means) > 0)
+
+
 def test_ir_exponential_d2_closed_form_and_instability():
     rho = 0.7
     assert redundancy.ir_exponential_mean(rho, 1.0, 2) == pytest.approx(
