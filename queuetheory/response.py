@@ -262,6 +262,10 @@ class ResponseLaw(Distribution):
         """
         arr = _checks.probability_level("p", p)
         if self._precision(precision, full_output) is None:
+            if np.any(1.0 - arr == 1.0):
+                raise ValueError(f"p must be at least 2**-53 (about 1.1e-16) in double "
+                                 f"precision, where 1 - p rounds to 1; got {p!r} (smaller tail "
+                                 f"levels: precision=, where the law has a high-precision path)")
             return self.ppf(1.0 - arr, full_output=full_output)
         with mpmath.workdps(precision):
             levels = np.array([1 - mpmath.mpf(float(v)) for v in arr.ravel()], dtype=object)
@@ -655,10 +659,12 @@ class ResponseTime(ResponseLaw):
         outside = 1.0 if upper else 0.0
         out, err = np.full(flat.size, outside), np.zeros(flat.size)
         if self.stable:
-            inner = (flat >= self._lower) & (flat > 0) & np.isfinite(flat)
-            out[np.isinf(flat)] = 1.0 - outside
+            # times below transforms._T_TINY read as 0, as transforms.invert_cdf does (the
+            # inversion's abscissae overflow at subnormal t)
+            inner = (flat >= self._lower) & (flat >= transforms._T_TINY) & np.isfinite(flat)
+            out[flat == math.inf] = 1.0 - outside   # -inf: outside, as any t < 0
             if self._lower == 0:
-                zero = flat == 0
+                zero = (flat >= 0) & (flat < transforms._T_TINY)
                 atom = self._atom_at_zero()
                 out[zero] = 1.0 - atom if upper else atom
             if inner.any():
@@ -680,9 +686,13 @@ class ResponseTime(ResponseLaw):
             if self._hint is not None:
                 # Markov's inequality P(T > t) <= E[T] / t, a hard bound the noise cannot break
                 positive = flat > 0
-                bound = self._mean / flat[positive]
+                with np.errstate(over="ignore"):   # at subnormal t: no bound
+                    bound = self._mean / flat[positive]
                 out[positive] = (np.minimum(out[positive], bound) if upper
                                  else np.maximum(out[positive], 1.0 - bound))
+                # the value and the truth both lie within the bound: so does the error (far
+                # out the inversion's own estimate reached 1: RIQ(2) at t = 1e17)
+                err[positive] = np.minimum(err[positive], bound)
             # monotone in x within one call: a later value that noise lifted above an earlier
             # one (both within their error estimates) takes the earlier value, and the larger
             # of the two error estimates
@@ -877,7 +887,9 @@ class ResponseTime(ResponseLaw):
         converged at ``1 - 1e-12`` for M/M/1 at load 0.9)."""
         if not self.stable:
             return mpmath.inf
-        start, error = self._fast_quantile(np.array([float(q)]))
+        # a level within 2^-53 of 1 rounds to 1 in double precision: the fast root of the
+        # largest level below 1 starts the bracket, which widens to the root
+        start, error = self._fast_quantile(np.array([min(float(q), 1.0 - 2.0**-53)]))
         t0 = mpmath.mpf(float(start[0]))
         if t0 == 0:
             return t0

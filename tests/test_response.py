@@ -2,6 +2,7 @@
 
 import math
 import pickle
+import warnings
 
 import mpmath
 import numpy as np
@@ -34,6 +35,56 @@ def test_negative_times(mm1):
     assert mm1.cdf(-1.0) == 0.0
     assert mm1.sf(-1.0) == 1.0
     assert np.array_equal(mm1.cdf([-2.0, -0.5]), [0.0, 0.0])
+    # -inf is a time below 0 too: it read as +inf, cdf 1, and the monotone pass then lifted
+    # every finite entry of the call to 1 (found by a fuzzing helper)
+    assert mm1.cdf(-np.inf) == 0.0 and mm1.sf(-np.inf) == 1.0
+    t = np.array([-np.inf, 0.5, 2.0, np.inf])
+    np.testing.assert_allclose(mm1.cdf(t), [0.0, *-np.expm1(-RATE * t[1:3]), 1.0], atol=1e-10)
+    np.testing.assert_allclose(mm1.sf(t), [1.0, *np.exp(-RATE * t[1:3]), 0.0], rtol=1e-8)
+
+
+_EVERY_PATH = [(policy, runtime) for policy in (
+    qt.Random(), qt.RIQ(2), qt.Threshold(2, 0), qt.RedundancyD(2), qt.MDS(2, 1),
+    qt.MDS(2, 1, remove=False), qt.Replication(2, 2)) for runtime in (
+    qt.IR(qt.Erlang(2, 2.0)), qt.SX(qt.Exponential(1.0), qt.Discrete([1.0, 3.0], [0.5, 0.5])))]
+_EVERY_PATH.append((qt.MDS(2, 1), qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 3.0))))
+
+
+@pytest.mark.parametrize(("policy", "runtime"), _EVERY_PATH)
+def test_extreme_times_of_every_policy(policy, runtime):
+    """``cdf``/``sf`` at ``-inf``, ``+inf``, huge and subnormal times beside finite ones, for
+    every analysed path: the finite entries as without them, 0 and 1 at the ends, 1 and 0 far
+    out, the atom at 0 (here none) at subnormal times. Found by a fuzzing helper: ``-inf``
+    read as ``+inf`` (Random, RIQ, Threshold: every entry of the call became 1); times with
+    ``t / h`` beyond 2^63 cast to a negative cell (IndexError, or the wrong cell, on the
+    grid laws; on the continuous-slowdown law the density's line past the horizon grew to
+    1e256 at t = 1e300 and read 0); subnormal times overflowed the inversion's abscissae (a
+    ValueError about ``s``)."""
+    law = qt.analyze(qt.System(policy, runtime, 0.2)).response_time
+    t = np.array([0.5, 2.0])
+    cdf, sf = law.cdf(t), law.sf(t)
+    np.testing.assert_array_equal(law.cdf(np.array([-np.inf, *t, np.inf])), [0.0, *cdf, 1.0])
+    np.testing.assert_array_equal(law.sf(np.array([-np.inf, *t, np.inf])), [1.0, *sf, 0.0])
+    with warnings.catch_warnings():
+        # nor an estimate of error 1 for the 1 far out (Markov's bound bounds it)
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("error", qt.AccuracyWarning)
+        far, tiny = np.array([1e17, 1e18, 1e30, 1e300]), np.array([5e-324, 1e-310])
+        np.testing.assert_array_equal(law.cdf(far), 1.0)
+        np.testing.assert_array_equal(law.sf(far), 0.0)
+        np.testing.assert_array_equal(law.cdf(tiny), 0.0)
+        np.testing.assert_array_equal(law.sf(tiny), 1.0)
+
+
+def test_isf_below_the_double_precision_levels():
+    """``isf(p)`` for ``p`` below 2^-53 (``1 - p`` rounds to 1): a ValueError naming ``p`` in
+    double precision (it had named ``q = 1.0``, a parameter the user did not pass); with
+    ``precision=`` the quantile, M/M/1 (``T ~ Exp(1/2)``): ``-2 log p``."""
+    law = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
+    with pytest.raises(ValueError, match="p must be at least 2..-53"):
+        law.isf(1e-17)
+    value = law.isf(1e-17, precision=30)
+    assert value == pytest.approx(-2 * mpmath.log(mpmath.mpf(1e-17)), rel=1e-25)
 
 
 def test_high_precision_path(mm1):

@@ -2162,8 +2162,9 @@ def _q_at(sol: _Solution, R: Distribution, t: np.ndarray, kinks: tuple = (),
     their quadrature. The times are taken a block at a time (``_Q_AT_VALUES`` points)."""
     h, M = sol.h, sol.F.size - 1
     t = np.asarray(t, dtype=float)
-    j = np.minimum((t / h).astype(np.intp), M)
-    first = np.minimum((np.maximum(t - one, 0.0) // h).astype(np.intp), j)
+    # in floating point before the cast (t / h beyond 2^63 cast to a negative index)
+    j = np.minimum(t / h, M).astype(np.intp)
+    first = np.minimum(np.maximum(t - one, 0.0) // h, j).astype(np.intp)
     base = np.where(first > 0, sol.F[first] - sol.F0, 0.0)
     cuts = np.asarray(kinks, dtype=float)
     f_end = np.append(sol.f_left[1:], 0.0)   # f at the right end of each cell
@@ -2179,11 +2180,14 @@ def _q_at(sol: _Solution, R: Distribution, t: np.ndarray, kinks: tuple = (),
         edges = np.sort(np.concatenate(
             [edges, np.where((inner > h * start) & (inner < ti), inner, ti)], axis=1), axis=1)
         lo, hi = edges[:, :-1], edges[:, 1:]
-        cell = np.clip(np.floor(0.5 * (lo + hi) / h).astype(np.intp), start, stop)
+        cell = np.clip(np.floor(0.5 * (lo + hi) / h), start, stop).astype(np.intp)
         fa, fb = sol.f_right[cell], f_end[cell]
         half = 0.5 * (hi - lo)
         v = 0.5 * (lo + hi)[..., None] + half[..., None] * _GL_NODES
-        f = fa[..., None] + (fb - fa)[..., None] * (v - (h * cell)[..., None]) / h
+        # f linear in each cell; 0 (exactly: fa - fa) beyond the cell after the horizon (a
+        # time far out: its last piece reaches t, where the line had grown to 1e256)
+        frac = np.minimum((v - (h * cell)[..., None]) / h, 1.0)
+        f = fa[..., None] + (fb - fa)[..., None] * frac
         g = R._cdf_all(np.maximum(ti[..., None] - v, 0.0).ravel()).reshape(v.shape)
         out[a:a + rows] += (f * g * (half[..., None] * _GL_WEIGHTS)).sum(axis=(1, 2))
     return out
