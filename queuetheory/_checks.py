@@ -29,6 +29,24 @@ def stable_load(load: float) -> bool:
     return bool(load < 1.0 - LOAD_TOLERANCE)
 
 
+MAX_POLLED = 100_000
+"""Most servers one arrival (job or batch) may involve in an analysis: ``d``, ``n + m`` or
+``n d`` (beyond, sums over the polled servers and their binomial laws leave the floats or
+run for minutes: ``RedundancyD(2**70)`` had raised OverflowError, ``RIQ(10**7)`` run for
+minutes; RIQ at ``d = 10**5``: about 10 s)."""
+
+
+def analysable(policy) -> None:
+    """Raise a ValueError if ``policy`` involves more than :data:`MAX_POLLED` servers per
+    arrival (the analysis's bound; the policy itself is valid, and ``qt.simulate`` takes it
+    on enough servers)."""
+    if policy.polled > MAX_POLLED:
+        raise ValueError(f"{policy.label()} involves {policy.polled} servers per arrival; the "
+                         f"analysis takes at most {MAX_POLLED} (d, n + m or n d: it sums over "
+                         f"the numbers of polled servers in each state); the k -> infinity "
+                         f"limit also assumes far fewer than k")
+
+
 def positive(name: str, value: float) -> float:
     """Return ``value`` as a float, or raise if it is not a finite number > 0."""
     v = _real(name, value)
@@ -45,20 +63,22 @@ def nonnegative(name: str, value: float) -> float:
     return v
 
 
-def positive_int(name: str, value: int, minimum: int = 1) -> int:
-    """Return ``value`` as an int, or raise if it is not an integer >= ``minimum``.
+def positive_int(name: str, value: int, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int, or raise if it is not an integer >= ``minimum`` (and <=
+    ``maximum``, if given).
 
     numpy integer scalars, 0-d integer arrays and integral floats are accepted; booleans and
     strings are not.
     """
     value = _scalar(value)
+    allowed = f">= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+            raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
     return int(value)
 
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import __version__, slowdowns
+from . import __version__, _checks, slowdowns
 from .compare import Comparison, compare
 from .distributions import (
     Deterministic,
@@ -45,12 +45,22 @@ class _OptionError(ValueError):
         super().__init__(f"{option}: {message}")
 
 
-def _floats(option: str, text: str) -> list[float]:
+def _items(option: str, text: str) -> list[str]:
+    """The comma-separated items of ``text``; an empty one (``0.5,,0.6``, ``riq,``) is an
+    error, not skipped."""
     parts = [v.strip() for v in text.split(",")]
-    if not any(parts):
+    if any(parts) and not all(parts):
+        raise _OptionError(option, f"an empty item in {text!r} (items are separated by one "
+                                   f"comma)")
+    return parts if any(parts) else []
+
+
+def _floats(option: str, text: str) -> list[float]:
+    parts = _items(option, text)
+    if not parts:
         raise _OptionError(option, "give at least one number, e.g. 0.5 or 0.3,0.5,0.7")
     try:
-        values = [float(v) for v in parts if v]
+        values = [float(v) for v in parts]
     except ValueError:
         raise _OptionError(option, f"expected comma-separated numbers, got {text!r}") from None
     if not all(math.isfinite(v) for v in values):
@@ -58,18 +68,27 @@ def _floats(option: str, text: str) -> list[float]:
     return values
 
 
+_MAX_VALUES = 1000
+"""Most values an integer option (``--d``) takes: each is a row of the table (``--d
+1-100000000`` had filled 4 GB before failing)."""
+
+
 def _ints(option: str, text: str) -> list[int]:
     """``"1-5"`` or ``"1,2,10"`` -> a list of positive integers."""
     out: list[int] = []
     try:
-        for part in (p.strip() for p in text.split(",")):
+        for part in _items(option, text):
             if "-" in part[1:]:
                 lo, hi = (int(v) for v in part.split("-", 1))
                 if lo > hi:
                     raise _OptionError(option, f"range {part} is empty (write low-high with "
                                                f"low <= high, e.g. 1-5)")
+                if hi - lo >= _MAX_VALUES or hi > _checks.MAX_POLLED:
+                    raise _OptionError(option, f"range {part} is too large (at most "
+                                               f"{_MAX_VALUES} values, each <= "
+                                               f"{_checks.MAX_POLLED})")
                 out.extend(range(lo, hi + 1))
-            elif part:
+            else:
                 out.append(int(part))
     except ValueError as exc:
         if isinstance(exc, _OptionError):
@@ -78,8 +97,10 @@ def _ints(option: str, text: str) -> list[int]:
             from None
     if not out:
         raise _OptionError(option, "give at least one integer, e.g. 2 or 1-5")
-    if min(out) < 1:
-        raise _OptionError(option, f"values must be integers >= 1, got {text!r}")
+    if min(out) < 1 or max(out) > _checks.MAX_POLLED or len(out) > _MAX_VALUES:
+        raise _OptionError(option, f"values must be integers >= 1 and <= "
+                                   f"{_checks.MAX_POLLED} (at most {_MAX_VALUES} of them), got "
+                                   f"{text!r}")
     return out
 
 
@@ -222,7 +243,7 @@ _OPTIONS = {"arrival_rate": "--rate", "servers": "--servers", "jobs": "--jobs",
 
 
 def _run(args) -> tuple[Comparison, dict]:
-    names = [p.strip() for p in args.policy.split(",") if p.strip()]
+    names = _items("--policy", args.policy)
     if not names:
         raise _OptionError("--policy", "give at least one policy, e.g. random,riq")
     for name in names:

@@ -178,8 +178,7 @@ def smallest_matching_code(n: int, d: int, runtime: RuntimeModel, arrival_rate: 
     if not isinstance(runtime, RuntimeModel):
         raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
     lam = _checks.positive("arrival_rate", arrival_rate)
-    if not isinstance(remove, bool):
-        raise ValueError(f"remove must be True or False, got {remove!r}")
+    remove = _checks.boolean("remove", remove)
     q = float(_checks.probability_level("percentile", percentile))
     method = "analysis" if method is None else method
     if method not in ("analysis", "simulation"):

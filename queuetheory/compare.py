@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 
@@ -192,6 +193,17 @@ def _systems(runtime, rate, policies, d, servers, remove) -> list[System]:
     return systems
 
 
+
+def _items(name: str, value, what: str, single: type | tuple = ()) -> list:
+    """``value`` as a list: a number (a numpy scalar or 0-d array too) or a ``single`` as one
+    item, a sequence as its items; anything else a ValueError naming ``name``."""
+    value = _checks._scalar(value)
+    if isinstance(value, numbers.Number | np.generic) or (single and isinstance(value, single)):
+        return [value]
+    if isinstance(value, str | bytes | dict) or not isinstance(value, Iterable):
+        raise ValueError(f"{name} must be one of {what} or a sequence of them, got {value!r}")
+    return list(value)
+
 def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
             policies: Sequence[str | Policy] = ("random", "riq", "redundancy"),
             d: Sequence[int] = (2, 3, 5), quantiles: Sequence[float] = (0.95, 0.99),
@@ -262,17 +274,18 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
     >>> [(row["arrival_rate"], row["d"]) for row in sweep.rows]
     [(0.3, 2), (0.3, 3), (0.6, 2), (0.6, 3)]
     """
-    rates = ([arrival_rate] if isinstance(arrival_rate, int | float | np.number)
-             else list(arrival_rate))
+    rates = _items("arrival_rate", arrival_rate, "numbers")
     if not rates:
         raise ValueError("arrival_rate must be a number or a non-empty sequence of numbers")
-    policies = [policies] if isinstance(policies, str | Policy) else list(policies)
-    d = [d] if isinstance(d, int | np.integer) else list(d)
+    policies = _items("policies", policies, "policies (names or Policy objects)",
+                      single=str | Policy)
+    d = _items("d", d, "integers")
     if not policies:
         raise ValueError("policies must name at least one policy")
     if not d and any(isinstance(p, str) and policy_class(p)[0].uses_d for p in policies):
         raise ValueError("d must hold at least one degree of redundancy")
-    quantiles = [float(_checks.probability_level("quantiles", q)) for q in quantiles]
+    quantiles = [float(_checks.probability_level("quantiles", q))
+                 for q in _items("quantiles", quantiles, "levels in (0, 1)")]
     level = float(_checks.probability_level("confidence", confidence))
     if remove is not None and not isinstance(remove, bool | np.bool_):
         raise ValueError(f"remove must be True, False or None, got {remove!r}")

@@ -422,7 +422,10 @@ def policy_class(name: str) -> tuple[type[Policy], int | None]:
     """
     if not isinstance(name, str):
         raise ValueError(f"name must be a policy name (a string such as 'riq'), got {name!r}")
-    kind, _, arg = name.strip().lower().partition(":")
+    kind, colon, arg = name.strip().lower().partition(":")
+    if colon and not arg.strip():
+        raise ValueError(f"policy {name!r}: give the number after ':' (e.g. {kind}:2), or "
+                         f"leave out the ':'")
     try:
         number = int(arg) if arg else None
     except ValueError:

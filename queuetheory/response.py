@@ -241,8 +241,9 @@ class ResponseLaw(Distribution):
         array([1.38629436, 9.21034037])
         """
         arr = _checks.probability_level("q", q)
-        if self._precision(precision, full_output) is not None:
-            return self._quantile_mp(arr.astype(object), precision)
+        digits = self._precision(precision, full_output)
+        if digits is not None:
+            return self._quantile_mp(arr.astype(object), digits)
         values, errors = self._fast_quantile(arr.ravel(), full_output)
         return self._finish(values, errors, arr.shape, full_output, "quantiles")
 
@@ -261,7 +262,8 @@ class ResponseLaw(Distribution):
         9.21034
         """
         arr = _checks.probability_level("p", p)
-        if self._precision(precision, full_output) is None:
+        precision = self._precision(precision, full_output)
+        if precision is None:
             if np.any(1.0 - arr == 1.0):
                 raise ValueError(f"p must be at least 2**-53 (about 1.1e-16) in double "
                                  f"precision, where 1 - p rounds to 1; got {p!r} (smaller tail "
@@ -322,7 +324,8 @@ class ResponseLaw(Distribution):
         (0.102587, 5.991465)
         """
         c = float(_checks.probability_level("confidence", confidence))
-        if self._precision(precision, full_output) is not None:
+        precision = self._precision(precision, full_output)
+        if precision is not None:
             with mpmath.workdps(precision):
                 half = (1 - mpmath.mpf(c)) / 2
                 levels = np.array([half, 1 - half], dtype=object)
@@ -362,7 +365,9 @@ class ResponseLaw(Distribution):
 
     # ------------------------------------------------------------------------ the contract
     def _precision(self, precision, full_output: bool) -> int | None:
-        """``precision`` checked (``None``, or digits in [15, 1000] with a high-precision path)."""
+        """``precision`` checked (``None``, or digits in [15, 1000] with a high-precision path),
+        and ``full_output`` (a bool)."""
+        full_output = _checks.boolean("full_output", full_output)
         if precision is None:
             return None
         precision = transforms._precision(precision)
@@ -383,7 +388,8 @@ class ResponseLaw(Distribution):
         arr = _checks.real_array("x", x)
         if np.any(np.isnan(arr)):
             raise ValueError(f"x must not contain NaN, got {x!r}")
-        if self._precision(precision, full_output) is not None:
+        precision = self._precision(precision, full_output)
+        if precision is not None:
             return self._distribution_mp(arr, precision, upper)
         values, errors = self._fast_distribution(arr.ravel(), upper, full_output)
         return self._finish(values, errors, arr.shape, full_output, "tail" if upper else "CDF")

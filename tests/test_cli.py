@@ -136,6 +136,13 @@ BAD = [
     (["--d", "5-1"], "--d", "empty"),
     (["--d", "0"], "--d", ">= 1"),
     (["--d", "a"], "--d", "integers"),
+    # found by a fuzzing helper: 4 GB then "internal error (MemoryError)"; silently accepted
+    (["--d", "1-100000000"], "--d", "too large"),
+    (["--d", "100001"], "--d", "<= 100000"),
+    (["--policy", "mds:"], "--policy", "give the number after ':'"),
+    (["--policy", "threshold:"], "--policy", "give the number after ':'"),
+    (["--policy", "riq,"], "--policy", "an empty item"),
+    (["--rate", "0.5,,0.6"], "--rate", "an empty item"),
     (["--rate", ""], "--rate", "at least one"),
     (["--rate", "x"], "--rate", "comma-separated numbers"),
     (["--rate", "-0.5"], "--rate", "> 0"),

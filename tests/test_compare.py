@@ -4,6 +4,7 @@ import math
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 import queuetheory as qt
@@ -172,6 +173,17 @@ def test_bad_input(mm1):
         qt.compare(mm1, 0.5, policies=["riq"], d=[])
     with pytest.raises(ValueError, match="workers or executor"):
         qt.compare(mm1, 0.5, workers=2, executor=ThreadPoolExecutor(1))
+    # a scalar where a sequence is taken, or something else (a fuzzing helper: TypeError)
+    for kwargs, name in [({"quantiles": None}, "quantiles"), ({"d": None}, "d"),
+                         ({"policies": None}, "policies"), ({"d": "2"}, "d")]:
+        with pytest.raises(ValueError, match=name):
+            qt.compare(mm1, 0.5, **kwargs)
+    with pytest.raises(ValueError, match="arrival_rate"):
+        qt.compare(mm1, None)
+    one = qt.compare(mm1, 0.5, policies="riq", d=2, quantiles=0.9)
+    same = qt.compare(mm1, np.array(0.5), policies=["riq"], d=np.int64(2),
+                      quantiles=np.float64(0.9))
+    assert one.to_csv() == same.to_csv() and len(one.rows) == 1
 
 
 def test_process_pool_gives_the_serial_numbers(mm1, monkeypatch):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import pickle
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -1876,3 +1877,19 @@ def _exponential_part(law):
         elif isinstance(part, qt.HyperExponential):
             out += [(weight * p, r) for p, r in zip(part.probs, part.rates)]
     return out
+
+
+@pytest.mark.parametrize(("k", "rate"), [(10**9, 1e9), (10**11, 4.691e11), (10**4, 1e4)])
+def test_erlang_moments_of_a_large_shape(k, rate):
+    """``E[X^n] = k (k + 1) ... (k + n - 1) / rate^n`` as a product: the difference of
+    log-gamma functions had cancelled (``Erlang(10**9, 1e9)``: mean 1 + 7.6e-7, and the load
+    of every system built on it as far off; ``10**11``: 3.1e-4; found by a fuzzing helper).
+    Reference: the same product in exact rationals (``Fraction``), rounded once."""
+    E = qt.Erlang(k, rate)
+    exact = [Fraction(1)]
+    for i in range(3):
+        exact.append(exact[-1] * (k + i) / Fraction(rate))
+    for n in (1, 2, 3):
+        assert E.moment(n) == pytest.approx(float(exact[n]), rel=4e-16)
+    p = qt.analyze(qt.System(qt.Random(), qt.IR(E), 0.5 / E.mean()))
+    assert p.system.load == pytest.approx(0.5, rel=1e-15)

@@ -15,8 +15,10 @@ region of the parameter space is fixed or excluded here with its reason, never l
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
+import mpmath
 import numpy as np
 import pytest
 from conftest import batch_tasks
@@ -377,7 +379,9 @@ bad_ints = st.one_of(st.integers(max_value=0), st.floats(0.5, 10.5).filter(lambd
 INT_CONSTRUCTORS = {
     "d": lambda v: qt.RIQ(v),
     "k": lambda v: qt.Erlang(v, 1.0),
-    "servers": lambda v: qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5, servers=v),
+    # (None is valid here: the k -> infinity limit)
+    "servers": lambda v: qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5,
+                                   servers=0 if v is None else v),
     "i": lambda v: qt.Exponential(1.0).minimum(v),
     "size": lambda v: qt.Exponential(1.0).sample(size=v if v != 0 else -1),
 }
@@ -396,3 +400,42 @@ def test_bad_integer_parameters_raise_value_error_naming_them(name, value):
 def test_bad_levels_raise_value_error(q):
     with pytest.raises(ValueError, match="q must"):
         qt.Erlang(2, 1.0).ppf(q)
+
+
+# -- found by a fuzzing helper (session 26): each a TypeError, OverflowError, a numba typing
+#    error or a run without end before; now a ValueError naming the parameter, or the answer
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: qt.analyze(qt.System(qt.RedundancyD(2**70), qt.IR(qt.Erlang(2, 2.0)), 0.5)),
+     "at most 100000"),
+    (lambda: qt.analyze(qt.System(qt.MDS(2**70, 1, False), qt.IR(qt.Exponential(1.0)), 0.1)),
+     "at most 100000"),
+    (lambda: qt.stability_frontier(qt.IR(qt.Erlang(2, 2.0)), d=2**70), "at most 100000"),
+    (lambda: qt.stability_frontier(qt.IR(qt.Erlang(2, 2.0)), d=10**308), "at most 100000"),
+    (lambda: qt.stability_frontier(qt.IR(qt.Erlang(2, 2.0)), d=2, full_output="abc"),
+     "full_output must be True or False"),
+    (lambda: qt.smallest_matching_code(2**70, 2, qt.IR(qt.Exponential(1.0)), 0.3),
+     "at most 100000"),
+    (lambda: qt.Mixture(None, [1.0]), "components must be a sequence"),
+    (lambda: qt.Mixture(np.array(2.0), [1.0]), "components must be a sequence"),
+    (lambda: qt.Erlang(2, 2.0).moment(2**70), "k must be an integer >= 1 and <= 10000"),
+    (lambda: qt.Exponential(1.0).moment(10**6), "k must be an integer >= 1 and <= 10000"),
+    (lambda: qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5))
+     .response_time.ppf(0.5, full_output="abc"), "full_output must be True or False"),
+])
+def test_bad_input_found_by_fuzzing(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
+
+
+def test_numpy_scalars_and_integral_floats_found_by_fuzzing():
+    """Valid numbers in other types: an integral float as ``precision`` (a TypeError deep in
+    the quantile search), a 0-d array as the accuracy goal, numpy bools as ``remove``."""
+    law = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
+    exact = law.ppf(0.5, precision=20)   # T ~ Exp(1/2): 2 log 2
+    assert exact == pytest.approx(2 * mpmath.log(2), rel=1e-19)
+    assert law.ppf(0.5, precision=20.0) == exact == law.ppf(0.5, precision=np.float64(20))
+    with qt.accuracy_goal(np.array(1e-3)):
+        coarse = qt.analyze(qt.System(qt.MDS(2, 1), qt.IR(qt.Erlang(2, 2.0)), 0.3))
+    assert "coarser goal 0.001" in coarse.method
+    code = qt.smallest_matching_code(2, 2, qt.IR(qt.Exponential(1.0)), 0.3, remove=np.False_)
+    assert code.remove is False and code.m == 1

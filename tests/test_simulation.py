@@ -644,6 +644,12 @@ def test_upward_trend_is_reported_unstable():
     (dict(confidence=1.0), "confidence"),
     (dict(workers=0), "workers"),
     (dict(workers=2, executor=ThreadPoolExecutor(1)), "workers or executor"),
+    # a fuzzing helper: OverflowError, or a run without end; flags taken by truthiness
+    (dict(jobs=2**70), "jobs must be an integer >= 1 and <= "),
+    (dict(replications=2**70), "replications"),
+    (dict(warmup=2**70), "warmup"),
+    (dict(samples="abc"), "samples must be True or False"),
+    (dict(progress=object()), "progress must be True or False"),
 ])
 def test_bad_input(kwargs, word):
     system = _facebook_system(qt.RIQ(3))

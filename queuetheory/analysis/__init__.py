@@ -9,6 +9,9 @@ import numbers
 import warnings
 from collections.abc import Callable, Iterator
 
+import numpy as np
+
+from .. import _checks
 from ..policies import nearest
 from ..prediction import AccuracyWarning, Prediction
 from ..response import _WARN_RELATIVE
@@ -81,10 +84,11 @@ def accuracy_goal(relative: float) -> Iterator[None]:
     >>> quick.errors["mean"] <= 1e-3 * quick.mean
     True
     """
-    if isinstance(relative, bool) or not (isinstance(relative, numbers.Real)
-                                          and 0 < relative < 1):
+    value = _checks._scalar(relative)   # numpy scalars and 0-d arrays as numbers
+    if isinstance(value, bool | np.bool_) or not (isinstance(value, numbers.Real)
+                                                 and 0 < value < 1):
         raise ValueError(f"relative must be a number in (0, 1), got {relative!r}")
-    token = _REQUESTED.set(max(float(relative), GOAL))
+    token = _REQUESTED.set(max(float(value), GOAL))
     try:
         yield
     finally:
@@ -250,6 +254,7 @@ def predict(system: System) -> Prediction:
     # looked up along the class hierarchy, as the policy's kernel and stability facts are
     # inherited: a subclass of RIQ is analysed as RIQ
     found = nearest(_HANDLERS, system.policy)
+    _checks.analysable(system.policy)
     if found is None:
         raise NotImplementedError(f"no analysis of {system.policy.label()} yet; use qt.simulate")
     prediction = found[1](system)

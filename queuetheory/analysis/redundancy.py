@@ -503,7 +503,9 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     """
     if not isinstance(runtime, RuntimeModel):
         raise ValueError(f"runtime must be qt.SX(X, S) or qt.IR(R), got {runtime!r}")
+    full_output = _checks.boolean("full_output", full_output)
     if isinstance(d, MDS | Replication):
+        _checks.analysable(d)
         value, error = _batch_frontier(runtime, d)
         return (value, error) if full_output else value
     if isinstance(d, RedundancyD):
@@ -511,6 +513,7 @@ def stability_frontier(runtime: RuntimeModel, d: int | Policy, *, points: int = 
     elif isinstance(d, Policy):
         raise ValueError(f"policy must be qt.RedundancyD, qt.MDS or qt.Replication, got {d!r}")
     d = _checks.positive_int("d", d)
+    _checks.analysable(RedundancyD(d))
     points = _checks.positive_int("points", points, minimum=50)
     if _is_ir_exponential(runtime):
         value, error = float(runtime.R.rate), 0.0

@@ -45,18 +45,6 @@ def _binomial_weights(n: int, p: float, q: float | None = None) -> list[float]:
             for j in range(n + 1)]
 
 
-_MAX_D = 100_000
-"""Largest ``d`` analysed: the fixed point sums over the ``d`` possible numbers of idle polled
-servers at every iteration (about 10 s at ``d = 10**5``)."""
-
-
-def _check_d(d: int) -> None:
-    if d > _MAX_D:
-        raise ValueError(f"d must be <= {_MAX_D} for the RIQ analysis (it sums over the d + 1 "
-                         f"possible numbers of idle polled servers), got d = {d}; the "
-                         f"k -> infinity limit also assumes d << k")
-
-
 def _first_service_moment(model, d: int, idle: float, k: int,
                           busy: float | None = None) -> float:
     """``E[B_e^k]`` given the idle fraction ``idle = 1 - b`` (and ``busy = b`` where known to
@@ -88,7 +76,7 @@ def _busy_state(system: System, free=None) -> tuple[float, float, float, object,
     system."""
     model, lam = system.runtime, system.arrival_rate
     d = system.policy.polled
-    _check_d(d)
+    _checks.analysable(system.policy)
     rho = system.load
     if not _checks.stable_load(rho):
         return 1.0, 0.0, lam, 0.0, True
@@ -133,7 +121,7 @@ def analyze_riq(system: System, *, free=None) -> Prediction:
     arrival rate's float does (a batch's task rate ``N lam / n``)."""
     policy, model = system.policy, system.runtime
     d = policy.polled
-    _check_d(d)
+    _checks.analysable(policy)
     if d == 1:
         method = (f"Random, {model.name} runtimes: M/G/1 Pollaczek-Khinchine, exact for any "
                   f"number of servers (random routing makes each server an M/G/1 queue)")

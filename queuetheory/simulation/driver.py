@@ -24,6 +24,11 @@ __all__ = ["simulate"]
 MIN_LANES_PER_TASK = 32
 
 
+MAX_JOBS = 10**13
+"""Most jobs (and warm-up jobs) per replication :func:`simulate` takes (about a day's run)."""
+MAX_REPLICATIONS = 10**6
+"""Most replications :func:`simulate` takes."""
+
 def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
              replications: int = 32, seed: int | None = None, *, warmup: int | None = None,
              workers: int | None = None, executor: Executor | None = None,
@@ -192,10 +197,15 @@ def simulate(system: System, servers: int | None = None, jobs: int = 100_000,
         servers = system.servers
     servers = _checks.positive_int("servers", servers)
     system = system.replace(servers=servers)  # System checks servers >= policy.polled
-    jobs = _checks.positive_int("jobs", jobs)
-    replications = _checks.positive_int("replications", replications, minimum=2)
+    # (bounds far beyond any run that ends: 2**70 had raised OverflowError, or run on)
+    jobs = _checks.positive_int("jobs", jobs, maximum=MAX_JOBS)
+    replications = _checks.positive_int("replications", replications, minimum=2,
+                                        maximum=MAX_REPLICATIONS)
     if warmup is not None:
-        warmup = _checks.positive_int("warmup", warmup, minimum=0)
+        warmup = _checks.positive_int("warmup", warmup, minimum=0, maximum=MAX_JOBS)
+    samples = _checks.boolean("samples", samples)
+    if progress is not None:
+        progress = _checks.boolean("progress", progress)
     level = float(_checks.probability_level("confidence", confidence))
     if workers is not None and executor is not None:
         raise ValueError("give workers or executor, not both")
