@@ -672,3 +672,22 @@ def test_result_reporting():
     assert d["p99_ci"][0] <= d["p99"] <= d["p99_ci"][1]
     assert "batch completion" in sim.describe()
     assert sim.quantile_resolution == pytest.approx(10 ** 0.001 - 1)
+
+
+@pytest.mark.parametrize("policy", [qt.Random(), qt.RIQ(2), qt.Threshold(2, 1), qt.RedundancyD(2),
+                                    qt.MDS(4, 0, remove=False), qt.Replication(2, 2), qt.MDS(2, 1)])
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+def test_tiny_load_keeps_every_digit_of_the_response(policy, engine):
+    """At load 1e-9 every job finds its servers idle: each response is the runtime itself,
+    ``v`` (Deterministic). The clocks reach 5e12, and responses taken as the finish less the
+    arrival kept 1e-4 of them (found by a fuzzing helper: MDS(4, 0) read a mean 7.5e-5 below
+    ``v``, the smallest possible response, and Random a confidence interval without ``v``).
+    Each kernel now counts a job's times from its arrival on."""
+    if engine == "numba":
+        pytest.importorskip("numba")
+    v = 5.845421874990066
+    system = qt.System(policy, qt.IR(qt.Deterministic(v)), arrival_rate=1e-9 / v)
+    sim = qt.simulate(system, servers=5, jobs=4000, replications=2, seed=141, engine=engine)
+    assert sim.verdict == "stable"
+    assert sim.mean == pytest.approx(v, rel=1e-15) and sim.mean_ci[0] <= v <= sim.mean_ci[1]
+    assert sim.quantile(0.01) == pytest.approx(v, rel=1e-15)

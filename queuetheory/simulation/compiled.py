@@ -37,15 +37,17 @@ def _lindley(times, flat, runtimes, free, stamp, block, cum, latest, last, respo
             if stamp[j] != block:
                 stamp[j] = block
                 c = b
-                lat = a - (c - b)
+                lead = a - (c - b)
+                lat = lead
             else:
                 c = cum[j] + b
-                lat = max(latest[j], a - (c - b))
+                lead = a - (c - b)
+                lat = max(latest[j], lead)
             cum[j] = c
             latest[j] = lat
-            departure = c + max(free[j], lat)
-            last[j] = departure
-            response[i, lane] = departure - a
+            hold = max(free[j], lat)
+            last[j] = c + hold
+            response[i, lane] = b + (hold - lead)
             cost[i, lane] = b
     for i in range(rows):
         for lane in range(lanes):
@@ -75,9 +77,8 @@ def _riq(times, flat, runtimes, free, never, response, cost):
                 cost[i, lane] = first * count
             else:
                 j = flat[i, lane, 0]
-                alone = free[j] + runtimes[i, lane, 0]
-                free[j] = alone
-                response[i, lane] = alone - t
+                response[i, lane] = (free[j] - t) + runtimes[i, lane, 0]
+                free[j] = free[j] + runtimes[i, lane, 0]
                 cost[i, lane] = runtimes[i, lane, 0]
 
 
@@ -105,7 +106,7 @@ def _threshold(times, flat, runtimes, free, leave, n, begin, start, finish, elig
                 else:
                     spare[p] = True
             eligible[p] = held <= n
-            start[p] = max(free[j], t)
+            start[p] = max(free[j] - t, 0.0)
             finish[p] = start[p] + runtimes[i, lane, p]
             if eligible[p]:
                 any_eligible = True
@@ -120,17 +121,17 @@ def _threshold(times, flat, runtimes, free, leave, n, begin, start, finish, elig
             j = flat[i, lane, p]
             if eligible[p]:
                 gone = min(finish[p], done)
-                new = max(start[p], gone)
+                kept = max(start[p], gone)
                 slot = 0
                 for s in range(1, slots):
                     if leave[j, s] < leave[j, slot]:
                         slot = s
-                leave[j, slot] = gone
-                free[j] = new
-                used[i, lane, p] = new - start[p]
+                leave[j, slot] = t + gone
+                free[j] = t + kept
+                used[i, lane, p] = kept - start[p]
             else:
                 used[i, lane, p] = 0.0
-        response[i, lane] = done - t
+        response[i, lane] = done
     return rows * lanes
 
 
@@ -144,7 +145,7 @@ def _redundant(times, flat, runtimes, free, needed, groups, remove, start, finis
         for lane in range(lanes):
             t = times[i, lane]
             for p in range(polled):
-                start[p] = max(free[flat[i, lane, p]], t)
+                start[p] = max(free[flat[i, lane, p]] - t, 0.0)
                 finish[p] = start[p] + runtimes[i, lane, p]
             if groups > 1:
                 done = -np.inf
@@ -166,10 +167,10 @@ def _redundant(times, flat, runtimes, free, needed, groups, remove, start, finis
                     done = order[needed - 1]
                 cancel[:] = done
             for p in range(polled):
-                new = max(start[p], min(finish[p], cancel[p])) if remove else finish[p]
-                free[flat[i, lane, p]] = new
-                used[i, lane, p] = new - start[p]
-            response[i, lane] = done - t
+                kept = max(start[p], min(finish[p], cancel[p])) if remove else finish[p]
+                free[flat[i, lane, p]] = t + kept
+                used[i, lane, p] = kept - start[p]
+            response[i, lane] = done
 
 
 class Lindley(engine._Lindley):

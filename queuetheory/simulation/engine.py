@@ -252,11 +252,17 @@ class _Lindley:
         a[row, col] = arrivals[order]
         b[row, col] = work[order]
         done_work = np.cumsum(b, axis=1)
-        latest = np.maximum.accumulate(a - (done_work - b), axis=1)
-        departure = done_work + np.maximum(self.free[used][:, None], latest)
-        self.free[used] = departure[np.arange(used.size), counts - 1]
+        lead = a - (done_work - b)
+        latest = np.maximum.accumulate(lead, axis=1)
+        hold = np.maximum(self.free[used][:, None], latest)
+        last = (np.arange(used.size), counts - 1)
+        self.free[used] = done_work[last] + hold[last]   # each server's last departure
         out = np.empty(order.size)
-        out[order] = departure[row, col] - arrivals[order]
+        # D_n - a_n = b_n + (max(V_0, L_n) - (a_n - c_(n-1))): exactly b_n for a job that
+        # finds its server idle (then L_n is its own lead), whatever the clock reads
+        hold -= lead
+        hold += b
+        out[order] = hold[row, col]
         response[...] = out.reshape(response.shape)
         cost[...] = runtimes[:, :, 0]
 
@@ -280,12 +286,14 @@ class _RIQ:
             idle = v <= t
             first = where(idle, runtimes[i], never).min(axis=1, out=fastest[i])
             new = where(idle, t + first[:, None], v)
-            np.add(v[:, 0], runtimes[i, :, 0], out=alone[i])
-            new[:, 0] = where(first < never, new[:, 0], alone[i])
+            new[:, 0] = where(first < never, new[:, 0], v[:, 0] + runtimes[i, :, 0])
+            # the wait and the runtime, not the finish less the arrival (clocks far beyond
+            # the response times, at tiny loads, keep few of its digits)
+            np.add(v[:, 0] - t[:, 0], runtimes[i, :, 0], out=alone[i])
             free[servers] = new
             idle.sum(axis=1, out=idle_count[i])
         any_idle = fastest < never
-        response[...] = where(any_idle, fastest, alone - times)
+        response[...] = where(any_idle, fastest, alone)
         cost[...] = where(any_idle, fastest * idle_count, runtimes[:, :, 0])
 
 
@@ -310,12 +318,14 @@ class _Threshold:
             pending = self.leave[servers]
             eligible = (pending > tc[:, :, None]).sum(axis=2) <= n
             any_eligible = eligible.any(axis=1)
-            start = np.maximum(v, tc)
+            # times from the arrival on (the wait, the finish, ...): a response is then not
+            # a difference of clocks far beyond it (tiny loads)
+            start = np.maximum(v - tc, 0.0)
             finish = start + r
             done = np.where(eligible, finish, inf).min(axis=1)
             leave = np.minimum(finish, done[:, None])
-            new = np.where(eligible, np.maximum(start, leave), v)
-            new[:, 0] = np.where(any_eligible, new[:, 0], finish[:, 0])
+            kept = np.where(eligible, np.maximum(start, leave), 0.0)
+            kept[:, 0] = np.where(any_eligible, kept[:, 0], finish[:, 0])
             leave[:, 0] = np.where(any_eligible, leave[:, 0], finish[:, 0])
             assigned = eligible.copy()
             assigned[:, 0] |= ~any_eligible
@@ -324,10 +334,10 @@ class _Threshold:
             if np.any(assigned & (oldest > tc)):
                 self._grow()
                 slot = np.where(oldest > tc, pending.shape[2], slot)
-            free[servers] = new
-            self.leave[servers[assigned], slot[assigned]] = leave[assigned]
-            response[i] = np.where(any_eligible, done, finish[:, 0]) - t
-            np.subtract(new, start, out=used[i])
+            free[servers] = np.where(assigned, tc + kept, v)
+            self.leave[servers[assigned], slot[assigned]] = (tc + leave)[assigned]
+            response[i] = np.where(any_eligible, done, finish[:, 0])
+            used[i] = np.where(assigned, kept - start, 0.0)
         used.sum(axis=2, out=cost)  # one summation order for both engines
 
     def _grow(self):
@@ -355,7 +365,10 @@ class _Redundant:
         arrivals = times[:, :, None]
         for i in range(times.shape[0]):
             servers = flat[i]
-            start = np.maximum(free[servers], arrivals[i])
+            # times from the arrival on (see _Threshold); in place on the gathered copy
+            start = free[servers]
+            start -= arrivals[i]
+            np.maximum(start, 0.0, out=start)
             finish = start + runtimes[i]
             if groups > 1:
                 each = finish.reshape(finish.shape[0], groups, -1).min(axis=2)
@@ -367,10 +380,11 @@ class _Redundant:
                 else:
                     done[i] = np.partition(finish, needed - 1, axis=1)[:, needed - 1]
                 cancel = done[i][:, None]
-            new = np.maximum(start, np.minimum(finish, cancel)) if remove else finish
-            free[servers] = new
-            np.subtract(new, start, out=used[i])
-        np.subtract(done, times, out=response)
+            kept = np.maximum(start, np.minimum(finish, cancel)) if remove else finish
+            np.subtract(kept, start, out=used[i])
+            kept += arrivals[i]   # (finish, when it is kept: read already)
+            free[servers] = kept
+        response[...] = done
         used.sum(axis=2, out=cost)  # one summation order for both engines
 
 

@@ -17,6 +17,9 @@ __all__ = ["SimulationResult"]
 TREND_LEVEL = 1e-4
 #: ... and only if the fitted rise across the measured window exceeds this fraction of its mean.
 TREND_RISE = 0.1
+#: A significant rise below ``TREND_RISE`` makes a run inconclusive only above this (a rise
+#: of rounding size, with every response time equal, has an infinite t).
+TREND_FLOOR = 1e-3
 #: A run is called stable only if its rise is below ``TREND_RISE`` with this one-sided
 #: confidence (upper bound of the Student-t interval of the replications' rises).
 STABLE_CONFIDENCE = 0.9
@@ -91,7 +94,7 @@ class SimulationResult:
       below half of ``N / (W + N / 2)`` (``N`` arrivals measured after ``W`` of warm-up: the
       rise of a backlog growing linearly from the start);
     * **inconclusive**: neither (a rise of 10 % or more is not excluded, nor shown), a
-      significant rise below 10 % (not at steady state: an unstable system after a warm-up
+      significant rise between 0.1 % and 10 % (not at steady state: an unstable system after a warm-up
       much longer than the measured window rises little relative to its mean), or fewer than
       three segments were measured. More jobs, replications or warm-up decide it.
 
@@ -361,7 +364,7 @@ class SimulationResult:
         measured = self._arrivals
         ahead = -(-self.warmup // self.batch)
         limit = min(TREND_RISE, 0.5 * measured / (ahead + 0.5 * measured))
-        if t_value > critical:
+        if t_value > critical and rise > TREND_FLOOR:
             # a significant rise, if a small one: not at steady state. An unstable system after
             # a warm-up far longer than the window rises little relative to its mean (MDS(2, 1)
             # with removal at 1.5 times its frontier, 500 jobs after 10,000: 3% at t = 21.9,
