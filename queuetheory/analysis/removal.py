@@ -2816,9 +2816,12 @@ class RemovalBatchTime(BatchCompletionTime):
         return out
 
     def _extrapolated_sf(self, t, coarser: int = 0):
-        s = self._grid_sf(np.atleast_1d(np.asarray(t, dtype=float)))
-        value = self._combine(s, coarser)
-        return np.clip(value, 0.0, 1.0)
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        value = np.clip(self._combine(self._grid_sf(t), coarser), 0.0, 1.0)
+        # Markov's bound E[C] / t, which a rounding floor far out can cross (the numpy S&X
+        # path, Redundancy-2: P(C > t) = (1 - q)^2 = 1.6e-32 with q one ulp below 1)
+        with np.errstate(divide="ignore", over="ignore"):   # t = 0, subnormal t: no bound
+            return np.minimum(value, np.where(t > 0, self._mean_value / t, 1.0))
 
     def _moment(self, k):
         return self._mean_value if k == 1 else super()._moment(k)

@@ -94,9 +94,9 @@ class SimulationResult:
       below half of ``N / (W + N / 2)`` (``N`` arrivals measured after ``W`` of warm-up: the
       rise of a backlog growing linearly from the start);
     * **inconclusive**: neither (a rise of 10 % or more is not excluded, nor shown), a
-      significant rise between 0.1 % and 10 % (not at steady state: an unstable system after a warm-up
-      much longer than the measured window rises little relative to its mean), or fewer than
-      three segments were measured. More jobs, replications or warm-up decide it.
+      significant rise between 0.1 % and 10 % (not at steady state: an unstable system after a
+      warm-up much longer than the measured window rises little relative to its mean), or
+      fewer than three segments were measured. More jobs, replications or warm-up decide it.
 
     The load rule is the analysis's: a load within ``2**-46`` of 1 (printed as 1) is not
     below 1.
