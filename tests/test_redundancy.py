@@ -650,3 +650,21 @@ def test_cavity_grid_points_to_the_level_crossing_grid_where_it_applies():
     assert "independent solution of the same system: Replication(1, 2) with removal" in p.method
     q = qt.analyze(qt.System(qt.RedundancyD(2), qt.IR(qt.Erlang(2, 2.0)), 0.3))
     assert "independent solution" not in q.method
+
+
+def test_at_the_frontier_the_frontier_decides_before_the_cavity_grid(monkeypatch):
+    """Where the level-crossing grid finds no stationary law (at or beyond the frontier), the
+    frontier (a fraction of a second) decides before the cavity grid runs: a refusal at the
+    frontier of S&X exp X x {1, 4}, d = 2, had spent 8 s in it (found by a fuzzing helper,
+    over 60 s on a loaded machine). The cavity grid must not run here at all."""
+    runtime = qt.SX(qt.Exponential(3.0), qt.Discrete([1.0, 4.0], [0.5, 0.5]))
+    frontier = qt.stability_frontier(runtime, d=2)
+
+    def cavity(*args, **kwargs):
+        raise AssertionError("the cavity grid ran")
+
+    monkeypatch.setattr(redundancy.meanfield, "solve_extrapolated", cavity)
+    with pytest.raises(NotImplementedError, match="undecided"):
+        qt.analyze(qt.System(qt.RedundancyD(2), runtime, frontier))
+    beyond = qt.analyze(qt.System(qt.RedundancyD(2), runtime, 1.01 * frontier))
+    assert not beyond.stable and beyond.mean == math.inf and "unstable" in beyond.method

@@ -601,6 +601,18 @@ def _level_crossing(system: System, where: str, assumptions: tuple) -> Predictio
         return None
 
 
+def _beyond_frontier(system: System, where: str, assumptions: tuple, frontier: float,
+                     error: float) -> Prediction:
+    """The unstable result: the arrival rate at or above the frontier plus its error."""
+    model, d = system.runtime, system.policy.d
+    method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
+              f"approximation, {where}: unstable, the arrival rate is at or above the stability "
+              f"frontier {frontier:.6g} (estimated error {error:.2g}) plus its error (no "
+              f"stationary workload law)")
+    return Prediction(system, method=method, exact=False, stable=False, mean=math.inf,
+                      busy_fraction=1.0, assumptions=assumptions, references=_REFERENCES)
+
+
 def _mean_field(system: System) -> Prediction:
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.d
@@ -616,6 +628,16 @@ def _mean_field(system: System) -> Prediction:
     # extrapolated one by its discretisation error.
     crossing = _level_crossing(system, where, assumptions)
     too_large = result = None
+    frontier = None
+    if crossing is None and _crossing_applies(model):
+        # the level-crossing grid found no stationary law: the frontier (cached; a fraction
+        # of a second) decides before the cavity grid is tried (seconds, and in vain beyond
+        # the frontier or within its error: 8 s for a refusal at the frontier, S&X exp X x
+        # {1, 4}, d = 2)
+        frontier, error = _frontier_and_error(model, d, points)
+        if not frontier_verdict(f"Redundancy-d (d={d}), {model.name} runtimes", lam, frontier,
+                                error):
+            return _beyond_frontier(system, where, assumptions, frontier, error)
     if crossing is None:
         try:
             result = meanfield.solve_extrapolated(model, d, lam, points=points)
@@ -625,7 +647,6 @@ def _mean_field(system: System) -> Prediction:
             pass
     busy = (crossing.busy_fraction if crossing is not None else
             None if result is None else result.fine.busy_fraction)
-    frontier = None
     if busy is None or 1.0 - busy < _NEAR_FRONTIER:
         frontier, error = _frontier_and_error(model, d, points)
         frontier_text = f"stability frontier {frontier:.6g} (estimated error {error:.2g})"
@@ -634,12 +655,7 @@ def _mean_field(system: System) -> Prediction:
         if too_large is not None and stable:
             raise too_large
         if not stable:
-            method = (f"Redundancy-d (d={d}), {model.name} runtimes: mean-field (cavity) "
-                      f"approximation, {where}: unstable, the arrival rate is at or above the "
-                      f"{frontier_text} plus its error (no stationary workload law)")
-            return Prediction(system, method=method, exact=False, stable=False,
-                              mean=math.inf, busy_fraction=1.0, assumptions=assumptions,
-                              references=_REFERENCES)
+            return _beyond_frontier(system, where, assumptions, frontier, error)
         if crossing is None and result is None:
             # Between the N-point grid's own frontier and the extrapolated one: a finer grid
             # moves its frontier towards the extrapolated value.
