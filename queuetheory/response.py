@@ -826,19 +826,30 @@ class ResponseTime(ResponseLaw):
         :mod:`queuetheory.distributions` is, except the generic quadrature fallback).
         """
         digits = mpmath.mp.dps
+        if (not upper and self._hint is not None and self.stable and x > 0
+                and self._mean / x < mpmath.mpf(10) ** (-digits - 2)):
+            # Markov: 1 - P(T <= x) <= E[T] / x, below the last digit (the inversion broke down
+            # from about x = 1e50 for M/M/1)
+            return mpmath.mpf(1)
         previous = None
         work = digits
         while work <= min(8 * digits, _MP_MAX_WORK):
             with mpmath.workdps(work):
                 value = self._distribution_mp_raw(x, upper)
-            if previous is not None and abs(value - previous) <= (
-                    mpmath.mpf(10) ** (1 - digits) * abs(value) + mpmath.mpf(10) ** (-2 * digits)):
+            # relative agreement only, and never at 0: inside the support both probabilities
+            # are positive, and the inversion's absolute error at working precision w is about
+            # 10^-w, so a tail far below it reads as noise or as 0 after clipping (an absolute
+            # floor of 10^(-2p) had passed M/M/1's P(T > 1e10) = e^(-5e9) as 4.4e-64 and
+            # e^(-500) as 0 at 20 digits); such a tail now takes more working digits, or fails
+            if previous is not None and value > 0 and abs(value - previous) <= (
+                    mpmath.mpf(10) ** (1 - digits) * value):
                 return +value
             previous, work = value, work * 3 // 2
         raise ValueError(f"the {digits}-digit inversion at t = {mpmath.nstr(x, 8)} did not "
                          f"converge up to working precision {work * 2 // 3} (laws with atoms "
-                         "or kinks converge slowly); lower precision or use the fast path with "
-                         "full_output=True for an error estimate")
+                         "or kinks converge slowly, and a probability far below 10^-precision "
+                         "needs that many more working digits); lower precision or use the fast "
+                         "path with full_output=True for an error estimate")
 
     def _distribution_mp_raw(self, x: mpmath.mpf, upper: bool) -> mpmath.mpf:
         """``P(T > x)`` or ``P(T <= x)`` at the current working precision (de Hoog)."""

@@ -615,3 +615,24 @@ def test_rest_measured_from_lower_needs_its_split_and_kinks_above_lower():
                         split=split, lower=1.0, rest_above_lower=True, rest_from_lower=rest)
     value, error = T.cdf(1.5, full_output=True)
     assert abs(value - (1 - 0.5 * math.exp(-0.5))) <= error <= 1e-9
+
+
+def test_high_precision_tail_below_the_working_precision():
+    """The high-precision path's values carry ``precision`` significant digits, also in the
+    tail: two working precisions had been accepted as agreeing when both values lay within an
+    absolute 10^(-2 p) of each other (or both were clipped to 0), so M/M/1's ``P(T > 1000) =
+    e^(-500)`` read 0 and ``P(T > 1e10)`` read 4.4e-64 at 20 digits. Now a tail within reach of
+    the working precision (up to 8 p digits) is computed to p digits, one beyond it fails
+    with a ValueError, and a CDF whose distance to 1 lies below its last digit by Markov's
+    bound is 1 (the inversion broke down from t = 1e50). M/M/1 at load 1/2: T ~ Exp(1/2)."""
+    law = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
+    for t in (100.0, 200.0):
+        value = law.sf(t, precision=20)
+        assert value == pytest.approx(mpmath.exp(-mpmath.mpf(t) / 2), rel=1e-19)
+    for t in (1000.0, 1e10):
+        with pytest.raises(ValueError, match="did not converge"):
+            law.sf(t, precision=20)
+    for t in (1e10, 1e50, 1e308):
+        assert law.cdf(t, precision=20) == 1
+    assert law.cdf(1e-30, precision=20) == pytest.approx(-mpmath.expm1(-mpmath.mpf(1e-30) / 2),
+                                                         rel=1e-19)
