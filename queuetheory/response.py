@@ -269,9 +269,12 @@ class ResponseLaw(Distribution):
                                  f"precision, where 1 - p rounds to 1; got {p!r} (smaller tail "
                                  f"levels: precision=, where the law has a high-precision path)")
             return self.ppf(1.0 - arr, full_output=full_output)
+        # the tail levels themselves go along: 1 - p at the working precision keeps only the
+        # digits of p that 1 - p has room for (isf(1e-10, precision=20) had 9.5e-14 relative)
+        tails = np.array([mpmath.mpf(float(v)) for v in arr.ravel()], dtype=object)
         with mpmath.workdps(precision):
-            levels = np.array([1 - mpmath.mpf(float(v)) for v in arr.ravel()], dtype=object)
-        return self._quantile_mp(levels.reshape(arr.shape), precision)
+            levels = np.array([1 - p for p in tails], dtype=object)
+        return self._quantile_mp(levels.reshape(arr.shape), precision, tails.reshape(arr.shape))
 
     def median(self, precision: int | None = None, *, full_output: bool = False):
         """The median, ``ppf(0.5)`` (scipy.stats).
@@ -326,10 +329,11 @@ class ResponseLaw(Distribution):
         c = float(_checks.probability_level("confidence", confidence))
         precision = self._precision(precision, full_output)
         if precision is not None:
+            with mpmath.workdps(precision + 20):
+                half = (1 - mpmath.mpf(c)) / 2   # exact: c is a double
             with mpmath.workdps(precision):
-                half = (1 - mpmath.mpf(c)) / 2
                 levels = np.array([half, 1 - half], dtype=object)
-            lo, hi = self._quantile_mp(levels, precision)
+            lo, hi = self._quantile_mp(levels, precision, np.array([None, half], dtype=object))
             return lo, hi
         out = self.ppf(np.array([(1.0 - c) / 2.0, (1.0 + c) / 2.0]), full_output=full_output)
         if not full_output:
@@ -826,7 +830,9 @@ class ResponseTime(ResponseLaw):
         :mod:`queuetheory.distributions` is, except the generic quadrature fallback).
         """
         digits = mpmath.mp.dps
-        if (not upper and self._hint is not None and self.stable and x > 0
+        if not self.stable or x <= 0 or x < self._lower or mpmath.isinf(x):
+            return self._distribution_mp_raw(x, upper)   # exact: no inversion
+        if (not upper and self._hint is not None and x > 0
                 and self._mean / x < mpmath.mpf(10) ** (-digits - 2)):
             # Markov: 1 - P(T <= x) <= E[T] / x, below the last digit (the inversion broke down
             # from about x = 1e50 for M/M/1)
@@ -883,18 +889,22 @@ class ResponseTime(ResponseLaw):
             part = transforms._invert_mp_one(rest, x, upper, "dehoog")
         return _clip(w * _discrete_mp(law, x, upper) + (1 - w) * part)
 
-    def _quantile_mp(self, levels: np.ndarray, precision: int):
+    def _quantile_mp(self, levels: np.ndarray, precision: int, tails: np.ndarray | None = None):
         """Quantiles to ``precision`` digits: :meth:`_quantile_mp_one` at each level (a bracket
         from the fast root, closed on the logarithm of the high-precision SF or CDF), or the atom
-        when the level falls in a jump."""
+        when the level falls in a jump. ``tails``: ``1 - level`` exactly where it is not
+        ``None`` (the level itself, rounded to the working precision, keeps fewer of its
+        digits)."""
         flat = levels.ravel()
+        tail = [None] * flat.size if tails is None else list(tails.ravel())
         out = np.empty(flat.size, dtype=object)
         with mpmath.workdps(precision):
             for i, level in enumerate(flat):
-                out[i] = self._quantile_mp_one(mpmath.mpf(level), precision)
+                out[i] = self._quantile_mp_one(mpmath.mpf(level), precision, tail[i])
         return out.reshape(levels.shape)[()] if levels.ndim == 0 else out.reshape(levels.shape)
 
-    def _quantile_mp_one(self, q: mpmath.mpf, precision: int) -> mpmath.mpf:
+    def _quantile_mp_one(self, q: mpmath.mpf, precision: int,
+                         tail: mpmath.mpf | None = None) -> mpmath.mpf:
         """The root of ``log P(T > t) = log(1 - q)`` (``log P(T <= t) = log q`` for ``q <=
         1/2``), bracketed from the fast root and its error estimate (the bracket widened
         geometrically until the sign changes: in the far tail the fast root can be off by more
@@ -917,8 +927,8 @@ class ResponseTime(ResponseLaw):
             t0 = mpmath.mpf(self._lower)
             if self._distribution_mp_one(t0, False) >= q:
                 return t0
-        upper = q > 0.5
-        log_target = mpmath.log(1 - q if upper else q)
+        upper = q > 0.5 or tail is not None
+        log_target = mpmath.log(tail if tail is not None else 1 - q if upper else q)
         tiny = mpmath.mpf(2) ** (-64 * mpmath.mp.prec)
 
         def objective(t):

@@ -636,3 +636,35 @@ def test_high_precision_tail_below_the_working_precision():
         assert law.cdf(t, precision=20) == 1
     assert law.cdf(1e-30, precision=20) == pytest.approx(-mpmath.expm1(-mpmath.mpf(1e-30) / 2),
                                                          rel=1e-19)
+
+
+@pytest.mark.parametrize(("p", "digits"), [(1e-10, 20), (1e-16, 20), (1e-18, 20), (1e-20, 30),
+                                          (1e-25, 30), (1e-28, 30), (0.3, 20)])
+def test_high_precision_isf_keeps_the_digits_of_small_tail_levels(p, digits):
+    """``isf(p, precision=P)`` had formed the level ``1 - p`` at P digits, which keeps only the
+    digits of ``p`` that ``1 - p`` has room for: M/M/1's ``isf(1e-10, precision=20)`` was
+    9.5e-14 off, ``isf(1e-20, precision=20)`` 3.5e-4 (found by a review helper). The tail
+    level now goes along. M/M/1 at load 1/2 (``T ~ Exp(1/2)``): ``-2 log p``; Redundancy-3,
+    IR exponential: ``log1p(expm1(-log(p) (d - 1) / d) / (1 - rho)) / (d - 1)`` (Gardner et
+    al. 2017, mu = 1); the interval's upper end at confidence ``1 - 1e-15``."""
+    mm1 = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
+    with mpmath.workdps(80):
+        exact = -2 * mpmath.log(mpmath.mpf(p))
+    assert mm1.isf(p, precision=digits) == pytest.approx(exact, rel=10.0 ** (1 - digits))
+    red = qt.analyze(qt.System(qt.RedundancyD(3), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
+    with mpmath.workdps(80):
+        exact = mpmath.log1p(2 * mpmath.expm1(-mpmath.log(mpmath.mpf(p)) * 2 / 3)) / 2
+    assert red.isf(p, precision=digits) == pytest.approx(exact, rel=10.0 ** (1 - digits))
+
+
+def test_high_precision_interval_near_confidence_one():
+    """Both ends of ``interval(1 - 1e-15, precision=30)`` of M/M/1 (``T ~ Exp(1/2)``): the
+    upper end from its tail level ``h = (1 - c) / 2`` (exact), the lower end at the CDF level
+    ``h``, where the bracket reaches ``t = 0`` (an exact 0 there, not an inversion)."""
+    mm1 = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
+    c = 1 - 1e-15
+    lo, hi = mm1.interval(c, precision=30)
+    with mpmath.workdps(80):
+        h = (1 - mpmath.mpf(c)) / 2
+        assert hi == pytest.approx(-2 * mpmath.log(h), rel=1e-29)
+        assert lo == pytest.approx(-2 * mpmath.log1p(-h), rel=1e-29)

@@ -324,8 +324,18 @@ class TabulatedResponseTime(ResponseLaw):
 
         return _elementwise_mp(one, x, precision)
 
-    def _quantile_mp(self, levels, precision):
-        return _elementwise_mp(self._mp[1], levels, precision)
+    def _quantile_mp(self, levels, precision, tails=None):
+        if tails is None:
+            return _elementwise_mp(self._mp[1], levels, precision)
+        # a level 1 - p formed again with as many more digits as p has leading zeros
+        args = np.array([level if p is None else p for level, p in zip(levels.ravel(),
+                                                                       tails.ravel())],
+                        dtype=object).reshape(levels.shape)
+        extra = [0 if p is None else max(0, int(-mpmath.floor(mpmath.log10(p))))
+                 for p in tails.ravel()]
+        near_one = [p is not None for p in tails.ravel()]
+        return _elementwise_mp(lambda x, i: self._mp[1](1 - x if near_one[i] else x), args,
+                               precision, extra)
 
     def _moment(self, k):
         if k == 1:
@@ -335,13 +345,14 @@ class TabulatedResponseTime(ResponseLaw):
         return moment_from_sf(self._tail, k, self._breaks, rule=4, tail=False)
 
 
-def _elementwise_mp(function, args: np.ndarray, precision: int):
+def _elementwise_mp(function, args: np.ndarray, precision: int, extra=None):
     """``function`` of each entry (as an mpf) with 10 guard digits, rounded to ``precision``
-    digits: an mpf for a 0-d ``args``, else an object array of its shape."""
+    digits: an mpf for a 0-d ``args``, else an object array of its shape. With ``extra`` (more
+    guard digits per entry), ``function`` also takes the entry's index."""
     out = np.empty(args.size, dtype=object)
     for i, arg in enumerate(args.ravel()):
-        with mpmath.workdps(precision + 10):
-            value = function(mpmath.mpf(arg))
+        with mpmath.workdps(precision + 10 + (0 if extra is None else extra[i])):
+            value = function(mpmath.mpf(arg)) if extra is None else function(mpmath.mpf(arg), i)
         with mpmath.workdps(precision):
             out[i] = +value
     return out.reshape(args.shape)[()]
