@@ -275,6 +275,12 @@ def _run(args) -> tuple[Comparison, dict]:
                                       f"{S.values.max():g}, more than floats hold once brought "
                                       f"to mean 1 (the smallest become 0)")
         S, size_mean = Discrete(values, S.probs), size_mean * scale
+    if not math.isfinite(1.0 / size_mean) or not math.isfinite(size_mean):
+        # the job size's rate 1 / mean leaves the floats: said of the option the user typed
+        # (it had been "--X: rate must be a finite number > 0, got inf" for 1e-320)
+        raise _OptionError("--size-mean", f"the mean job size {size_mean:g} (times the mean "
+                                          f"slowdown) is beyond the floats; choose a time unit "
+                                          f"nearer the runtimes")
     X = _size(args.size, size_mean)
     runtime = SX(X, S) if args.model == "sx" else IR(SX(X, S).replica())
     options = {"servers": _integer("--servers", args.servers, 1),

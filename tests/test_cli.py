@@ -128,6 +128,7 @@ BAD = [
     (["--size-mean", "0"], "--size-mean", "> 0"),
     (["--size-mean", "-1"], "--size-mean", "> 0"),
     (["--size-mean", "abc"], "--size-mean", "numbers"),
+    (["--size-mean", "1e-320"], "--size-mean", "beyond the floats"),
     (["--policy", ""], "--policy", "at least one"),
     (["--policy", " , "], "--policy", "at least one"),
     (["--policy", "bogus"], "--policy", "unknown policy"),
