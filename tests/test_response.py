@@ -657,6 +657,20 @@ def test_high_precision_isf_keeps_the_digits_of_small_tail_levels(p, digits):
     assert red.isf(p, precision=digits) == pytest.approx(exact, rel=10.0 ** (1 - digits))
 
 
+def test_high_precision_isf_on_a_law_with_atoms():
+    """M/D/1 (Random, Deterministic(1) runtimes, load 1/2), ``isf(1e-10, precision=20)``: the
+    level ``1 - p`` at 20 digits had left it 9.2e-14 off (found by a review helper, its own
+    reference from Takacs' equation). Reference: ``T = W + 1`` with Erlang's formula for the
+    M/D/1 wait, ``P(W <= x) = (1 - rho) sum_(k <= x) (lam (k - x))^k e^(-lam (k - x)) / k!``,
+    mpmath at 100 digits, 250 bisections on ``1 - P(W <= t - 1) = p`` in ``[10, 40]``::
+
+        18.9968845709689021616766935346
+    """
+    law = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Deterministic(1.0)), 0.5)).response_time
+    value = law.isf(1e-10, precision=20)
+    assert value == pytest.approx(mpmath.mpf("18.9968845709689021616766935346"), rel=1e-19)
+
+
 def test_high_precision_interval_near_confidence_one():
     """Both ends of ``interval(1 - 1e-15, precision=30)`` of M/M/1 (``T ~ Exp(1/2)``): the
     upper end from its tail level ``h = (1 - c) / 2`` (exact), the lower end at the CDF level

@@ -327,15 +327,15 @@ class TabulatedResponseTime(ResponseLaw):
     def _quantile_mp(self, levels, precision, tails=None):
         if tails is None:
             return _elementwise_mp(self._mp[1], levels, precision)
-        # a level 1 - p formed again with as many more digits as p has leading zeros
-        args = np.array([level if p is None else p for level, p in zip(levels.ravel(),
-                                                                       tails.ravel())],
-                        dtype=object).reshape(levels.shape)
+        # a level 1 - p formed again, and used, with as many more digits as p has leading
+        # zeros
         extra = [0 if p is None else max(0, int(-mpmath.floor(mpmath.log10(p))))
                  for p in tails.ravel()]
-        near_one = [p is not None for p in tails.ravel()]
-        return _elementwise_mp(lambda x, i: self._mp[1](1 - x if near_one[i] else x), args,
-                               precision, extra)
+        args = np.empty(levels.size, dtype=object)
+        for i, (level, p) in enumerate(zip(levels.ravel(), tails.ravel())):
+            with mpmath.workdps(precision + 10 + extra[i]):
+                args[i] = level if p is None else 1 - p
+        return _elementwise_mp(self._mp[1], args.reshape(levels.shape), precision, extra)
 
     def _moment(self, k):
         if k == 1:
@@ -346,13 +346,13 @@ class TabulatedResponseTime(ResponseLaw):
 
 
 def _elementwise_mp(function, args: np.ndarray, precision: int, extra=None):
-    """``function`` of each entry (as an mpf) with 10 guard digits, rounded to ``precision``
-    digits: an mpf for a 0-d ``args``, else an object array of its shape. With ``extra`` (more
-    guard digits per entry), ``function`` also takes the entry's index."""
+    """``function`` of each entry (as an mpf) with 10 guard digits (and ``extra[i]`` more),
+    rounded to ``precision`` digits: an mpf for a 0-d ``args``, else an object array of its
+    shape."""
     out = np.empty(args.size, dtype=object)
     for i, arg in enumerate(args.ravel()):
         with mpmath.workdps(precision + 10 + (0 if extra is None else extra[i])):
-            value = function(mpmath.mpf(arg)) if extra is None else function(mpmath.mpf(arg), i)
+            value = function(mpmath.mpf(arg))
         with mpmath.workdps(precision):
             out[i] = +value
     return out.reshape(args.shape)[()]
