@@ -6,7 +6,8 @@ and without, ``--frontier`` for stability frontiers with their grids refined for
 fastest part and without, ``--unstable`` for points beyond the stability frontier (CPU and marches),
 ``--continuous`` for S&X with continuous slowdowns, ``--jobsize`` for S&X hyperexponential job
 sizes as ``HyperExponential`` (Newton quantiles) and as the same ``Mixture`` (the generic
-search), ``--between``
+search), ``--rule`` for the rule over a continuous ``X`` at 12 nodes per piece and at 8 (with
+its fallback to 12), ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -27,6 +28,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import itertools  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -164,6 +166,43 @@ def jobsize():
                 print(f"  H2{tuple(probs)}{tuple(rates)} x {name:13s} {policy.label():16s} "
                       f"HyperExponential {row[0]:6.3f} s  Mixture {row[1]:6.3f} s  ratio "
                       f"{row[1] / row[0]:4.2f}", flush=True)
+
+
+def rule():
+    """CPU seconds and stated relative error (the larger of the mean's and the busy fraction's)
+    of an S&X point (mean and p99, best of 2, load 0.5) with a continuous job size, its rule
+    over ``X`` at 12 Gauss-Legendre nodes per piece (before) and at 8 with the fallback to 12
+    where the rule's error keeps the point short of the goal (now), side by side, numba or numpy
+    as installed (``removal._SX_RULE_NODES``)."""
+    slowdowns = {"facebook S": qt.slowdowns.facebook(),
+                 "S in {1, 10}": qt.Discrete([1, 10], [0.9, 0.1]),
+                 "S in {1, 2}": qt.Discrete([1, 2], [0.5, 0.5])}
+    sizes = {"exp X": qt.Exponential(1.0), "Erlang(3) X": qt.Erlang(3, 3.0),
+             "H2 X": qt.HyperExponential([0.7, 0.3], [3.0, 0.3])}
+    print("S&X rule over X: 12 nodes per piece vs 8 (fallback to 12) (CPU s, relative error; "
+          "point best of 2 at load 0.5)")
+    default = removal._SX_RULE_NODES
+    for (size_name, X), (name, S) in itertools.product(sizes.items(), slowdowns.items()):
+        runtime = qt.SX(X, S)
+        lam = 0.5 / runtime.mean_runtime()
+        for policy in (qt.MDS(4, 1), qt.MDS(20, 10)):
+            row = []
+            for nodes in (12, default):
+                removal._SX_RULE_NODES = nodes
+
+                def point(policy=policy, runtime=runtime, lam=lam):
+                    with warnings.catch_warnings():   # coarse ones warn: timed alike
+                        warnings.simplefilter("ignore", qt.AccuracyWarning)
+                        p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+                    p.quantile(0.99)
+                    return max(p.errors["mean"] / p.mean,
+                               p.errors["busy_fraction"] / p.busy_fraction)
+
+                row += [_best(point, 2)[1], point()]
+            removal._SX_RULE_NODES = default
+            print(f"  {size_name:11s} x {name:12s} {policy.label():16s} 12: {row[0]:6.3f} s "
+                  f"({row[1]:.1e})  {default}: {row[2]:6.3f} s ({row[3]:.1e})  ratio "
+                  f"{row[0] / row[2]:4.2f}", flush=True)
 
 
 def main():
@@ -375,6 +414,7 @@ if __name__ == "__main__":
             ("--unstable", "points beyond the stability frontier (CPU and marches)"),
             ("--continuous", "S&X with continuous slowdowns, numpy and numba"),
             ("--jobsize", "S&X hyperexponential job sizes, as HyperExponential and as Mixture"),
+            ("--rule", "S&X rule over a continuous X: 12 nodes per piece and 8 (fallback)"),
             ("--between", "runtimes on atoms between the nodes, and job sizes whose density "
                           "jumps")]:
         tables.add_argument(option, action="store_true", help=text)
@@ -393,6 +433,8 @@ if __name__ == "__main__":
             matching()
         elif args.jobsize:
             jobsize()
+        elif args.rule:
+            rule()
         else:
             if not args.paths:
                 main()

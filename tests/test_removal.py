@@ -1319,14 +1319,38 @@ def test_sx_m_equal_0_n_equal_1_is_pollaczek_khinchine(S):
     assert "short of" not in p.method
 
 
+@pytest.mark.parametrize("S, load, nodes", [
+    (qt.Discrete([1, 10], [0.9, 0.1]), 0.5, 12),
+    (qt.Discrete([1, 2], [0.5, 0.5]), 0.5, 8)])
+def test_sx_rule_over_x_falls_back_to_twelve_nodes(S, load, nodes):
+    # the rule over X has 8 Gauss-Legendre nodes per piece; where its error keeps a point short
+    # of the goal the point is solved again with 12 ({1, 10}: measured 1.5e-6 relative stated
+    # with 8, 1.4e-6 of it the rule's, 7.3e-7 off Pollaczek-Khinchine; with 12, 1.0e-7 stated,
+    # 2.6e-8 off). {1, 2}: 3.4e-7 stated with 8 (3.2e-8 the rule's), kept. Both estimates cover
+    # the true errors of the mean (Pollaczek-Khinchine) and of the quantiles (the Random system)
+    system, exact = _sx_pollaczek_khinchine(S, load)
+    kernel = removal._kernel_of(system.policy, system.arrival_rate)
+    first, short = removal._grid_prediction(
+        system, "MDS(1, 0)", (), kernel, removal._model_of(kernel, system.runtime), False, ())
+    assert "8 Gauss-Legendre nodes per piece, its error from 16" in first.method
+    assert abs(first.mean - exact) <= first.errors["mean"]
+    achieved, rule, _ = short
+    assert (achieved > 1 and rule > 0.5 * achieved) == (nodes == 12)
+    p = removal.grid_prediction(system, "MDS(1, 0)", ())
+    assert f"{nodes} Gauss-Legendre nodes per piece, its error from {2 * nodes}" in p.method
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+    assert "short of" not in p.method
+    _covers_random_quantiles(system, p, [0.1, 0.5, 0.9, 0.99, 0.999])
+
+
 def test_piece_rule_gives_fewer_nodes_to_narrow_and_low_pieces():
     # a quarter of the Gauss-Legendre nodes (at least one) on the pieces of E_X narrower than
     # 1e-8 in probability or below the level 1e-6, the rest padded with weight 0; each rule
     # exact for polynomials of degree 2 count - 1 on [-1, 1] (Gauss's theorem), and the doubled
-    # rule of the rule check (24 nodes) twice as many on every piece
+    # rule of the rule check (16 nodes, 24 after the fallback to 12) twice as many on every piece
     lo = np.array([0.0, 1e-9, 1e-6, 0.5, 1 - 1e-8, 1 - 1e-7, 1 - 1e-10])
     hi = np.array([1e-12, 1e-6, 1e-4, 0.75, 1 - 1e-10, 1 - 1e-8, 1.0])
-    for nodes, few in ((12, 3), (24, 6), (6, 2), (2, 1)):
+    for nodes, few in ((8, 2), (16, 4), (12, 3), (24, 6), (6, 2), (2, 1)):
         points, weights = removal._piece_rule(lo, hi, nodes)
         assert points.shape == weights.shape == (lo.size, nodes)
         counts = (weights > 0).sum(axis=1)
@@ -1374,14 +1398,19 @@ def test_continuous_slowdown_keeps_every_node_on_the_narrow_pieces():
     # Gamma(0.5, 2) job sizes (density unbounded at 0) times lognormal(0.4) slowdowns, M/G/1
     # at load 0.9: with the quarter rule on the narrow pieces next to 1 (the largest x) the
     # mean was 1.9e-5 off Pollaczek-Khinchine (found by a held-out review); with all six nodes
-    # there 3.8e-7. The low pieces keep their quarter rule (the same value to 1e-9)
+    # there 3.8e-7. The low pieces keep their quarter rule (the same value to 1e-9). The grids
+    # stop at the cell bound, short of the goal: the stated error, not 1e-6, is what holds. The
+    # horizon the grids take depends on rounding (the numpy march: 7.0e-6 off with 1.4e-3
+    # stated; the numba march on this machine a horizon 2/3 as long, 3.5e-4 off with 2.4e-3
+    # stated, where on an earlier one it had been within 1e-6): coverage and the estimate's
+    # size are asserted
     X = qt.from_scipy(stats.gamma(0.5, scale=2))
     S = qt.from_scipy(stats.lognorm(0.4, scale=1))
     lam = 0.9 / (X.mean() * S.mean())
     exact = X.mean() * S.mean() + lam * X.moment(2) * S.moment(2) / (2 * (1 - 0.9))
     system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam)
     p = removal.grid_prediction(system, "MDS(1, 0)", ())
-    assert abs(p.mean - exact) <= min(p.errors["mean"], 1e-6 * exact)
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 2e-4 * exact
 
 
 @pytest.mark.parametrize("X, load, bound", [
@@ -1455,7 +1484,7 @@ def _covers_random_quantiles(system, p, levels):
     return values, errors, reference
 
 
-def test_sx_grids_that_do_not_resolve_the_fastest_part():
+def test_sx_grids_that_do_not_resolve_the_fastest_part(monkeypatch):
     # slowdowns {0.3, 1, 3} at load 0.97: the cell bound holds the grids to a finest step of
     # 0.54, 0.55 of the mean of the fastest part (gamma(3.3) x 0.3). Successive grids'
     # differences fell fourfold, but the last two extrapolations were 1.53e-6 and 1.74e-6 off
@@ -1465,9 +1494,13 @@ def test_sx_grids_that_do_not_resolve_the_fastest_part():
     # why. References:
     # Pollaczek-Khinchine, and the quantiles of the Random system (the same M/G/1 queue, by
     # transform inversion, errors below 1e-9 relative at these levels)
+    # The memory bound scaled to the rule's nodes per piece (the tables' columns are
+    # proportional to them) keeps the cells of the twelve this was found with: with eight and
+    # the default bound the grids resolve it (16384 cells)
     X, S = qt.from_scipy(stats.gamma(3.3)), qt.Discrete([0.3, 1, 3], [0.2, 0.5, 0.3])
     lam = 0.97 / (X.mean() * S.mean())
     system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam)
+    monkeypatch.setattr(removal, "_SX_BYTES", removal._SX_BYTES * removal._SX_RULE_NODES // 12)
     p = removal.analyze_removal(system)
     exact = X.mean() * S.mean() + lam * X.moment(2) * S.moment(2) / (2 * (1 - 0.97))
     assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-4 * exact
@@ -1754,13 +1787,16 @@ def test_sx_grid_limit_is_stated(monkeypatch):
     # grid (512 cells) cannot resolve the runtime over the workload's reach, and it is refused
     # (the grid itself: qt.analyze then answers from the system without removal, MDS(1, 0)
     # removing nothing)
-    monkeypatch.setattr(removal, "_SX_BYTES", 2 ** 24)
+    # (the bounds scaled to the rule's nodes per piece, which the tables' columns are
+    # proportional to: this was found with twelve)
+    scale = removal._SX_RULE_NODES / 12
+    monkeypatch.setattr(removal, "_SX_BYTES", int(2 ** 24 * scale))
     system, exact = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)
     p = removal.analyze_removal(system)
     assert "short of the 1e-6 goal" in p.method and "MB of X nodes" in p.method
     assert 1e-6 * exact < p.errors["mean"] and abs(p.mean - exact) <= p.errors["mean"]
     assert qt.analyze(system).mean == pytest.approx(exact, rel=1e-12)
-    monkeypatch.setattr(removal, "_SX_BYTES", 2 ** 23)
+    monkeypatch.setattr(removal, "_SX_BYTES", int(2 ** 23 * scale))
     with pytest.raises(NotImplementedError, match="cannot resolve the runtime"):
         removal.analyze_removal(system)
 
@@ -2228,8 +2264,9 @@ _SIX = qt.Discrete([1.0, 2.24, 2.53, 2.954, 3.4106, 3.6147],
     # 1.9e-4 stated; measured after: 3.1e-8, 1.1e-7 off with 3.4e-7, 1.0e-5 stated (the
     # second still short of the goal), quantiles at most 0.07 of their estimates
     (qt.Uniform(0.5, 1.5), qt.Discrete([1, 2 ** 0.5, np.pi], [0.5, 0.3, 0.2]), 0.5, True),
+    # (the second meets the goal with eight nodes per piece over X, whose grids go finer)
     pytest.param(qt.ShiftedExponential(0.3, 2.0), qt.Discrete([1, 1.7371, 2.9], [0.5, 0.3, 0.2]),
-                 0.7, False, marks=pytest.mark.slow),   # 7 s without numba
+                 0.7, True, marks=pytest.mark.slow),   # 7 s without numba
     # found by a held-out check: 2.07e-3 off with 1.69e-3 stated (the grids' errors 1.2e-4,
     # 1.2e-3, 2.1e-3: irregular); after, 1.4e-3 off with 9.9e-3 stated, still at the grids'
     # bound (a horizon of 1800 for the Pareto tail at load 0.9: a step of 0.06 mean runtimes)
@@ -2705,10 +2742,12 @@ def test_history_sums_by_blocks_equal_direct_sums(M, kernels):
 @pytest.mark.slow   # 8 s without numba
 def test_analyze_warns_where_the_stated_error_is_coarse():
     # a job size with a fast phase times far-apart slowdowns: the cell bound stops the grids
-    # with the mean's estimate 3.3e-3 and the busy fraction's 1.0e-2 relative, beyond the 1e-3
+    # with the mean's estimate 3.2e-3 and the busy fraction's 1.5e-2 relative, beyond the 1e-3
     # of the quantiles' warning: one AccuracyWarning naming both; none under a goal coarser
-    # than both (the user asked for that accuracy)
-    X = qt.HyperExponential([0.9, 0.1], [10.0, 0.5])
+    # than both (the user asked for that accuracy). (A fast phase of rate 10 had stated 3.3e-3
+    # and 1.0e-2 with twelve nodes per piece over X; with eight the grids go finer: 1.1e-4 and
+    # 2.2e-4)
+    X = qt.HyperExponential([0.9, 0.1], [60.0, 0.5])
     runtime = qt.SX(X, qt.Discrete([1, 10], [0.9, 0.1]))
     system = qt.System(qt.MDS(4, 1), runtime, arrival_rate=0.21 / runtime.mean_runtime())
     with pytest.warns(qt.AccuracyWarning) as caught:
@@ -2717,10 +2756,10 @@ def test_analyze_warns_where_the_stated_error_is_coarse():
     assert len(caught) == 1 and "the mean" in message and "the busy fraction" in message
     assert f"{p.errors['mean'] / p.mean:.2g} relative" in message
     assert p.errors["mean"] > 1e-3 * p.mean
-    with qt.accuracy_goal(3e-2), warnings.catch_warnings():
+    with qt.accuracy_goal(5e-2), warnings.catch_warnings():
         warnings.simplefilter("error")
         coarse = qt.analyze(system)
-    assert coarse.errors["busy_fraction"] < 3e-2 * coarse.busy_fraction
+    assert coarse.errors["busy_fraction"] < 5e-2 * coarse.busy_fraction
     # compare shows the errors in its table: no warning there
     with warnings.catch_warnings():
         warnings.simplefilter("error")
