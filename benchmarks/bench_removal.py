@@ -7,7 +7,9 @@ fastest part and without, ``--unstable`` for points beyond the stability frontie
 ``--continuous`` for S&X with continuous slowdowns, ``--jobsize`` for S&X hyperexponential job
 sizes as ``HyperExponential`` (Newton quantiles) and as the same ``Mixture`` (the generic
 search), ``--rule`` for the rule over a continuous ``X`` at 12 nodes per piece and at 8 (with
-its fallback to 12), ``--between``
+its fallback to 12), ``--shots`` for the refined grids of a continuous job size and slowdown
+shot in one march against Newton's steps, and the fallback to 12 nodes solved on the first
+solve's grids against from scratch, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -203,6 +205,50 @@ def rule():
             print(f"  {size_name:11s} x {name:12s} {policy.label():16s} 12: {row[0]:6.3f} s "
                   f"({row[1]:.1e})  {default}: {row[2]:6.3f} s ({row[3]:.1e})  ratio "
                   f"{row[0] / row[2]:4.2f}", flush=True)
+
+
+def shots():
+    """CPU seconds of S&X points (mean and p99, best of 2, load 0.5), each change against what
+    it replaced, side by side in one run: (1) a continuous job size and slowdown, the refined
+    grids shot in one march of three columns (``one_march``) and by Newton's steps of two
+    columns; (2) the fallback to 12 nodes over a continuous ``X`` (discrete slowdowns), solved
+    on the 8-node solution's grids along its derivatives (``plan``) and from scratch."""
+    from queuetheory.analysis import removal_continuous
+
+    print("S&X, continuous X and S: one march per refined grid vs Newton's steps (CPU s)")
+    model = removal_continuous._SXContinuousModel
+    for name, runtime in (("exp X, S Erlang(2, 2)", qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))),
+                          ("Erlang X, S Uniform(0.5, 1.5)",
+                           qt.SX(qt.Erlang(2, 2.0), qt.Uniform(0.5, 1.5)))):
+        for policy in (qt.MDS(4, 2), qt.Replication(2, 2)):
+            system = qt.System(policy, runtime, arrival_rate=0.5 / runtime.mean_runtime())
+            row = []
+            for one in (False, True):
+                init = model.__init__
+
+                def patched(self, *args, one=one, init=init, **kwargs):
+                    init(self, *args, **kwargs)
+                    self.one_march = one and not self.discrete_x
+
+                model.__init__ = patched
+                row.append(_best(lambda system=system: qt.analyze(system).quantile(0.99), 2)[1])
+                model.__init__ = init
+            print(f"  {name:30s} {policy.label():24s} Newton {row[0]:6.3f} s  one march "
+                  f"{row[1]:6.3f} s  ratio {row[0] / row[1]:4.2f}", flush=True)
+    print("S&X fallback to 12 nodes over X: from scratch vs on the 8-node grids (CPU s)")
+    solve = removal._grid_prediction
+    far = qt.Discrete([1, 10], [0.9, 0.1])
+    for policy in (qt.MDS(1, 0), qt.MDS(10, 2)):
+        runtime = qt.SX(qt.Exponential(far.mean()), far)
+        system = qt.System(policy, runtime, arrival_rate=0.5 / runtime.mean_runtime())
+        row = []
+        for scratch in (True, False):
+            removal._grid_prediction = ((lambda *args: solve(*args[:7])) if scratch else solve)
+            row.append(_best(lambda system=system: removal.grid_prediction(
+                system, "", ()).quantile(0.99), 2)[1])
+            removal._grid_prediction = solve
+        print(f"  exp X x S in {{1, 10}}     {policy.label():16s} scratch {row[0]:6.3f} s  "
+              f"plan {row[1]:6.3f} s  ratio {row[0] / row[1]:4.2f}", flush=True)
 
 
 def main():
@@ -415,6 +461,8 @@ if __name__ == "__main__":
             ("--continuous", "S&X with continuous slowdowns, numpy and numba"),
             ("--jobsize", "S&X hyperexponential job sizes, as HyperExponential and as Mixture"),
             ("--rule", "S&X rule over a continuous X: 12 nodes per piece and 8 (fallback)"),
+            ("--shots", "S&X refined grids in one march and by Newton's steps; the fallback "
+                        "to 12 nodes on the first solve's grids and from scratch"),
             ("--between", "runtimes on atoms between the nodes, and job sizes whose density "
                           "jumps")]:
         tables.add_argument(option, action="store_true", help=text)
@@ -435,6 +483,8 @@ if __name__ == "__main__":
             jobsize()
         elif args.rule:
             rule()
+        elif args.shots:
+            shots()
         else:
             if not args.paths:
                 main()

@@ -1330,7 +1330,7 @@ def test_sx_rule_over_x_falls_back_to_twelve_nodes(S, load, nodes):
     # the true errors of the mean (Pollaczek-Khinchine) and of the quantiles (the Random system)
     system, exact = _sx_pollaczek_khinchine(S, load)
     kernel = removal._kernel_of(system.policy, system.arrival_rate)
-    first, short = removal._grid_prediction(
+    first, short, _ = removal._grid_prediction(
         system, "MDS(1, 0)", (), kernel, removal._model_of(kernel, system.runtime), False, ())
     assert "8 Gauss-Legendre nodes per piece, its error from 16" in first.method
     assert abs(first.mean - exact) <= first.errors["mean"]
@@ -1341,6 +1341,40 @@ def test_sx_rule_over_x_falls_back_to_twelve_nodes(S, load, nodes):
     assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
     assert "short of" not in p.method
     _covers_random_quantiles(system, p, [0.1, 0.5, 0.9, 0.99, 0.999])
+
+
+def test_sx_fallback_solves_the_first_grids_along_their_tangents(monkeypatch):
+    # the fallback to 12 nodes solves the grids of the 8-node solution again (no horizon
+    # search, no refinement), each by one march of one column along the 8-node solution's
+    # derivatives in F0; against the 12-node solution from scratch: the same grids and values
+    # within a hundredth of the stated errors, and both within them of Pollaczek-Khinchine
+    system, exact = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)
+    kernel = removal._kernel_of(system.policy, system.arrival_rate)
+    scratch, _, _ = removal._grid_prediction(
+        system, "MDS(1, 0)", (), kernel, removal._SXModel(kernel, system.runtime, 12), False, ())
+    marches, marcher = [], removal._SXModel.marcher
+
+    def counted(model, h, M):
+        march = marcher(model, h, M)
+        return lambda cols: (marches.append((model.rule_nodes, h, cols.size)), march(cols))[1]
+
+    monkeypatch.setattr(removal._SXModel, "marcher", counted)
+    p = removal.grid_prediction(system, "MDS(1, 0)", ())
+    assert "12 Gauss-Legendre nodes per piece, its error from 24" in p.method
+    twelve = [m for m in marches if m[0] == 12]
+    steps = sorted({h for _, h, _ in twelve}, reverse=True)
+    assert [m[2] for m in twelve] == [1] * len(twelve)
+    assert len(twelve) == len(steps) == 4   # the guard, h, h / 2, h / 4
+    assert f"step h = {steps[1]:.4g}, h/2, h/4" in scratch.method
+    assert [m for m in marches if m[0] == 24] == [(24, steps[-1], 1)]   # the finest
+    for key in ("mean", "busy_fraction"):
+        assert abs(p.errors[key] - scratch.errors[key]) <= 0.01 * scratch.errors[key]
+    assert abs(p.mean - scratch.mean) <= 0.01 * scratch.errors["mean"]
+    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+    levels = [0.1, 0.5, 0.9, 0.99]
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    reference = scratch.response_time.ppf(levels)
+    assert np.all(np.abs(values - reference) <= 0.01 * errors)
 
 
 def test_piece_rule_gives_fewer_nodes_to_narrow_and_low_pieces():
@@ -1926,6 +1960,55 @@ def test_sx_continuous_march_compiled_is_numpy(monkeypatch):
     plain = model.marcher(0.1, 300)(cols)
     for a, b in zip(compiled, plain):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("offset", [0.0, -6e-5])
+def test_sx_continuous_one_march_shot_is_newtons_root(offset):
+    # the finer grids of a continuous slowdown are shot in one march too: the quadratic
+    # through three columns takes q(w | x_j), shaped (nodes, columns, X nodes), along its
+    # columns; against Newton's method (two-column marches to the model's accept, 1e-7)
+    from queuetheory.analysis import removal_continuous
+
+    model = removal_continuous._SXContinuousModel(removal._kernel_of(qt.MDS(4, 2), 0.4),
+                                                  qt.SX(qt.Exponential(1.0), qt.Uniform(1, 3)))
+    assert model.one_march   # a continuous X (on atoms, the IR march's Newton steps)
+    newton = removal._shoot(model, 0.1, 300, 0.5)
+    one = removal._shoot(model, 0.1, 300, newton.F0 * (1 + offset), 1e-4 * newton.F0)
+    assert one.F0 == pytest.approx(newton.F0, rel=1e-7)
+    for name in ("F", "q_left", "sf_right"):
+        np.testing.assert_allclose(getattr(one, name), getattr(newton, name), rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize(("X", "columns"), [
+    (qt.Exponential(1.0), 2),                               # the rule's check: 2 J nodes
+    (qt.Discrete(np.linspace(0.5, 2.0, 32), np.full(32, 1 / 32)), 3)])   # a refined grid
+def test_sx_continuous_largest_march_within_its_memory(X, columns, monkeypatch):
+    # the grids are bounded so that the largest march on the finest grid (4 max_cells cells)
+    # holds its arrays within _BYTES, counted by tracemalloc (numpy's allocations): a budget
+    # that puts max_cells on a power of 2 (the grids' cells), the march at the bound
+    import tracemalloc
+
+    from queuetheory.analysis import removal_continuous
+
+    runtime = qt.SX(X, qt.Erlang(2, 2.0))
+    kernel = removal._kernel_of(qt.MDS(4, 2), 0.4)
+    J = removal_continuous._SXContinuousModel(kernel, runtime).x.size
+    nodes = 2 * J if columns == 2 else J   # the doubled rule: at most twice the nodes
+    budget = 4 * 256 * removal_continuous._march_bytes(nodes, columns)
+    monkeypatch.setattr(removal_continuous, "_BYTES", budget)
+    model = removal_continuous._SXContinuousModel(kernel, runtime)
+    assert model.max_cells == 256
+    march = model.doubled() if columns == 2 else model
+    assert 0.95 * nodes <= march.x.size <= nodes
+    cells = 4 * model.max_cells
+    march.marcher(1.0, 64)(np.full(columns, 0.5))   # compiled (numba) outside the count
+    tracemalloc.start()
+    try:
+        march.marcher(60.0 / cells, cells)(np.linspace(0.5, 0.5 + 1e-7, columns))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert 0.5 * budget < peak <= budget
 
 
 @pytest.mark.slow  # 5 to 12 s each with numba

@@ -650,6 +650,13 @@ class _GridModel:
     tangents = False
     """Solutions keep their derivatives in ``F0`` (:func:`_solved`): the rule over ``X`` is
     checked on the finest grid by one march (:func:`grid_prediction`)."""
+    one_march = False
+    """The finer grids are shot in one march of three columns, the guess and the guess plus and
+    minus a fifth of its expected change (:func:`_shoot`'s ``spread``), not by Newton's steps
+    of two columns: for a continuous job size (S&X), whose marches cost per column and ``X``
+    node (CPU of a point with continuous slowdowns 1.08 to 1.12 times less). Not under IR (0.95
+    to 1.02 times the time but Pareto(2.5)'s 1.2; the quadratic's weights moved ``F`` at an
+    atom's jump by a unit in the last place, where quantiles at the top of a jump are exact)."""
     _max_cells: int | None = None
 
     @property
@@ -825,17 +832,32 @@ class _History:
     the order of the terms changed: rounding differences about 1e-16 of the history sums)."""
 
     def __init__(self, alpha, beta, spectra: dict, M: int, fp, fm, history,
-                 fft_min: int = _FFT_MIN, leaf: int = _LEAF):
+                 fft_min: int = _FFT_MIN, leaf: int = _LEAF, kernels: tuple | None = None):
         self.M, self.fp, self.fm, self.history = M, fp, fm, history
         self.leaf = leaf
-        self.size = max(1 << (M).bit_length(), 2 * leaf)
-        # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S)
-        self.a = np.zeros((self.size,) + alpha.shape[1:])
-        self.a[1:M + 1] = alpha
-        self.b = np.zeros(self.a.shape)   # zero pages, not written: mapped where filled
-        self.b[1:M] = beta[1:]
+        self.size = self.size_of(M, leaf)
+        # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S);
+        # or the padded kernels given (``kernels``, from :meth:`padded`: alpha and beta unused)
+        self.a, self.b = self.padded(alpha, beta, self.size) if kernels is None else kernels
         self.spectra = spectra   # kernels per block size, shared by the marches
         self.fft_min = fft_min
+
+    @staticmethod
+    def size_of(M: int, leaf: int) -> int:
+        """The length of the padded kernels (a power of 2 above ``M``)."""
+        return max(1 << (M).bit_length(), 2 * leaf)
+
+    @staticmethod
+    def padded(alpha, beta, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels ``a_k = alpha_k`` (``k = 1..M``) and ``b_k = beta_{k+1}`` (``k =
+        1..M - 1``) as arrays of length ``size``, zeros elsewhere (zero pages, not written:
+        mapped where filled)."""
+        M = alpha.shape[0]
+        a = np.zeros((size,) + alpha.shape[1:])
+        a[1:M + 1] = alpha
+        b = np.zeros(a.shape)
+        b[1:M] = beta[1:]
+        return a, b
 
     def run(self, leaf):
         """March every node ``1..M`` with ``leaf(lo, hi)`` (the block of nodes ``lo..hi - 1``)."""
@@ -1089,8 +1111,10 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
                 t = u / spread
                 weights = np.array([0.5 * t * (t - 1), 1 - t * t, 0.5 * t * (t + 1)])
                 slopes = np.array([t - 0.5, -2 * t, t + 0.5]) / spread
-                return _solved(model, h, [a_ @ weights for a_ in arrays],
-                               [a_ @ slopes for a_ in arrays])
+                # along the columns' axis (1; the continuous slowdowns' q has a third)
+                return _solved(model, h, [np.einsum("ik...,k->i...", a_, weights)
+                                          for a_ in arrays],
+                               [np.einsum("ik...,k->i...", a_, slopes) for a_ in arrays])
         lo, hi = (cols[0], hi) if e[0] < 0 else (lo, cols[0])
         lo, hi = (lo, cols[2]) if e[2] >= 0 else (max(lo, cols[2]), hi)
         slope = b if b > 0 else math.nan
@@ -1251,6 +1275,7 @@ class _SXModel(_GridModel):
     Pollaczek-Khinchine with 3.4e-9 stated). Twice the largest ``error (1 - load)^2`` over 5
     such laws at loads 0.98 to 0.997 (19 on their lattice, 4 beyond their estimates before,
     up to 2.0 times; the IR march on the same law: 2.7e-12 off at 0.99)."""
+    one_march = True
     sf_floor_squared = 1.5e-14
     """...and of ``P(C > t)``: about 3e-10 absolute in the tail of the same system (its p99 to
     p9999 1.7 to 1.8 times beyond their estimates, the errors tenfold per decade of level; at
@@ -2372,7 +2397,7 @@ def _solve_grids(model, guess: float):
         if len(sols) == 2:   # F0 extrapolated (O(h^2) cancelled), as in _refine
             change = (sols[0].F0 - sols[1].F0) / 4.0
             guess = sols[1].F0 - change
-            spread = 0.2 * abs(change) if isinstance(model, _SXModel) else 0.0
+            spread = 0.2 * abs(change) if model.one_march else 0.0
         sols.append(_shoot(model, h / factor, M * factor, guess, spread))
     return sols, aligned and (on_nodes or between or model.bends is not None
                               or not (model.has_atoms or kinks is not None))
@@ -2594,7 +2619,7 @@ def _refine(model, sols, order: int):
                 guess = b.F0 - change
                 # S&X: one march with columns guess +- a fifth of the change (its error was
                 # 1e-5 to 4e-4 relative, a twentieth of the change), see _shoot
-                spread = 0.2 * abs(change) if isinstance(model, _SXModel) else 0.0
+                spread = 0.2 * abs(change) if model.one_march else 0.0
                 sols.append(_shoot(model, step, round(M * factor * j), guess, spread))
                 sols.sort(key=lambda s: -s.h)
         sols = [s for s in sols if any(abs(s.h * j / h - 1) < 1e-9 for j in (0.5, 1, 2, 4))]
@@ -3873,14 +3898,14 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     :data:`_SX_RULE_NODES_MORE`, and the one with the smaller stated error is returned."""
     kernel = _kernel_of(system.policy, system.arrival_rate)
     model = _model_of(kernel, system.runtime)
-    prediction, short = _grid_prediction(system, name, assumptions, kernel, model, exact,
-                                         references)
+    prediction, short, plan = _grid_prediction(system, name, assumptions, kernel, model, exact,
+                                               references)
     if (isinstance(model, _SXModel) and not model.discrete_x
             and model.rule_nodes < _SX_RULE_NODES_MORE and _rule_binds(*short)):
         more = _SXModel(kernel, system.runtime, _SX_RULE_NODES_MORE)
         try:
-            again, short_again = _grid_prediction(system, name, assumptions, kernel, more,
-                                                  exact, references)
+            again, short_again, _ = _grid_prediction(system, name, assumptions, kernel, more,
+                                                     exact, references, plan)
         except RemovalError:
             return prediction
         if max(short_again[0], short_again[2]) < max(short[0], short[2]):
@@ -3903,10 +3928,15 @@ def _rule_binds(achieved: float, rule: float, quantiles: float) -> bool:
 
 
 def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Kernel, model,
-                     exact: bool, references: tuple) -> tuple[Prediction, tuple]:
-    """:func:`grid_prediction` with the given ``model``: the prediction and how far it is from
-    the goal, the arguments of :func:`_rule_binds` (0 for the rule's parts without a rule to
-    check)."""
+                     exact: bool, references: tuple,
+                     plan: tuple | None = None) -> tuple[Prediction, tuple, tuple]:
+    """:func:`grid_prediction` with the given ``model``: the prediction, how far it is from the
+    goal (the arguments of :func:`_rule_binds`, 0 for the rule's parts without a rule to check)
+    and its plan: the grids it was solved on (the solutions, from the guard's on), whether they
+    are aligned, whether the cell bound stopped them and ``model.rough``. Given a ``plan`` (of
+    the same system with fewer nodes over ``X``) the same grids are solved again, each by one
+    march of one column along the plan's derivatives in ``F0`` (:func:`_shoot`'s ``tangent``),
+    without placing the horizon or refining."""
     runtime, lam = system.runtime, system.arrival_rate
     if goal() > GOAL:
         # a coarse accuracy goal stops on coarse grids, often before their h^2 regime: the
@@ -3917,10 +3947,16 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         # 0.85; with the rough estimates and a goal of 1e-2, at most 0.40 and 0.63 of them)
         model.rough = True
     mean_runtime = runtime.mean_runtime()
-    sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
-    order = 2 if aligned else 1
-    _check_resolved(model, sols[0].h * (sols[0].F.size - 1))
-    sols, at_limit = _refine(model, sols, order)
+    if plan is None:
+        sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
+        order = 2 if aligned else 1
+        _check_resolved(model, sols[0].h * (sols[0].F.size - 1))
+        sols, at_limit = _refine(model, sols, order)
+    else:
+        grids, aligned, at_limit, model.rough = plan
+        order = 2 if aligned else 1
+        sols = [_shoot(model, s.h, s.F.size - 1, s.F0, tangent=s) for s in grids]
+    plan = (sols, aligned, at_limit, model.rough)
     # the horizon, read again on the finest grid (placed on coarser ones)
     tail = _horizon_tails(model, sols[-1])[0]
     if tail > _TAIL_FINEST:
@@ -4061,7 +4097,7 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=references,
                             errors={"mean": mean_error, "busy_fraction": busy_error})
-    return prediction, (achieved / goal(), rule_share, rule_quantiles)
+    return prediction, (achieved / goal(), rule_share, rule_quantiles), plan
 
 
 def _rule_quantiles(base: _Solution, change: np.ndarray) -> float:

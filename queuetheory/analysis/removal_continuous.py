@@ -52,21 +52,48 @@ _COMPILED_LEAF = 32
 """Nodes per block of the compiled block solve (:func:`_mix_leaf`): its direct sums cost
 ``O(32 J)`` per node and column, and the larger blocks spare two levels of FFT products
 (measured: 4.4 s for a point where blocks of 16 took 4.8 s and of 64, 5.0 s)."""
+_BYTES = 2 ** 29
+"""Memory of the largest march of an analysis on its finest grid, which bounds the grids
+(:attr:`_SXContinuousModel.max_cells`; beyond J = 4676 X nodes its floor of 128 cells
+holds)."""
+
+
+def _march_bytes(nodes: int, columns: int) -> int:
+    """Bytes per cell of a march with ``nodes`` ``X`` nodes and ``columns`` columns: per node
+    8 for ``G``, 32 for the padded kernels, 16 per column for the history and ``q`` and 40 for
+    the kernels' spectra and temporaries, and 512 per column for the temporaries of one chunk
+    of :data:`._KERNEL_CHUNK` kernels (allocated, as ``tracemalloc`` counts them: 90 to 106
+    per node measured with two columns, 110 to 124 with three, at 512 to 8192 cells and J =
+    108 to 561; 168 with three and J = 32; the process's resident memory is lower, the padding
+    left unmapped. The history alone had been bounded: an analysis of J = 282 nodes peaked at
+    471 MB, 634 MB resident)."""
+    return nodes * (80 + 16 * columns) + 512 * columns
+
+
 _FFT_MIN = 64
 """Blocks from this size on are convolved by FFT (the Toeplitz kernels of ``J`` nodes would
 take ``2 J P^2`` floats per block size)."""
 
 
 class _MixWeights:
-    """The :class:`._Weights` of ``x_j S`` for every ``X`` node, stacked: ``alpha`` and
-    ``beta`` of shape ``(M, J)``, ``G`` of shape ``(M + 1, J)`` (continuous: no jumps)."""
+    """The :class:`._Weights` of ``x_j S`` for every ``X`` node side by side: ``G`` of shape
+    ``(M + 1, J)`` (continuous: no jumps), ``beta1`` (``beta_1`` of each node) and the
+    kernels of :class:`._History` (``alpha`` and ``beta`` padded, of shape ``(size, J)``),
+    filled node by node (the weights of one node at a time besides them: stacked from a list,
+    and copied by each march's history, they had taken 72 bytes per cell and node where these
+    take 24, the padding's zero pages left unmapped)."""
 
-    def __init__(self, model: _SXContinuousModel, h: float, M: int):
-        per = [_Weights(R, h, M, kinks, complement=False)
-               for R, kinks in zip(model.laws, model.kinks)]
-        self.alpha = np.stack([w.alpha for w in per], axis=1)
-        self.beta = np.stack([w.beta for w in per], axis=1)
-        self.G = np.stack([w.G_right for w in per], axis=1)
+    def __init__(self, model: _SXContinuousModel, h: float, M: int, leaf: int):
+        J = len(model.laws)
+        self.G = np.empty((M + 1, J))
+        self.beta1 = np.empty(J)
+        self.kernels = (np.zeros((_History.size_of(M, leaf), J)),
+                        np.zeros((_History.size_of(M, leaf), J)))
+        for j, (R, kinks) in enumerate(zip(model.laws, model.kinks)):
+            w = _Weights(R, h, M, kinks, complement=False)
+            self.G[:, j], self.beta1[j] = w.G_right, w.beta[0]
+            self.kernels[0][1:M + 1, j] = w.alpha
+            self.kernels[1][1:M, j] = w.beta[1:]
         self.spectra = {}
 
 
@@ -100,6 +127,8 @@ class _SXContinuousModel(_GridModel):
         self.kernel, self.runtime, self.nodes = kernel, runtime, nodes
         self.scale = runtime.mean_runtime()
         self.discrete_x = X.atoms is not None
+        # X on atoms: the IR marches' Newton steps (X = 1 is the IR analysis of S, to 1e-12)
+        self.one_march = not self.discrete_x
         if self.discrete_x:
             x, w = X.atoms
         else:
@@ -133,9 +162,12 @@ class _SXContinuousModel(_GridModel):
         # X S is unbounded at 0 (X continuous: an h^2 log h term for Exp x Exp) or kinks of G
         # lie between the nodes
         self.rough = not self.discrete_x or (len(every) > 0 and self.kink_lattice is None)
-        # the finest grid's history (two columns, 8 J (M + 1) bytes each) within 128 MB:
-        # binds for J > 512
-        self.max_cells = max(128, min(_M_MAX_SX, int(2 ** 27 / (8 * 2 * self.x.size * 4))))
+        # the largest march's arrays on the finest grid (4 max_cells cells) within _BYTES: the
+        # rule's check (2 J nodes, two columns) for a continuous X, else a refined grid's march
+        # (J nodes, three columns); binds for J > 141 and J > 244
+        largest = (_march_bytes(2 * self.x.size, 2) if not self.discrete_x else
+                   _march_bytes(self.x.size, 3))
+        self.max_cells = max(128, min(_M_MAX_SX, int(_BYTES / (4 * largest))))
         self.lower = _sx_lower(runtime)
 
     def doubled(self) -> _SXContinuousModel | None:
@@ -148,8 +180,9 @@ class _SXContinuousModel(_GridModel):
         """Nothing is kept across grids (the weights live with their marcher)."""
 
     def marcher(self, h: float, M: int):
-        weights = _MixWeights(self, h, M)
-        return lambda cols: _march_mix(self.kernel, weights, self.w, h, M, cols)
+        leaf = _LEAF if self.kernel.compiled_phi() is None else _COMPILED_LEAF
+        weights = _MixWeights(self, h, M, leaf)
+        return lambda cols: _march_mix(self.kernel, weights, self.w, h, M, cols, leaf)
 
     def node_sf(self, sol):
         """``P(C > t)`` at the nodes from ``q(w_i | x_j)`` of the solution (interpolated
@@ -170,7 +203,8 @@ class _SXContinuousModel(_GridModel):
     tails = staticmethod(_IRModel.tails)
 
 
-def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F0: np.ndarray):
+def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F0: np.ndarray,
+               leaf: int):
     """The march of :func:`._march` with ``J`` kernels (the module docstring): returns ``F``,
     ``f^-``, ``f^+``, ``E_X q`` twice (no jumps), each of shape ``(M + 1, columns)``, and
     ``q(w_i | x_j)`` of shape ``(M + 1, columns, J)``."""
@@ -181,7 +215,7 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     fp = np.empty((M + 1, K))
     qbar = np.empty((M + 1, K))
     Q = np.empty((M + 1, K, J))
-    beta1 = weights.beta[0]
+    beta1 = weights.beta1
     slope = half - beta1
     q0 = F0[:, None] * weights.G[0]
     F[0] = F0
@@ -189,9 +223,8 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     Q[0], qbar[0] = q0, q0 @ wx
     history = F0[None, :, None] * weights.G[:, None, :]
     compiled = kernel.compiled_phi()
-    blocks = _History(weights.alpha, weights.beta, weights.spectra, M, fp, fm, history,
-                      fft_min=_FFT_MIN,
-                      leaf=_LEAF if compiled is None else _COMPILED_LEAF)
+    blocks = _History(None, None, weights.spectra, M, fp, fm, history, fft_min=_FFT_MIN,
+                      leaf=leaf, kernels=weights.kernels)
     a_in, b_in = blocks.a[:blocks.leaf], blocks.b[:blocks.leaf]
     phi = kernel.phi
 
