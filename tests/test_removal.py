@@ -1377,6 +1377,32 @@ def test_sx_fallback_solves_the_first_grids_along_their_tangents(monkeypatch):
     assert np.all(np.abs(values - reference) <= 0.01 * errors)
 
 
+def test_sx_fallback_keeps_the_twelve_nodes_memory_bound(monkeypatch):
+    # the 8-node grids go 1.5 times finer than 12 nodes' memory bound allows: where the first
+    # solve's finest grid is beyond it, the fallback solves from scratch within its own bound
+    # (a bound that puts 8 nodes at 256 cells and 12 at 170, so 128)
+    system, exact = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)
+    kernel = removal._kernel_of(system.policy, system.arrival_rate)
+    model = removal._SXModel(kernel, system.runtime)
+    columns = (model.levels.size - 1 + model.s.size) * 8   # X nodes per grid node
+    monkeypatch.setattr(removal, "_SX_BYTES", 256 * 256 * columns)
+    monkeypatch.setattr(removal, "_rule_binds", lambda *args: True)
+    eight = removal._SXModel(kernel, system.runtime)
+    twelve = removal._SXModel(kernel, system.runtime, 12)
+    assert (eight.max_cells, twelve.max_cells) == (256, 170)
+    marches, marcher = [], removal._SXModel.marcher
+
+    def counted(model, h, M):
+        march = marcher(model, h, M)
+        return lambda cols: (marches.append((model.rule_nodes, M)), march(cols))[1]
+
+    monkeypatch.setattr(removal._SXModel, "marcher", counted)
+    p = removal.grid_prediction(system, "MDS(1, 0)", ())
+    assert max(M for nodes, M in marches if nodes == 8) == 4 * 256
+    assert max(M for nodes, M in marches if nodes == 12) <= 4 * 170
+    assert abs(p.mean - exact) <= p.errors["mean"]
+
+
 def test_piece_rule_gives_fewer_nodes_to_narrow_and_low_pieces():
     # a quarter of the Gauss-Legendre nodes (at least one) on the pieces of E_X narrower than
     # 1e-8 in probability or below the level 1e-6, the rest padded with weight 0; each rule

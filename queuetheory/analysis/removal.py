@@ -3895,7 +3895,8 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     the grid. S&X with a continuous job size and discrete slowdowns: the rule over ``X`` has
     :data:`_SX_RULE_NODES` nodes per piece; where its error (the change when they are doubled)
     is most of what keeps the point short of the goal, the point is solved again with
-    :data:`_SX_RULE_NODES_MORE`, and the one with the smaller stated error is returned."""
+    :data:`_SX_RULE_NODES_MORE` (on the same grids, where they fit its memory bound), and the
+    one with the smaller stated error is returned."""
     kernel = _kernel_of(system.policy, system.arrival_rate)
     model = _model_of(kernel, system.runtime)
     prediction, short, plan = _grid_prediction(system, name, assumptions, kernel, model, exact,
@@ -3903,6 +3904,10 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
     if (isinstance(model, _SXModel) and not model.discrete_x
             and model.rule_nodes < _SX_RULE_NODES_MORE and _rule_binds(*short)):
         more = _SXModel(kernel, system.runtime, _SX_RULE_NODES_MORE)
+        # on the first solve's grids where their tables of 12 nodes fit the memory bound (its
+        # grids go 1.5 times finer), else from scratch
+        if plan[0][-1].F.size - 1 > 4 * more.max_cells:
+            plan = None
         try:
             again, short_again, _ = _grid_prediction(system, name, assumptions, kernel, more,
                                                      exact, references, plan)
