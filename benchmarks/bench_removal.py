@@ -5,11 +5,11 @@ numpy-versus-numba table, ``--matching`` for ``smallest_matching_code`` with its
 and without, ``--frontier`` for stability frontiers with their grids refined for the runtime's
 fastest part and without, ``--unstable`` for points beyond the stability frontier (CPU and marches),
 ``--continuous`` for S&X with continuous slowdowns, ``--jobsize`` for S&X hyperexponential job
-sizes as ``HyperExponential`` (Newton quantiles) and as the same ``Mixture`` (the generic
-search), ``--rule`` for the rule over a continuous ``X`` at 12 nodes per piece and at 8 (with
-its fallback to 12), ``--shots`` for the refined grids of a continuous job size and slowdown
-shot in one march against Newton's steps, and the fallback to 12 nodes solved on the first
-solve's grids against from scratch, ``--between``
+sizes as ``HyperExponential`` (Newton quantiles, compiled and numpy) and as the same ``Mixture``
+(the generic search), ``--rule`` for the rule over a continuous ``X`` at 12 nodes per piece
+and at 8 (with its fallback to 12), ``--shots`` for the refined grids of a continuous job size
+and slowdown shot in one march against Newton's steps, and the fallback to 12 nodes solved on
+the first solve's grids against from scratch, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -141,9 +141,13 @@ def continuous():
 
 def jobsize():
     """CPU seconds of an S&X point (mean and p99, best of 2, load 0.5) with a hyperexponential
-    job size given as ``HyperExponential`` (quantiles by Newton's method) and as the same law
-    as a ``Mixture`` of exponentials (the generic quantile search), side by side: the analysis
-    evaluates ``F_X^{-1}`` at every ``X`` node of every grid node."""
+    job size given as ``HyperExponential`` (quantiles by Newton's method, compiled with numba
+    for calls of many levels, and by numpy operations: ``distributions._COMPILED_LEVELS``) and
+    as the same law as a ``Mixture`` of exponentials (the generic quantile search), side by
+    side: the analysis evaluates ``F_X^{-1}`` at every ``X`` node of every grid node."""
+    from queuetheory import distributions
+
+    compiled = distributions._COMPILED_LEVELS
     slowdowns = {"facebook S": qt.slowdowns.facebook(), "S in {1, 10}": qt.Discrete([1, 10],
                                                                                     [0.9, 0.1])}
     print("S&X hyperexponential job size: HyperExponential vs the same Mixture (CPU s; point "
@@ -154,9 +158,10 @@ def jobsize():
         for name, S in slowdowns.items():
             for policy in (qt.MDS(4, 1), qt.MDS(20, 10)):
                 row = []
-                for size in (X, mixture):
+                for size, levels in ((X, compiled), (X, 2 ** 62), (mixture, compiled)):
                     runtime = qt.SX(size, S)
                     lam = 0.5 / runtime.mean_runtime()
+                    distributions._COMPILED_LEVELS = levels
 
                     def point(policy=policy, lam=lam, runtime=runtime):
                         with warnings.catch_warnings():   # coarse ones warn: timed alike
@@ -165,9 +170,11 @@ def jobsize():
                         return p.mean, p.quantile(0.99)
 
                     row.append(_best(point, 2)[1])
+                distributions._COMPILED_LEVELS = compiled
                 print(f"  H2{tuple(probs)}{tuple(rates)} x {name:13s} {policy.label():16s} "
-                      f"HyperExponential {row[0]:6.3f} s  Mixture {row[1]:6.3f} s  ratio "
-                      f"{row[1] / row[0]:4.2f}", flush=True)
+                      f"HyperExponential {row[0]:6.3f} s (numpy ppf {row[1]:6.3f} s, ratio "
+                      f"{row[1] / row[0]:4.2f})  Mixture {row[2]:6.3f} s  ratio "
+                      f"{row[2] / row[0]:4.2f}", flush=True)
 
 
 def rule():

@@ -12,6 +12,7 @@ A :mod:`scipy.stats` frozen distribution is accepted wherever a queuetheory dist
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -1415,6 +1416,64 @@ _MAX_MOMENT = 10_000
 a log-gamma function, ``10**6`` of an exponential took 19 s to reach ``inf``)."""
 
 
+_COMPILED_LEVELS = 4096
+"""Levels from which :meth:`HyperExponential._root` runs compiled (numba installed; 4.8 to 5.5
+times faster on the 2.3 million levels of an S&X analysis's ``X`` nodes): smaller calls, such
+as a single quantile, do not import numba nor load the compiled function."""
+
+
+def _hyperexponential_root(level, upper, p, rates, out):
+    """:meth:`HyperExponential._root` a level at a time (compiled with numba): for each level,
+    ``L``, the lower bound, Newton's steps on ``-log P(X > x)`` and the last step on the
+    probability, the same formulas as the numpy operations, into ``out``."""
+    slowest = rates.min()
+    J = p.size
+    for i in range(level.size):
+        q = level[i]
+        L = -math.log(q) if upper[i] else -math.log1p(-q)
+        x = 0.0
+        for j in range(J):
+            x = max(x, (math.log(p[j]) + L) / rates[j])
+        for _ in range(100):
+            S = dS = 0.0
+            for j in range(J):
+                e = math.exp(-x * (rates[j] - slowest))
+                S += p[j] * e
+                dS += p[j] * e * (rates[j] - slowest)
+            if S < 0.5:
+                log_S = math.log(S) if S > 0 else -math.inf
+            else:   # S near 1: from the expm1 form (relative accuracy)
+                total = 0.0
+                for j in range(J):
+                    total += p[j] * math.expm1(-x * (rates[j] - slowest))
+                log_S = math.log1p(total)
+            step = (L - slowest * x + log_S) / (slowest + dS / S)
+            x = x + max(step, 0.0)
+            if not step > 4e-16 * x:
+                break
+        density = sf = cdf = 0.0
+        for j in range(J):
+            density += rates[j] * math.exp(-x * rates[j]) * p[j]
+            if upper[i]:
+                sf += math.exp(-x * rates[j]) * p[j]
+            else:
+                cdf += -math.expm1(-x * rates[j]) * p[j]
+        if density > 0:
+            x = max(x + ((sf - q) if upper[i] else (q - cdf)) / density, 0.0)
+        out[i] = x
+
+
+@functools.cache
+def _compiled_root():
+    """:func:`_hyperexponential_root` compiled with numba (imported on the first call, not with
+    the package), or ``None`` when numba is not installed (numpy operations, slower)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True, nogil=True)(_hyperexponential_root)
+
+
 class HyperExponential(Distribution):
     """Mixture of exponentials: rate ``rates[j]`` with probability ``probs[j]``.
 
@@ -1478,12 +1537,19 @@ class HyperExponential(Distribution):
         1e-3])``); the last step, on ``P(X > x) - level`` or ``level - P(X <= x)`` over the
         density, evaluated relative to the level, removes it. The generic search
         (:meth:`Distribution._ppf`) took 2.5 times as long, most of the time of the S&X removal
-        analysis's ``X`` nodes.
+        analysis's ``X`` nodes. With numba installed, calls of at least
+        :data:`_COMPILED_LEVELS` levels run the same steps compiled, a level at a time
+        (:func:`_hyperexponential_root`).
         """
         shape, level, upper = np.shape(level), np.ravel(level), np.ravel(upper)
-        L = np.where(upper, -np.log(level), -np.log1p(-level))
         keep = self.probs > 0
         p, rates = self.probs[keep], self.rates[keep]
+        compiled = _compiled_root() if level.size >= _COMPILED_LEVELS else None
+        if compiled is not None:
+            out = np.empty(level.size)
+            compiled(np.asarray(level, dtype=float), upper, p, rates, out)
+            return out.reshape(shape)
+        L = np.where(upper, -np.log(level), -np.log1p(-level))
         slowest = rates.min()
         d = rates - slowest
         x = np.maximum(((np.log(p) + L[:, None]) / rates).max(axis=1), 0.0)
