@@ -653,10 +653,13 @@ class _GridModel:
     one_march = False
     """The finer grids are shot in one march of three columns, the guess and the guess plus and
     minus a fifth of its expected change (:func:`_shoot`'s ``spread``), not by Newton's steps
-    of two columns: for a continuous job size (S&X), whose marches cost per column and ``X``
-    node (CPU of a point with continuous slowdowns 1.08 to 1.12 times less). Not under IR (0.95
-    to 1.02 times the time but Pareto(2.5)'s 1.2; the quadratic's weights moved ``F`` at an
-    atom's jump by a unit in the last place, where quantiles at the top of a jump are exact)."""
+    of two columns: S&X on discrete slowdowns, and a continuous job size on continuous ones,
+    whose marches cost per column and ``X`` node (a point with continuous slowdowns 1.06 to
+    1.10 times less CPU, ``benchmarks/bench_removal.py --shots``). Not under IR (0.95 to 1.02
+    times the time but Pareto(2.5)'s 1.2; the quadratic's weights moved ``F`` at an atom's jump
+    by a unit in the last place, where quantiles at the top of a jump are exact), nor for a job
+    size on atoms on continuous slowdowns (the IR march's steps: ``X = 1`` is the IR analysis
+    of ``S`` to 1e-12)."""
     _max_cells: int | None = None
 
     @property
