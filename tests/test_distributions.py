@@ -1190,6 +1190,9 @@ def test_quantile_search_without_closed_form_keeps_the_tail_accurate():
            86.558225944320795, 104.97899550709387]
     for law in (H, mixture):
         np.testing.assert_allclose(law.ppf(levels), ref, rtol=1e-15, atol=0)
+    # the same levels within a call of many (compiled with numba where installed)
+    many = np.concatenate([levels, np.linspace(0.01, 0.99, distributions._COMPILED_LEVELS)])
+    np.testing.assert_allclose(H._ppf_all(many)[:len(levels)], ref, rtol=1e-15, atol=0)
     # a flat CDF (a gap in the support): the smallest x, at either end of the plateau
     G = qt.Mixture([qt.Uniform(0.0, 1.0), qt.Uniform(2.0, 3.0)], [0.25, 0.75])
     assert G.ppf(0.25) == 1.0
@@ -1230,6 +1233,12 @@ def test_hyperexponential_quantiles_by_newton_far_apart_phases(probs, rates, ppf
     np.testing.assert_allclose(H.ppf(levels), ppf_ref, rtol=1e-15, atol=0)
     np.testing.assert_allclose(H._isf_all(np.array([1e-12, 1e-300])), isf_ref, rtol=1e-15,
                                atol=0)
+    # the same levels within a call of many (compiled with numba where installed)
+    many = np.concatenate([levels, np.linspace(0.01, 0.99, distributions._COMPILED_LEVELS)])
+    np.testing.assert_allclose(H._ppf_all(many)[:len(levels)], ppf_ref, rtol=1e-15, atol=0)
+    tails = np.concatenate([[1e-12, 1e-300], np.geomspace(0.1, 1e-300,
+                                                          distributions._COMPILED_LEVELS)])
+    np.testing.assert_allclose(H._isf_all(tails)[:2], isf_ref, rtol=1e-15, atol=0)
     # one phase: the exponential's closed form
     E = qt.HyperExponential([1.0], [2.0])
     np.testing.assert_allclose(E.ppf(levels), -np.log1p(-np.array(levels)) / 2.0, rtol=2e-16)
@@ -1241,7 +1250,7 @@ def test_hyperexponential_quantiles_by_newton_far_apart_phases(probs, rates, ppf
 def test_hyperexponential_many_quantiles_compiled(probs, rates):
     """A call with many levels (the S&X analysis's ``X`` nodes) runs Newton's method compiled
     a level at a time when numba is installed: the same quantiles as a call with few levels
-    (numpy operations; their references: mpmath in the tests above), from 1e-300 to 1 - 1e-16,
+    (numpy operations; both against mpmath in the tests above), from 1e-300 to 1 - 1e-16,
     to 4e-16 times ``1 + kappa``, ``kappa = min(P(X <= x), P(X > x)) / (x f(x))`` the
     condition number of the quantile: both end on rounding, in different orders (measured: at
     most 0.68 of it; 20 to 27% of the values differ, in their last digits)."""

@@ -852,15 +852,20 @@ class _History:
 
     @staticmethod
     def padded(alpha, beta, size: int) -> tuple[np.ndarray, np.ndarray]:
-        """The kernels ``a_k = alpha_k`` (``k = 1..M``) and ``b_k = beta_{k+1}`` (``k =
-        1..M - 1``) as arrays of length ``size``, zeros elsewhere (zero pages, not written:
-        mapped where filled)."""
-        M = alpha.shape[0]
+        """The kernels of :meth:`place` as arrays of length ``size``, zeros elsewhere (zero
+        pages, not written: mapped where filled)."""
         a = np.zeros((size,) + alpha.shape[1:])
-        a[1:M + 1] = alpha
         b = np.zeros(a.shape)
-        b[1:M] = beta[1:]
+        _History.place(a, b, alpha, beta)
         return a, b
+
+    @staticmethod
+    def place(a, b, alpha, beta):
+        """Write the kernels ``a_k = alpha_k`` (``k = 1..M``) and ``b_k = beta_{k+1}`` (``k =
+        1..M - 1``) into ``a`` and ``b`` (one kernel's column of several, for instance)."""
+        M = alpha.shape[0]
+        a[1:M + 1] = alpha
+        b[1:M] = beta[1:]
 
     def run(self, leaf):
         """March every node ``1..M`` with ``leaf(lo, hi)`` (the block of nodes ``lo..hi - 1``)."""

@@ -99,8 +99,7 @@ class _MixWeights:
         for j, (R, kinks) in enumerate(zip(model.laws, model.kinks)):
             w = _Weights(R, h, M, kinks, complement=False)
             self.G[:, j], self.beta1[j] = w.G_right, w.beta[0]
-            self.kernels[0][1:M + 1, j] = w.alpha
-            self.kernels[1][1:M, j] = w.beta[1:]
+            _History.place(self.kernels[0][:, j], self.kernels[1][:, j], w.alpha, w.beta)
         self.spectra = {}
 
 
