@@ -1,17 +1,22 @@
 """Speed of order statistics and of the MDS / replication analysis (issue 5).
 
 Run: ``python benchmarks/bench_orderstats.py``. Prints the time per call and, where a closed form
-exists, the relative error against it.
+exists, the relative error against it; ``--slowdowns`` only the S&X analysis with a continuous
+slowdown, its quantiles over ``S`` from the table of the fixed pieces
+(``batch_law._piece_quantiles``) and computed at every piece (as before), side by side (CPU
+seconds, one call each).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import time
 
 import numpy as np
 
 import queuetheory as qt
+from queuetheory.analysis import batch_law
 from queuetheory.orderstats import OrderStatistic
 
 
@@ -64,5 +69,41 @@ def main() -> None:
                   f"99th pct {p.quantile(0.99):8.4f} in {tq:6.3f} s")
 
 
+def _every_piece(law, lo, hi, gl_nodes, fixed):
+    """``batch_law._piece_quantiles`` without its table: every piece computed."""
+    u = 0.5 * (lo + hi)[..., None] + 0.5 * (hi - lo)[..., None] * gl_nodes
+    return np.nan_to_num(law._ppf_all(np.clip(u, 0.0, 1.0)), posinf=np.finfo(float).max)
+
+
+def slowdowns() -> None:
+    """S&X with a continuous slowdown, no removal: a point (mean and p99) with the quantiles
+    over ``S`` of the fixed pieces from their table and with every piece computed (arrival
+    rate 0.4, ``E[X S] = 1``: task loads 0.5, 0.4 and 0.8)."""
+    print("S&X, continuous slowdown, no removal: point (mean and p99), CPU s, one call each")
+    table = batch_law._piece_quantiles
+    for name, S in (("S Erlang(2, 2)", qt.Erlang(2, 2.0)), ("S Uniform(0.5, 1.5)",
+                                                         qt.Uniform(0.5, 1.5))):
+        runtime = qt.SX(qt.Exponential(1.0), S)
+        for policy in (qt.MDS(4, 1, remove=False), qt.MDS(4, 0, remove=False),
+                       qt.Replication(3, 2, remove=False)):
+            row = []
+            for quantiles in (table, _every_piece):
+                batch_law._piece_quantiles = quantiles
+                start = time.process_time()
+                p = qt.analyze(qt.System(policy, runtime, arrival_rate=0.4))
+                p.mean, p.quantile(0.99)
+                row.append(time.process_time() - start)
+            batch_law._piece_quantiles = table
+            print(f"  exp X, {name:20s} {policy.label():34s} table {row[0]:6.2f} s  every "
+                  f"piece {row[1]:6.2f} s  ratio {row[1] / row[0]:5.1f}", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slowdowns", action="store_true",
+                        help="only S&X with a continuous slowdown, table vs every piece")
+    if parser.parse_args().slowdowns:
+        slowdowns()
+    else:
+        main()
+        slowdowns()

@@ -208,7 +208,7 @@ def _unless_short(first, second, prefix: str, system: System,
     if p is not None:
         if _short(other) >= _short(p):
             return p
-        why = f"states a relative error of {_short(p):.1g}, short of the {goal_text()} goal"
+        why = f"states a relative error of {_short(p):.3g}, short of the {goal_text()} goal"
     if callable(assumptions):
         assumptions = assumptions(other.assumptions)
     return other._relabelled(prefix.format(why=why), system, assumptions=assumptions)
