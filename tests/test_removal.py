@@ -2369,6 +2369,46 @@ def test_frontier_with_kinks_without_a_common_step():
     assert abs(value - reference) <= error + max(errors) and error <= 1e-7
 
 
+def test_frontier_continuous_x_with_an_atom_off_its_lattice(monkeypatch):
+    # a job size mixing an atom with a density: the frontier's grids hold the products of the
+    # atom with the slowdowns on their nodes only where the finest grid's X nodes fit in
+    # _SX_BYTES (removal._front_on_lattice); beyond, between the nodes, first order. The budget
+    # lowered here so that a step of 0.25 exceeds it; reference: the same frontier on the
+    # lattice (second order, 5.5e-9 stated), measured 0.77067500 (the first-order value 7.9e-6
+    # from it with 9.4e-5 stated)
+    runtime = qt.SX(qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5]),
+                    qt.Discrete([1.0, 1.25], [0.5, 0.5]))
+    reference, reference_error = qt.stability_frontier(runtime, qt.MDS(4, 2), full_output=True)
+    assert reference_error < 1e-7
+    monkeypatch.setattr(removal, "_SX_BYTES", 2 ** 10)
+    value, error = qt.stability_frontier(runtime, qt.MDS(4, 2), full_output=True)
+    assert 1e-6 < error < 1e-3 * value   # first order, stated
+    assert abs(value - reference) <= error + reference_error
+
+
+def test_frontier_continuous_x_with_an_atom_keeps_its_memory_bound(monkeypatch):
+    # Mixture(Det(0.0236), Exp(42.3)) x {0.287, 0.418}, MDS(4, 3): its products have a step of
+    # 2.4e-5, and the frontier's grids held them on their nodes, 3.7e5 cells with 264 X nodes
+    # (528 for the rule's check): 5.1 GB and 75 s. Now at most _SX_BYTES per table (measured
+    # 214 MB resident, 0.42 s). Reference: that run on the lattice (a second-order discretization,
+    # at ca55bcd..a5a5c90), 94.19611816502464 with 1.5e-7 stated; now 1.3e-3 from it, 0.016
+    # stated (first order)
+    X = qt.Mixture([qt.Deterministic(0.023615430180016085),
+                    qt.Exponential(42.345195170157126)], [0.5, 0.5])
+    runtime = qt.SX(X, qt.Discrete([0.287, 0.418], [0.41255889282223274, 0.5874411071777673]))
+    rows = []
+    marcher = removal._SXModel.marcher
+
+    def counted(self, h, M):
+        rows.append((M + 1) * self.table(h, M)[0].shape[1])
+        return marcher(self, h, M)
+
+    monkeypatch.setattr(removal._SXModel, "marcher", counted)
+    value, error = qt.stability_frontier(runtime, qt.MDS(4, 3), full_output=True)
+    assert 16 * max(rows) <= removal._SX_BYTES
+    assert abs(value - 94.19611816502464) <= error + 1.5e-7 and error < 1e-3 * value
+
+
 _PARETO_X = qt.Pareto(4.98, 1.094)
 _SIX = qt.Discrete([1.0, 2.24, 2.53, 2.954, 3.4106, 3.6147],
                    [0.24390221056610206, 0.07234777660596466, 0.04591451931634057,
