@@ -652,6 +652,8 @@ def test_cavity_grid_points_to_the_level_crossing_grid_where_it_applies():
     assert "independent solution" not in q.method
 
 
+@pytest.mark.slow   # 64-69 s without numba, 2.7 s with (the level-crossing grid marches 80
+# times at the frontier before it gives up: a quarter of the default run's time without numba)
 def test_at_the_frontier_the_frontier_decides_before_the_cavity_grid(monkeypatch):
     """Where the level-crossing grid finds no stationary law (at or beyond the frontier), the
     frontier (a fraction of a second) decides before the cavity grid runs: a refusal at the
