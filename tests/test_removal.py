@@ -34,10 +34,13 @@ import queuetheory as qt
 from queuetheory import codematch
 from queuetheory.analysis import removal
 
-_SLOW_WITHOUT_NUMBA = pytest.mark.slow if removal.numba is None else pytest.mark.usefixtures()
-"""Tests of 6 to 14 s on the numpy path (under 2 s with numba): out of the default run
-without numba, which ran close to its 5 minutes (256 to 290 s on 2 cores); the slow run has
-numba, and the numpy path is compared with it elsewhere."""
+
+def _slow_without_numba(test):
+    """Marks ``test`` slow without numba: tests of 6 to 14 s on the numpy path (under 2 s with
+    numba) out of the default run without numba, which ran close to its 5 minutes (256 to
+    290 s on 2 cores); the slow run has numba, and the numpy path is compared with it
+    elsewhere."""
+    return pytest.mark.slow(test) if removal.numba is None else test
 
 
 # ----------------------------------------------------------------------------- references
@@ -457,7 +460,7 @@ _FAST_COMPONENT = qt.Mixture([qt.Erlang(3, 300.0), qt.Erlang(3, 3.0)], [0.4, 0.6
 _GAMMA_03 = qt.from_scipy(stats.gamma(0.3))
 
 
-@_SLOW_WITHOUT_NUMBA
+@_slow_without_numba
 @pytest.mark.parametrize("runtime, policy, reference, factor, bound", [
     (qt.SX(_ERLANG3, _TENFOLD), qt.Replication(3, 2), 0.2890396460545767, 4, 1e-8),
     (qt.SX(_LOGNORMAL, _TENFOLD), qt.Replication(3, 2), 0.28904201860206397, 4, 1e-8),
@@ -1349,7 +1352,7 @@ def test_sx_rule_over_x_falls_back_to_twelve_nodes(S, load, nodes):
     _covers_random_quantiles(system, p, [0.1, 0.5, 0.9, 0.99, 0.999])
 
 
-@_SLOW_WITHOUT_NUMBA
+@_slow_without_numba
 def test_sx_fallback_solves_the_first_grids_along_their_tangents(monkeypatch):
     # the fallback to 12 nodes solves the grids of the 8-node solution again (no horizon
     # search, no refinement), each by one march of one column along the 8-node solution's
@@ -1595,7 +1598,7 @@ def test_sx_quantiles_whose_extrapolations_share_a_shift(X, S):
     assert np.all(errors <= 1e-5 * values)
 
 
-@_SLOW_WITHOUT_NUMBA
+@_slow_without_numba
 @pytest.mark.parametrize("load", [0.993, 0.995])
 def test_sx_rounding_near_load_one(load):
     # X {0.5, 1.5} x S {1, 3}: the grids' nodes on the atoms, where near load 1 the march's
@@ -2378,7 +2381,7 @@ def test_frontier_with_kinks_without_a_common_step():
     assert abs(value - reference) <= error + max(errors) and error <= 1e-7
 
 
-@_SLOW_WITHOUT_NUMBA
+@_slow_without_numba
 def test_frontier_continuous_x_with_an_atom_off_its_lattice(monkeypatch):
     # a job size mixing an atom with a density: the frontier's grids hold the products of the
     # atom with the slowdowns on their nodes only where the finest grid's X nodes fit in
