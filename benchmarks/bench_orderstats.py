@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_orderstats.py``. Prints the time per call and, where a closed form
 exists, the relative error against it; ``--slowdowns`` only the S&X analysis with a continuous
 slowdown, its quantiles over ``S`` from the table of the fixed pieces
-(``batch_law._piece_quantiles``) and computed at every piece (as before), side by side (CPU
+(``quadrature._quantiles_on_pieces``) and computed at every piece (as before), side by side (CPU
 seconds, one call each).
 """
 
@@ -69,10 +69,12 @@ def main() -> None:
                   f"99th pct {p.quantile(0.99):8.4f} in {tq:6.3f} s")
 
 
-def _every_piece(law, lo, hi, gl_nodes, fixed):
-    """``batch_law._piece_quantiles`` without its table: every piece computed."""
-    u = 0.5 * (lo + hi)[..., None] + 0.5 * (hi - lo)[..., None] * gl_nodes
-    return np.nan_to_num(law._ppf_all(np.clip(u, 0.0, 1.0)), posinf=np.finfo(float).max)
+def _every_piece(law, lo, hi, levels, table, rules, rule=None, min_width=0.0,
+                 posinf: float = np.finfo(float).max):
+    """``quadrature._quantiles_on_pieces`` without its table: every piece computed (one rule, as
+    ``batch_law`` uses it)."""
+    u = 0.5 * (lo + hi)[..., None] + 0.5 * (hi - lo)[..., None] * rules[0][0]
+    return np.nan_to_num(law._ppf_all(np.clip(u, 0.0, 1.0)), posinf=posinf)
 
 
 def slowdowns() -> None:
@@ -80,7 +82,7 @@ def slowdowns() -> None:
     over ``S`` of the fixed pieces from their table and with every piece computed (arrival
     rate 0.4, ``E[X S] = 1``: task loads 0.5, 0.4 and 0.8)."""
     print("S&X, continuous slowdown, no removal: point (mean and p99), CPU s, one call each")
-    table = batch_law._piece_quantiles
+    table = batch_law._quantiles_on_pieces
     for name, S in (("S Erlang(2, 2)", qt.Erlang(2, 2.0)), ("S Uniform(0.5, 1.5)",
                                                          qt.Uniform(0.5, 1.5))):
         runtime = qt.SX(qt.Exponential(1.0), S)
@@ -88,12 +90,12 @@ def slowdowns() -> None:
                        qt.Replication(3, 2, remove=False)):
             row = []
             for quantiles in (table, _every_piece):
-                batch_law._piece_quantiles = quantiles
+                batch_law._quantiles_on_pieces = quantiles
                 start = time.process_time()
                 p = qt.analyze(qt.System(policy, runtime, arrival_rate=0.4))
                 p.mean, p.quantile(0.99)
                 row.append(time.process_time() - start)
-            batch_law._piece_quantiles = table
+            batch_law._quantiles_on_pieces = table
             print(f"  exp X, {name:20s} {policy.label():34s} table {row[0]:6.2f} s  every "
                   f"piece {row[1]:6.2f} s  ratio {row[1] / row[0]:5.1f}", flush=True)
 

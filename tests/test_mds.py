@@ -432,14 +432,20 @@ def test_piece_quantiles_are_the_quantiles_at_the_nodes(law):
     # the pieces between consecutive levels read their quantiles from a table computed once;
     # reference: F^-1 at every node computed directly (what every piece did before), exactly
     # the same operations: equal to the last bit on the table's pieces and the others alike
-    from queuetheory.analysis.batch_law import _U_LEVELS, _fixed_quantiles, _piece_quantiles
-    from queuetheory.quadrature import gauss_legendre
+    from queuetheory.analysis.batch_law import _U_LEVELS
+    from queuetheory.quadrature import _quantile_table, _quantiles_on_pieces, gauss_legendre
 
-    nodes, _ = gauss_legendre(12)
+    nodes, weights = gauss_legendre(12)
+    rules = (nodes[None, :], weights[None, :])
+
+    def _piece_quantiles(law, lo, hi):
+        table = _quantile_table(law, _U_LEVELS, nodes)
+        return _quantiles_on_pieces(law, lo, hi, _U_LEVELS, table, rules)
+
     top = np.array([0.0, 1e-13, 0.004, 0.5, 0.75, 0.93, 1 - 1e-9, 1.0])
     levels = np.minimum(_U_LEVELS, top[:, None])   # as under a continuous slowdown
     lo, hi = levels[:, :-1], levels[:, 1:]
-    got = _piece_quantiles(law, lo, hi, nodes, _fixed_quantiles(law, nodes))
+    got = _piece_quantiles(law, lo, hi)
     u = 0.5 * (lo + hi)[..., None] + 0.5 * (hi - lo)[..., None] * nodes
     direct = np.nan_to_num(law._ppf_all(np.clip(u, 0.0, 1.0)), posinf=np.finfo(float).max)
     width = np.broadcast_to((hi > lo)[..., None], u.shape)
@@ -447,7 +453,7 @@ def test_piece_quantiles_are_the_quantiles_at_the_nodes(law):
     assert np.all(got[~width] == 0)   # no weight there: not computed
     # pieces cut anywhere (as over X, at the jumps F_X(t / s)), one of zero width
     lo, hi = np.array([0.05, 0.1, 0.25, 0.9, 0.3]), np.array([0.25, 0.2, 0.5, 0.97, 0.3])
-    got = _piece_quantiles(law, lo, hi, nodes, _fixed_quantiles(law, nodes))
+    got = _piece_quantiles(law, lo, hi)
     u = 0.5 * (lo + hi)[:, None] + 0.5 * (hi - lo)[:, None] * nodes
     np.testing.assert_array_equal(got[:4], law._ppf_all(np.clip(u, 0.0, 1.0))[:4])
 

@@ -230,3 +230,31 @@ def test_fixed_rule_exact_on_cubic_pieces(k):
 def test_bad_arguments(kwargs):
     with pytest.raises(ValueError, match="cuts|rule"):
         quadrature.moment_from_sf(lambda t: np.exp(-t), 1, **kwargs)
+
+
+def test_quantiles_on_pieces_padded_rules_and_narrow_pieces():
+    # the removal analysis's use: two rules padded to one width (slots of weight 0 left at 0
+    # off the table), a rule per piece, pieces no wider than min_width left at 0, an infinite
+    # quantile at posinf; reference: F^-1 at each weighted node computed directly
+    import queuetheory as qt
+
+    law = qt.Exponential(2.0)
+    points, weights = np.zeros((2, 4)), np.zeros((2, 4))
+    points[0], weights[0] = np.polynomial.legendre.leggauss(4)
+    points[1, :2], weights[1, :2] = np.polynomial.legendre.leggauss(2)
+    levels = np.array([0.0, 0.25, 0.5, 0.9, 1.0])
+    table = quadrature._quantile_table(law, levels, points[[0, 1, 0, 0]], posinf=1e300)
+    lo = np.array([[0.25, 0.1, 0.5, 0.9], [0.3, 0.3 + 1e-18, 0.0, 0.95]])
+    hi = np.array([[0.5, 0.2, 0.9, 1.0], [0.3, 0.3 + 2e-18, 0.25, 1.0]])
+    rule = np.array([[1, 1, 0, 0], [0, 0, 0, 1]])
+    got = quadrature._quantiles_on_pieces(law, lo, hi, levels, table, (points, weights), rule,
+                                          min_width=1e-17, posinf=1e300)
+    u = 0.5 * (lo + hi)[..., None] + 0.5 * (hi - lo)[..., None] * points[rule]
+    direct = np.nan_to_num(law._ppf_all(np.clip(u, 0.0, 1.0)), posinf=1e300)
+    weighed = (weights[rule] > 0) & (hi - lo > 1e-17)[..., None]
+    np.testing.assert_array_equal(got[weighed], direct[weighed])
+    np.testing.assert_array_equal(got[0, 0], table[1])   # on the levels: the table's row
+    weighed[0, 0] = True
+    assert np.all(got[~weighed] == 0)
+    top = quadrature._quantile_table(law, np.array([0.5, 1.0]), np.array([1.0]), posinf=1e300)
+    np.testing.assert_array_equal(top, [[1e300], [0.0]])   # F^-1(1) = inf stands at posinf

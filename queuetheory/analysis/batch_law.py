@@ -27,7 +27,7 @@ from .. import mg1, transforms
 from ..distributions import Distribution, Exponential, Mixture, Pareto
 from ..orderstats import OrderStatistic
 from ..policies import MDS, Random
-from ..quadrature import gauss_legendre, moment_from_sf
+from ..quadrature import _quantile_table, _quantiles_on_pieces, gauss_legendre, moment_from_sf
 from ..response import ResponseLaw, ResponseTime
 from ..runtime import IR, SX
 from ..system import System
@@ -461,33 +461,6 @@ def _support_nodes(dist: Distribution):
     return x[keep], w[keep] / w[keep].sum()
 
 
-def _fixed_quantiles(law: Distribution, gl_nodes: np.ndarray) -> np.ndarray:
-    """``F^{-1}`` of ``law`` at the Gauss-Legendre nodes of the pieces between consecutive
-    levels of :data:`_U_LEVELS` (one row per piece; ``inf`` at the largest float), and a last
-    row of zeros, for :func:`_piece_quantiles`."""
-    lo, hi = _U_LEVELS[:-1, None], _U_LEVELS[1:, None]
-    x = law._ppf_all(np.clip(0.5 * (lo + hi) + 0.5 * (hi - lo) * gl_nodes, 0.0, 1.0))
-    return np.vstack([np.nan_to_num(x, posinf=np.finfo(float).max), np.zeros(gl_nodes.size)])
-
-
-def _piece_quantiles(law: Distribution, lo: np.ndarray, hi: np.ndarray, gl_nodes: np.ndarray,
-                     fixed: np.ndarray) -> np.ndarray:
-    """``F^{-1}`` of ``law`` at the Gauss-Legendre nodes of the pieces ``[lo, hi]`` of
-    probability (arrays of one shape; the nodes on a new last axis; ``inf`` at the largest
-    float): a piece between consecutive levels of :data:`_U_LEVELS` from ``fixed``
-    (:func:`_fixed_quantiles`: the same operations on the same levels), the others of positive
-    width computed, those of zero width (no weight) 0. Under S&X with a continuous slowdown
-    the pieces below ``F_S(t / x)`` are the fixed ones, one piece per ``(t, x)`` holds it: an
-    Erlang slowdown's quantiles (``gammaincinv``) had taken 30 of the 34 s of a point."""
-    piece = np.minimum(np.searchsorted(_U_LEVELS, lo), _U_LEVELS.size - 2)
-    on_levels = (_U_LEVELS[piece] == lo) & (_U_LEVELS[piece + 1] == hi)
-    x = fixed[np.where(on_levels, piece, _U_LEVELS.size - 1)]
-    other = np.nonzero(~on_levels & (hi > lo))
-    u = 0.5 * (lo + hi)[other][:, None] + 0.5 * (hi - lo)[other][:, None] * gl_nodes
-    x[other] = np.nan_to_num(law._ppf_all(np.clip(u, 0.0, 1.0)), posinf=np.finfo(float).max)
-    return x
-
-
 def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINTS,
                  wait_sf: _WaitSF | None = None):
     """``t -> P(T_b > t)`` under S&X without removal: ``E_X[I_{H(t|X)}(m + 1, n)]`` (MDS) or
@@ -511,9 +484,10 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
     B = runtime.replica()
     wait_sf = _WaitSF(lam_task, B) if wait_sf is None else wait_sf
     gl_nodes, gl_weights = gauss_legendre(points)
+    gl_rule = (gl_nodes[None, :], gl_weights[None, :])
     s_values, s_weights = _support_nodes(S)
     atoms = S.atoms is not None
-    s_fixed = None if atoms else _fixed_quantiles(S, gl_nodes)
+    s_fixed = None if atoms else _quantile_table(S, _U_LEVELS, gl_nodes)
 
     def H_chunk(t, x, error):  # P(W + x S > t) for 1-d arrays t, x of one size (its error)
         tail = wait_sf.error if error else wait_sf
@@ -528,7 +502,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
         levels = np.minimum(_U_LEVELS, top[:, None])
         lo, hi = levels[:, :-1], levels[:, 1:]
         w = (0.5 * (hi - lo)[..., None] * gl_weights).reshape(t.size, -1)
-        s = _piece_quantiles(S, lo, hi, gl_nodes, s_fixed).reshape(t.size, -1)
+        s = _quantiles_on_pieces(S, lo, hi, _U_LEVELS, s_fixed, gl_rule).reshape(t.size, -1)
         below = (tail(np.maximum(t[:, None] - x[:, None] * s, 0.0)) * w).sum(axis=1)
         return below if error else S._sf_all(ratio) + below
 
@@ -562,7 +536,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
         # at a finite end of a continuous S's support (a kink: 1e-4 of a tail across it)
         s_jumps = s_values if atoms else _positive_ends(S)
         s_min = s_values.min() if atoms else 0.0
-        x_fixed = _fixed_quantiles(X, gl_nodes)
+        x_fixed = _quantile_table(X, _U_LEVELS, gl_nodes)
 
         def sf(t, error=False):
             with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -578,7 +552,7 @@ def _sx_batch_sf(policy, runtime: SX, lam_task: float, points: int = _GL_X_POINT
             rows = np.nonzero(keep)[0]
             lo, hi = lo[keep], hi[keep]
             w = 0.5 * (hi - lo)[:, None] * gl_weights
-            x = _piece_quantiles(X, lo, hi, gl_nodes, x_fixed)
+            x = _quantiles_on_pieces(X, lo, hi, _U_LEVELS, x_fixed, gl_rule)
             tt = np.broadcast_to(t[rows, None], x.shape)
             pieces = (given(tt, x, error) * w).sum(axis=1)
             inner = np.bincount(rows, weights=pieces, minlength=t.size)

@@ -91,6 +91,7 @@ from ..distributions import Discrete, Distribution, Exponential, HyperExponentia
 from ..orderstats import smallest_sum_mean
 from ..policies import MDS, RedundancyD, Replication
 from ..prediction import Prediction
+from ..quadrature import _quantile_table, _quantiles_on_pieces
 from ..response import ResponseLaw
 from ..runtime import IR, SX
 from ..system import System
@@ -1242,10 +1243,9 @@ def _rule_rows(lo: np.ndarray, hi: np.ndarray, narrow: bool = True) -> np.ndarra
     return ((hi - lo < (width if narrow else 0.0)) | (hi <= level)).astype(np.intp)
 
 
-def _finite_x(x: np.ndarray) -> np.ndarray:
-    """``X`` nodes with an infinite ``F_X^{-1}`` (rounding at levels next to 1) at 1e300, far
-    beyond any grid (``q = 0`` there)."""
-    return np.nan_to_num(x, posinf=1e300)
+_X_INFINITY = 1e300
+"""``X`` nodes with an infinite ``F_X^{-1}`` (rounding at levels next to 1) stand there, far
+beyond any grid (``q = 0`` there)."""
 
 
 def _evaluate_F(sol_F, fp, fm, h, z, current: int | None = None, between=None):
@@ -1467,27 +1467,15 @@ class _SXModel(_GridModel):
                                         axis=1), axis=1)
         lo, hi = levels[:, :-1], levels[:, 1:]
         width = hi - lo
-        points, weights = _padded_rules(self.rule_nodes, _FEW_NODES[2])
+        rules = _padded_rules(self.rule_nodes, _FEW_NODES[2])
         rule = _rule_rows(lo, hi)
-        w = (np.where(width > 1e-17, 0.5 * width, 0.0)[..., None] * weights[rule]).reshape(
+        w = (np.where(width > 1e-17, 0.5 * width, 0.0)[..., None] * rules[1][rule]).reshape(
             t.size, -1)
-        # a piece between two consecutive fixed levels has the same nodes at every t (the same
-        # operations on the same levels): F_X^{-1} there from the model's own table (one
-        # gather; the other pieces take its last row, of zeros); elsewhere on the pieces of
-        # positive width (the others, of zero weight, at 0), at the slots their rule uses, the
-        # arrays built for those pieces only (16% of them with slowdowns {1, 10}, 62% with the
-        # Facebook ones: the full-size temporaries had taken two thirds of the time)
-        piece = np.minimum(np.searchsorted(fixed_levels, lo), fixed_levels.size - 2)
-        fixed = (fixed_levels[piece] == lo) & (fixed_levels[piece + 1] == hi)
-        x = self._fixed_x()[np.where(fixed, piece, fixed_levels.size - 1)]
-        row, col = np.nonzero(~fixed & (width > 1e-17))
-        rules = rule[row, col]
-        used = weights[rules] > 0
-        u = (0.5 * (lo + hi)[row, col][:, None]
-             + 0.5 * width[row, col][:, None] * points[rules])
-        part = np.zeros(u.shape)
-        part[used] = _finite_x(X._ppf_all(np.clip(u[used], 0.0, 1.0)))
-        x[row, col] = part
+        # F_X^{-1} on the pieces between two consecutive fixed levels from the model's table
+        # (the same at every t), elsewhere only on the pieces that carry weight (16% of them
+        # with slowdowns {1, 10}, 62% with the Facebook ones)
+        x = _quantiles_on_pieces(X, lo, hi, fixed_levels, self._fixed_x(), rules, rule,
+                                 min_width=1e-17, posinf=_X_INFINITY)
         return x.reshape(t.size, -1), w, 1.0 - top
 
     def _fixed_x(self) -> np.ndarray:
@@ -1496,11 +1484,10 @@ class _SXModel(_GridModel):
         zeros, computed once."""
         if self._fixed is None:
             lo, hi = self.levels[:-1, None], self.levels[1:, None]
-            u = 0.5 * (lo + hi) + 0.5 * (hi - lo) * _piece_rule(lo, hi, self.rule_nodes)[0][:, 0]
-            x = _finite_x(self.X._ppf_all(np.clip(u, 0.0, 1.0)))
+            points = _piece_rule(lo, hi, self.rule_nodes)[0][:, 0]
+            self._fixed = _quantile_table(self.X, self.levels, points, posinf=_X_INFINITY)
             on_atom = np.isfinite(self.piece_atoms)
-            x[on_atom] = self.piece_atoms[on_atom, None]
-            self._fixed = np.vstack([x, np.zeros(x.shape[1])])
+            self._fixed[:-1][on_atom] = self.piece_atoms[on_atom, None]
         return self._fixed
 
     def table(self, h: float, M: int):
