@@ -202,10 +202,10 @@ def gauss_legendre(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _quantile_table(law, levels: np.ndarray, points: np.ndarray,
                     posinf: float = np.finfo(float).max) -> np.ndarray:
-    """``F^{-1}`` of ``law`` at the Gauss-Legendre nodes ``points`` (on ``[-1, 1]``: one row
-    for every piece, or one row per piece) of the pieces between consecutive ``levels`` of
-    probability, one row per piece (an infinite quantile at ``posinf``), and a last row of
-    zeros: the table :func:`_quantiles_on_pieces` reads."""
+    """``F^{-1}`` of ``law`` at the Gauss-Legendre nodes ``points`` (on ``[-1, 1]``: a 1-d
+    array shared by all pieces, or a 2-d array of one row per piece) of the pieces between
+    consecutive ``levels`` of probability, one row per piece (an infinite quantile at
+    ``posinf``), and a last row of zeros: the table :func:`_quantiles_on_pieces` reads."""
     lo, hi = levels[:-1, None], levels[1:, None]
     x = law._ppf_all(np.clip(0.5 * (lo + hi) + 0.5 * (hi - lo) * points, 0.0, 1.0))
     return np.vstack([np.nan_to_num(x, posinf=posinf), np.zeros(x.shape[1])])

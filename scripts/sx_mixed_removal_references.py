@@ -23,12 +23,17 @@ from ``F(0) = eps`` ends at 1 (Brent), extrapolated linearly to ``eps -> 0`` (it
 Convergence, measured (2026-12-06): over ``h`` in {0.125, 0.25, 0.5}, ``p`` in {14, 16, 18}, both
 node families, ``W`` in {75, 85} (60 to 70 for the second case) and ``L`` in {12, 16}, the
 values below agree to 2e-14 relative or better (1e-13 quoted); the frontier moves by 1e-15
-from ``h = 0.5, p = 10`` to ``h = 0.25, p = 14``. Checks: ``m = 0`` (M/G/1 queues, ``F(0) = 1 -
+from ``h = 0.5, p = 10`` to ``h = 0.25, p = 14`` and by 1.3e-12 from ``eps = 1e-12`` to
+``1e-14`` (linear in ``eps``: the extrapolation to about 5e-15). Not converged: the frontier
+of MDS(4, 3) with slowdowns {0.287, 0.418} (``frontier(eps, 4, 3, (0.287, 0.418), ...)``):
+2.224481 and 2.224483 from ``eps = 1e-12`` and ``1e-14`` at ``h = 0.5``, and no root at
+``h = 0.25`` (the iterates overflow). Checks: ``m = 0`` (M/G/1 queues, ``F(0) = 1 -
 lam_t E[X] E[S]``) to 1e-15 for this ``X`` and for ``X = 1``; a simulation of the finite system
 (k = 2000, 1.5e6 batches) within its noise and the finite-k gap.
 
-Usage: ``python scripts/sx_mixed_removal_references.py`` prints the pinned values (about 2
-minutes for each point, 1 to 2 for each frontier at ``eps = 1e-12`` and ``1e-14``)::
+Usage: ``python scripts/sx_mixed_removal_references.py`` prints the values at ``h = 0.25``, ``p =
+14`` (about 2 minutes for each point, 1 to 2 for each frontier at ``eps = 1e-12`` and
+``1e-14``); within 2e-14 of the pinned ones, those of the finest runs::
 
     point {1, 2}:       F(0) 0.13493044005490107  E[C] 4.565048701030073  p99 9.737152301377446
     point {1, sqrt 2}:  F(0) 0.2792811638603849   E[C] 2.4433703758463974 p99 6.328333390413349
@@ -311,11 +316,6 @@ def main():
         F0, mean, p99 = point(values, W=W)
         print(f"point {name} F(0) {float(F0)!r}  E[C] {float(mean)!r}  p99 {p99!r}", flush=True)
     print(f"frontier {{1, 1.25}}: lam* {extrapolated_frontier()!r}", flush=True)
-    # X = 0.0236... (0.5 Det(1) + 0.5 Exp(1)): lam* scales as 1 / 0.0236...
-    scale = 0.023615430180016085
-    lam = extrapolated_frontier(n=4, m=3, values=(0.287, 0.418),
-                                probs=(0.41255889282223274, 0.5874411071777673), lo=3.85, hi=3.95)
-    print(f"frontier {{0.287, 0.418}}, MDS(4, 3): lam* {lam / scale!r} (X scaled by {scale})")
 
 
 if __name__ == "__main__":

@@ -244,9 +244,9 @@ def test_quantiles_on_pieces_padded_rules_and_narrow_pieces():
     points[1, :2], weights[1, :2] = np.polynomial.legendre.leggauss(2)
     levels = np.array([0.0, 0.25, 0.5, 0.9, 1.0])
     table = quadrature._quantile_table(law, levels, points[[0, 1, 0, 0]], posinf=1e300)
-    lo = np.array([[0.25, 0.1, 0.5, 0.9], [0.3, 0.3 + 1e-18, 0.0, 0.95]])
-    hi = np.array([[0.5, 0.2, 0.9, 1.0], [0.3, 0.3 + 2e-18, 0.25, 1.0]])
-    rule = np.array([[1, 1, 0, 0], [0, 0, 0, 1]])
+    lo = np.array([[0.25, 0.1, 0.5, 0.9, 1 - 2.0 ** -53], [0.3, 1e-18, 0.0, 0.95, 0.0]])
+    hi = np.array([[0.5, 0.2, 0.9, 1.0, 1.0], [0.3, 5e-18, 0.25, 1.0, 1e-18]])
+    rule = np.array([[1, 1, 0, 0, 0], [0, 0, 0, 1, 0]])
     got = quadrature._quantiles_on_pieces(law, lo, hi, levels, table, (points, weights), rule,
                                           min_width=1e-17, posinf=1e300)
     u = 0.5 * (lo + hi)[..., None] + 0.5 * (hi - lo)[..., None] * points[rule]
@@ -256,5 +256,11 @@ def test_quantiles_on_pieces_padded_rules_and_narrow_pieces():
     np.testing.assert_array_equal(got[0, 0], table[1])   # on the levels: the table's row
     weighed[0, 0] = True
     assert np.all(got[~weighed] == 0)
+    # 4e-17 wide next to 1: some nodes round to u = 1 (F^-1 = inf, at posinf); [1e-18, 5e-18]
+    # below min_width (0 although it has a width), [0, 1e-18] too
+    assert got[0, 4].max() == 1e300 and np.all(got[1, [1, 4]] == 0)
+    wider = quadrature._quantiles_on_pieces(law, lo, hi, levels, table, (points, weights), rule,
+                                            posinf=1e300)
+    assert np.all(wider[1, 1] > 0) and np.all(wider[1, 4, :4] > 0)   # with min_width 0
     top = quadrature._quantile_table(law, np.array([0.5, 1.0]), np.array([1.0]), posinf=1e300)
     np.testing.assert_array_equal(top, [[1e300], [0.0]])   # F^-1(1) = inf stands at posinf
