@@ -31,9 +31,9 @@ of MDS(4, 3) with slowdowns {0.287, 0.418} (``frontier(eps, 4, 3, (0.287, 0.418)
 lam_t E[X] E[S]``) to 1e-15 for this ``X`` and for ``X = 1``; a simulation of the finite system
 (k = 2000, 1.5e6 batches) within its noise and the finite-k gap.
 
-Usage: ``python scripts/sx_mixed_removal_references.py`` prints the values at ``h = 0.25``, ``p =
-14`` (about 2 minutes for each point, 1 to 2 for each frontier at ``eps = 1e-12`` and
-``1e-14``); within 2e-14 of the pinned ones, those of the finest runs::
+Usage: ``python scripts/sx_mixed_removal_references.py`` prints the points at ``h = 0.25``, ``p =
+14`` and the frontier at ``h = 0.5``, ``p = 10`` (about 2 minutes for each point, 1 to 2 for the
+frontier at each ``eps``); within 2e-14 of the pinned ones, those of the finest runs::
 
     point {1, 2}:       F(0) 0.13493044005490107  E[C] 4.565048701030073  p99 9.737152301377446
     point {1, sqrt 2}:  F(0) 0.2792811638603849   E[C] 2.4433703758463974 p99 6.328333390413349
