@@ -6,6 +6,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from queuetheory import quadrature
 from queuetheory.distributions import Distribution
@@ -264,3 +266,40 @@ def test_quantiles_on_pieces_padded_rules_and_narrow_pieces():
     assert np.all(wider[1, 1] > 0) and np.all(wider[1, 4, :4] > 0)   # with min_width 0
     top = quadrature._quantile_table(law, np.array([0.5, 1.0]), np.array([1.0]), posinf=1e300)
     np.testing.assert_array_equal(top, [[1e300], [0.0]])   # F^-1(1) = inf stands at posinf
+
+
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.booleans(),
+                          st.integers(0, 9)), min_size=1, max_size=12),
+       st.sampled_from([0.0, 1e-17]))
+@settings(max_examples=60, deadline=None, derandomize=True)
+def test_quantiles_on_pieces_property(pieces, min_width):
+    # any pieces of [0, 1], some exactly between two levels (the table's), a rule per piece:
+    # every weighed slot is F^-1 at its node (computed directly, the same operations), a
+    # piece on the levels its table row, every other slot 0
+    from queuetheory.distributions import HyperExponential
+
+    law = HyperExponential([0.7, 0.3], [3.0, 0.3])
+    points, weights = np.zeros((2, 4)), np.zeros((2, 4))
+    points[0], weights[0] = np.polynomial.legendre.leggauss(4)
+    points[1, :2], weights[1, :2] = np.polynomial.legendre.leggauss(2)
+    levels = np.array([0.0, 1e-9, 0.05, 0.5, 0.9, 0.99, 1 - 1e-12, 1.0])
+    table = quadrature._quantile_table(law, levels, points[np.arange(7) % 2], posinf=1e300)
+    lo, hi, rule = [], [], []
+    for a, b, on_levels, k in pieces:
+        if on_levels:
+            a, b = levels[k % 7], levels[k % 7 + 1]
+        lo.append(min(a, b))
+        hi.append(max(a, b))
+        rule.append(k % 7 % 2 if on_levels else k % 2)
+    lo, hi, rule = np.array(lo), np.array(hi), np.array(rule)
+    got = quadrature._quantiles_on_pieces(law, lo, hi, levels, table, (points, weights), rule,
+                                          min_width=min_width, posinf=1e300)
+    piece = np.searchsorted(levels, lo)
+    tabled = (piece < 7) & (levels[np.minimum(piece, 7)] == lo) & (
+        levels[np.minimum(piece + 1, 7)] == hi)
+    u = 0.5 * (lo + hi)[:, None] + 0.5 * (hi - lo)[:, None] * points[rule]
+    direct = np.nan_to_num(law._ppf_all(np.clip(u, 0.0, 1.0)), posinf=1e300)
+    weighed = (weights[rule] > 0) & ((hi - lo) > min_width)[:, None] & ~tabled[:, None]
+    np.testing.assert_array_equal(got[weighed], direct[weighed])
+    np.testing.assert_array_equal(got[tabled], table[piece[tabled]])
+    assert np.all(got[~weighed & ~tabled[:, None]] == 0)
