@@ -24,20 +24,25 @@ Convergence, measured (2026-12-06): over ``h`` in {0.125, 0.25, 0.5}, ``p`` in {
 node families, ``W`` in {75, 85} (60 to 70 for the second case) and ``L`` in {12, 16}, the
 values below agree to 2e-14 relative or better (1e-13 quoted); the frontier moves by 1e-15
 from ``h = 0.5, p = 10`` to ``h = 0.25, p = 14`` and by 1.3e-12 from ``eps = 1e-12`` to
-``1e-14`` (linear in ``eps``: the extrapolation to about 5e-15). Not converged: the frontier
-of MDS(4, 3) with slowdowns {0.287, 0.418} (``frontier(eps, 4, 3, (0.287, 0.418), ...)``):
-2.224481 and 2.224483 from ``eps = 1e-12`` and ``1e-14`` at ``h = 0.5``, and no root at
-``h = 0.25`` (the iterates overflow). Checks: ``m = 0`` (M/G/1 queues, ``F(0) = 1 -
-lam_t E[X] E[S]``) to 1e-15 for this ``X`` and for ``X = 1``; a simulation of the finite system
-(k = 2000, 1.5e6 batches) within its noise and the finite-k gap.
+``1e-14`` (linear in ``eps``: the extrapolation to about 5e-15). The frontier of MDS(4, 3)
+with slowdowns {0.287, 0.418} (``X`` scaled to 0.5 Det(1) + 0.5 Exp(1), ``lam_t`` = 3.9)
+needs finer cells: at ``h = 0.5``, degree 10, it is up to 5e-7 off, and with degree 14 at ``h =
+0.25`` or 16 at ``h = 0.5`` the iteration per cell diverges (it had returned NaN; now it
+raises). ``h = 0.1`` with degree 10 or 14, ``h = 0.25`` with degree 10 (``F(W)`` at the root
+the same to 1e-15) and ``h = 0.05`` (``W = 140``) agree to 1e-15, and the value moves by
+1.1e-12 relative from ``eps = 1e-12`` to ``1e-14``. Checks: ``m = 0`` (M/G/1 queues, ``F(0)
+= 1 - lam_t E[X] E[S]``) to 1e-15 for this ``X`` and for ``X = 1``; a simulation of the finite
+system (k = 2000, 1.5e6 batches) within its noise and the finite-k gap.
 
 Usage: ``python scripts/sx_mixed_removal_references.py`` prints the points at ``h = 0.25``, ``p =
-14`` and the frontier at ``h = 0.5``, ``p = 10`` (about 2 minutes for each point, 1 to 2 for the
-frontier at each ``eps``); within 2e-14 of the pinned ones, those of the finest runs::
+14`` and the frontiers at ``h = 0.5`` and ``0.1``, ``p = 10`` (about 2 minutes each; the
+frontiers twice, at both ``eps``), within 2e-14 of the pinned values (those of the finest
+runs)::
 
     point {1, 2}:       F(0) 0.13493044005490107  E[C] 4.565048701030073  p99 9.737152301377446
     point {1, sqrt 2}:  F(0) 0.2792811638603849   E[C] 2.4433703758463974 p99 6.328333390413349
     frontier {1, 1.25}: lam* 0.770675001479188
+    frontier {0.287, 0.418}, MDS(4, 3), X scaled by 0.0236...: lam* 94.1961181347713
 """
 
 import math
@@ -235,6 +240,9 @@ def solve(model, F0, h=0.25, p=14, kind="cheb", W=75.0, L=12, x_max=None, past_n
             F = new
             if change <= tol:
                 break
+        else:   # no change below 1e-16 (rounding can keep it at an ulp of 1): unless diverging
+            if not change <= 1e-13:   # NaN too
+                raise RuntimeError(f"no fixed point in cell {k}: a smaller h or degree")
         sol.values[k] = F
         start = F[-1]
     return sol
@@ -291,22 +299,22 @@ def point(values, W=75.0, L=12, **options):
 
 
 def frontier(eps, n=4, m=2, values=(1.0, 1.25), probs=(0.5, 0.5), lo=1.155, hi=1.157,
-             **options):
+             W=160.0, **options):
     """``lam*`` of MDS(n, m), ``X = 0.5 Det(1) + 0.5 Exp(1)``, slowdowns ``values`` w.p.
     ``probs``: the task rate in ``[lo, hi]`` at which the front from ``F(0) = eps`` ends at 1,
     times ``n / N``."""
     def excess(lam_t):
         model = Model(n, m, lam_t * n / (n + m), values, probs)
-        end = solve(model, eps, W=160.0, L=10, **options).values[-1, -1]
+        end = solve(model, eps, W=W, L=10, **options).values[-1, -1]
         return (end if np.isfinite(end) else 1e3) - 1.0
 
     return optimize.brentq(excess, lo, hi, xtol=1e-15, rtol=1e-15) * n / (n + m)
 
 
-def extrapolated_frontier(**case):
-    """:func:`frontier` at ``eps = 1e-12`` and ``1e-14`` (``h = 0.5``, ``p = 10``), extrapolated
-    linearly to ``eps = 0`` (it moves by ``-c eps``)."""
-    lam12, lam14 = (frontier(eps, h=0.5, p=10, **case) for eps in (1e-12, 1e-14))
+def extrapolated_frontier(h=0.5, **case):
+    """:func:`frontier` at ``eps = 1e-12`` and ``1e-14`` (degree 10), extrapolated linearly to
+    ``eps = 0`` (it moves by ``-c eps``)."""
+    lam12, lam14 = (frontier(eps, h=h, p=10, **case) for eps in (1e-12, 1e-14))
     return lam14 + (lam14 - lam12) * 1e-14 / (1e-12 - 1e-14)
 
 
@@ -316,6 +324,11 @@ def main():
         F0, mean, p99 = point(values, W=W)
         print(f"point {name} F(0) {float(F0)!r}  E[C] {float(mean)!r}  p99 {p99!r}", flush=True)
     print(f"frontier {{1, 1.25}}: lam* {extrapolated_frontier()!r}", flush=True)
+    # X = 0.0236... (0.5 Det(1) + 0.5 Exp(1)): lam* scales as 1 / 0.0236...
+    lam = extrapolated_frontier(0.1, n=4, m=3, values=(0.287, 0.418),
+                                probs=(0.41255889282223274, 0.5874411071777673), lo=3.8925,
+                                hi=3.8932, W=120.0) / 0.023615430180016085
+    print(f"frontier {{0.287, 0.418}}, MDS(4, 3), X scaled by 0.0236...: lam* {lam!r}")
 
 
 if __name__ == "__main__":

@@ -2430,12 +2430,11 @@ def test_frontier_continuous_x_with_an_atom_keeps_its_memory_bound(monkeypatch):
     # Mixture(Det(0.0236), Exp(42.3)) x {0.287, 0.418}, MDS(4, 3): its products have a step of
     # 2.4e-5, and the frontier's grids held them on their nodes, 3.7e5 cells with 264 X nodes
     # (528 for the rule's check): 5.1 GB and 75 s. Now at most _SX_BYTES per table (measured
-    # 214 MB resident, 0.42 s). Reference: that run on the lattice (a second-order discretization,
-    # at ca55bcd..a5a5c90; the same at 9d10c24 with _SX_BYTES raised, 4.3 GB, whether the front
-    # starts from F(0) = 1e-12 or 1e-14), 94.19611816502464 with 1.5e-7 stated; now 1.3e-3 from
-    # it, 0.016 stated (first order). The collocation of scripts/sx_mixed_removal_references.py
-    # (X scaled to 0.5 Det(1) + 0.5 Exp(1)) gave 94.196102 and 94.196169 from F(0) = 1e-12 and
-    # 1e-14 at h = 0.5: not converged there (h = 0.25 failed), so not a reference at 1e-7
+    # 214 MB resident, 0.42 s). Reference: scripts/sx_mixed_removal_references.py (X scaled to
+    # 0.5 Det(1) + 0.5 Exp(1), lam* scaled back; h = 0.1 and 0.05 agree to 1e-15),
+    # 94.1961181347713; the lattice run had been 3.0e-8 from it with 1.5e-7 stated (at
+    # ca55bcd..a5a5c90, and at 9d10c24 with _SX_BYTES raised: 4.3 GB); now 1.3e-3 from it with
+    # 0.016 stated (first order)
     X = qt.Mixture([qt.Deterministic(0.023615430180016085),
                     qt.Exponential(42.345195170157126)], [0.5, 0.5])
     runtime = qt.SX(X, qt.Discrete([0.287, 0.418], [0.41255889282223274, 0.5874411071777673]))
@@ -2449,7 +2448,7 @@ def test_frontier_continuous_x_with_an_atom_keeps_its_memory_bound(monkeypatch):
     monkeypatch.setattr(removal._SXModel, "marcher", counted)
     value, error = qt.stability_frontier(runtime, qt.MDS(4, 3), full_output=True)
     assert 16 * max(rows) <= removal._SX_BYTES
-    assert abs(value - 94.19611816502464) <= error + 1.5e-7 and error < 1e-3 * value
+    assert abs(value - 94.1961181347713) <= error < 1e-3 * value
 
 
 _PARETO_X = qt.Pareto(4.98, 1.094)
