@@ -34,13 +34,17 @@ import queuetheory as qt
 from queuetheory import codematch
 from queuetheory.analysis import removal
 
+_SLOW_WITHOUT_NUMBA = [pytest.mark.slow] if removal.numba is None else []
+"""The marks of a test of 6 to 14 s on the numpy path (under 2 s with numba): slow without
+numba, out of the default run without numba, which ran close to its 5 minutes (256 to 290 s on
+2 cores); the slow run has numba, and the numpy path is compared with it elsewhere."""
+
 
 def _slow_without_numba(test):
-    """Marks ``test`` slow without numba: tests of 6 to 14 s on the numpy path (under 2 s with
-    numba) out of the default run without numba, which ran close to its 5 minutes (256 to
-    290 s on 2 cores); the slow run has numba, and the numpy path is compared with it
-    elsewhere."""
-    return pytest.mark.slow(test) if removal.numba is None else test
+    """``test`` with the marks of :data:`_SLOW_WITHOUT_NUMBA`."""
+    for mark in _SLOW_WITHOUT_NUMBA:
+        test = mark(test)
+    return test
 
 
 # ----------------------------------------------------------------------------- references
@@ -1525,7 +1529,7 @@ def test_sx_rule_over_x_is_within_the_stated_error(X, load, bound):
     # fourfold while the extrapolations had not settled (before _ROUGH_STEP_FASTEST: 2.7e-7
     # off with 1.8e-7 stated, and 1.1e-6 off with 2.2e-7 stated, labelled within the goal)
     pytest.param(qt.Erlang(2, 2.0), qt.Discrete(list(range(1, 13)), [1 / 12] * 12), 0.95,
-                 marks=[pytest.mark.slow] if removal.numba is None else []),   # 8-12 s numpy
+                 marks=_SLOW_WITHOUT_NUMBA),   # 8-12 s numpy
     pytest.param(qt.from_scipy(stats.lognorm(0.5)), qt.Discrete(list(range(1, 13)),
                                                                 [1 / 12] * 12), 0.95,
                  marks=pytest.mark.slow)])
@@ -2414,8 +2418,8 @@ def test_frontier_continuous_x_with_an_atom_off_its_lattice(monkeypatch):
     # beyond, between the nodes, first order. The budget lowered here so that a step of 0.25
     # exceeds it. Reference: scripts/sx_mixed_removal_references.py (extrapolated_frontier),
     # the task rate at which the front from F(0) = eps ends at 1, extrapolated to eps = 0:
-    # 0.770675001479188 (5e-15);
-    # measured on the lattice 5.6e-10 off with 5.5e-9 stated, first order 7.9e-6 with 9.4e-5
+    # 0.770675001479188 (5e-15); measured on the lattice 5.6e-10 off with 5.5e-9 stated, first
+    # order 7.9e-6 with 9.4e-5
     reference = 0.770675001479188
     runtime = qt.SX(_MIXED_X, qt.Discrete([1.0, 1.25], [0.5, 0.5]))
     value, error = qt.stability_frontier(runtime, qt.MDS(4, 2), full_output=True)
