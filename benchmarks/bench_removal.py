@@ -9,7 +9,8 @@ sizes as ``HyperExponential`` (Newton quantiles, compiled and numpy) and as the 
 (the generic search), ``--rule`` for the rule over a continuous ``X`` at 12 nodes per piece
 and at 8 (with its fallback to 12), ``--shots`` for the refined grids of a continuous job size
 and slowdown shot in one march against Newton's steps, and the fallback to 12 nodes solved on
-the first solve's grids against from scratch, ``--between``
+the first solve's grids against from scratch, ``--blocks`` for the tables of ``X`` nodes
+computed in blocks and in one pass, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -414,6 +415,48 @@ def unstable():
         removal._march_sx, removal._IRModel.marcher = march_sx, ir_marcher
 
 
+def blocks():
+    """CPU seconds of S&X points (mean and p99, best of 3, load 0.5) with the tables of ``X``
+    nodes computed ``removal._NODES_BLOCK`` values at a time and in one pass (the block made
+    larger than any table), alternately: CPU time counts the kernel's page faults on the
+    temporaries (the third column, the system part of the one-pass time)."""
+    import resource
+
+    block = removal._NODES_BLOCK
+    far = qt.Discrete([1, 10], [0.9, 0.1])
+    cases = [(qt.HyperExponential([0.9, 0.1], [10.0, 0.5]), qt.slowdowns.facebook(), qt.MDS(4, 1)),
+             (qt.HyperExponential([0.7, 0.3], [3.0, 0.3]), far, qt.MDS(4, 1)),
+             (qt.Erlang(2, 2.0), qt.slowdowns.facebook(), qt.MDS(10, 2)),
+             (qt.Exponential(1.0), qt.slowdowns.facebook(), qt.MDS(4, 1)),
+             (qt.Exponential(1.0), far, qt.MDS(20, 10))]
+    print("S&X X nodes in blocks vs one pass (CPU s; point best of 3 at load 0.5; system "
+          "time of the one-pass runs)")
+    for X, S, policy in cases:
+        runtime = qt.SX(X, S)
+        lam = 0.5 / runtime.mean_runtime()
+
+        def point(policy=policy, lam=lam, runtime=runtime):
+            with warnings.catch_warnings():   # short of the goal: timed alike
+                warnings.simplefilter("ignore", qt.AccuracyWarning)
+                p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+            return p.mean, p.quantile(0.99)
+
+        best = {"blocks": float("inf"), "one pass": float("inf")}
+        system = float("inf")
+        for _ in range(3):
+            for name, size in (("blocks", block), ("one pass", 2 ** 62)):
+                removal._NODES_BLOCK = size
+                before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+                best[name] = min(best[name], _best(point, 1)[1])
+                if name == "one pass":
+                    system = min(system,
+                                 resource.getrusage(resource.RUSAGE_SELF).ru_stime - before)
+        removal._NODES_BLOCK = block
+        print(f"  {X!r:48.48s} x {len(S.values):2d} slowdowns {policy.label():16s} blocks "
+              f"{best['blocks']:6.3f} s  one pass {best['one pass']:6.3f} s (system "
+              f"{system:5.3f} s)  ratio {best['one pass'] / best['blocks']:4.2f}", flush=True)
+
+
 def frontier_refinement():
     """CPU seconds of a stability frontier (one call each, alternated) with its grids refined to
     resolve the runtime's fastest part (``removal._Front.resolve``) and without (the grids of
@@ -470,6 +513,7 @@ if __name__ == "__main__":
             ("--rule", "S&X rule over a continuous X: 12 nodes per piece and 8 (fallback)"),
             ("--shots", "S&X refined grids in one march and by Newton's steps; the fallback "
                         "to 12 nodes on the first solve's grids and from scratch"),
+            ("--blocks", "S&X tables of X nodes computed in blocks and in one pass"),
             ("--between", "runtimes on atoms between the nodes, and job sizes whose density "
                           "jumps")]:
         tables.add_argument(option, action="store_true", help=text)
@@ -492,6 +536,8 @@ if __name__ == "__main__":
             rule()
         elif args.shots:
             shots()
+        elif args.blocks:
+            blocks()
         else:
             if not args.paths:
                 main()

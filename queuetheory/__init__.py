@@ -5,7 +5,7 @@ response time from the formulas with :func:`analyze`.
 """
 
 from . import distributions, export, mg1, orderstats, plot, slowdowns, transforms
-from .analysis import accuracy_goal, analyze
+from .analysis import accuracy_goal, analyze, grid_budget
 from .analysis.redundancy import smallest_unstable_d, stability_frontier
 from .codematch import smallest_matching_code
 from .compare import Comparison, compare
@@ -44,6 +44,7 @@ __all__ = [
     "stability_frontier",
     "analyze",
     "accuracy_goal",
+    "grid_budget",
     "smallest_matching_code",
     "distributions",
     "mg1",

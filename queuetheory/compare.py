@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _checks, _progress
-from .analysis import accuracy_goal, goal, predict
+from .analysis import predict, settings, under
 from .export import csv_table, flat_rows, html_table, latex_table, short_repr, text_table
 from .policies import Policy, from_name, policy_class
 from .runtime import RuntimeModel
@@ -351,10 +351,11 @@ def compare(runtime: RuntimeModel, arrival_rate: float | Sequence[float], *,
 
 def _fan_out(executor: Executor, calls, bar) -> list:
     """Run ``(function, args, kwargs)`` calls through ``executor``; results in call order. The
-    accuracy goal of the caller (:func:`.analysis.accuracy_goal`: a context variable, which
-    worker threads and processes do not inherit) goes with each call."""
-    relative = goal()
-    futures = [executor.submit(_under_goal, relative, fn, *args, **kwargs)
+    accuracy goal and the grid budget of the caller (:func:`.analysis.accuracy_goal`,
+    :func:`.analysis.grid_budget`: context variables, which worker threads and processes do
+    not inherit) go with each call."""
+    solved = settings()
+    futures = [executor.submit(_under_settings, solved, fn, *args, **kwargs)
                for fn, args, kwargs in calls]
     results = []
     for future in futures:
@@ -413,7 +414,8 @@ def _simulated_row(sim, quantiles: Sequence[float]) -> dict:
     return row
 
 
-def _under_goal(relative: float, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` under the accuracy goal ``relative`` (in a worker)."""
-    with accuracy_goal(relative):
+def _under_settings(solved: tuple[float, float], fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` under the accuracy goal and grid budget ``solved`` (in a
+    worker)."""
+    with under(solved):
         return fn(*args, **kwargs)

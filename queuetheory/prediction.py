@@ -84,9 +84,10 @@ class Prediction:
         self.errors = dict(errors or {})
         self.finite_k_gap = None
         self._response_factory = response_time
-        from .analysis import goal
+        from .analysis import settings
 
-        self._goal = goal()   # the accuracy goal it is solved to (for a re-analysis: pickles)
+        # the accuracy goal and grid budget it is solved under (for a re-analysis: pickles)
+        self._settings = settings()
 
     def _relabelled(self, prefix: str, system: System | None = None,
                     suffix: str = "", assumptions: tuple | None = None) -> Prediction:
@@ -113,7 +114,7 @@ class Prediction:
                 f"{self.method}: this analysis gives the mean only; use qt.simulate for the "
                 f"distribution")
         law = self._response_factory()
-        law._origin = _Reanalysis(self.system, self._goal)   # pickled by it where need be
+        law._origin = _Reanalysis(self.system, self._settings)   # pickled by it where need be
         # a job finds its servers idle with positive probability: runtimes with atoms (or
         # with an atom at 0 only, as X S with X on atoms) give the response time atoms, and no
         # density (pdf raises, as for every law with atoms)
@@ -250,7 +251,7 @@ class Prediction:
             try:
                 pickle.dumps(factory)
             except (pickle.PicklingError, AttributeError, TypeError):
-                state["_response_factory"] = _Reanalysis(self.system, self._goal)
+                state["_response_factory"] = _Reanalysis(self.system, self._settings)
         return state
 
     def __repr__(self):

@@ -41,16 +41,17 @@ are not asked for (``full_output=False``)."""
 
 
 class _Reanalysis:
-    """``analyze(system).response_time`` under the accuracy goal ``goal`` it was first solved
-    to (:func:`queuetheory.accuracy_goal`), a picklable stand-in for a closure."""
+    """``analyze(system).response_time`` under the accuracy goal and the grid budget it was
+    first solved under (``solved``: :func:`.analysis.settings`; :func:`queuetheory.accuracy_goal`,
+    :func:`queuetheory.grid_budget`), a picklable stand-in for a closure."""
 
-    def __init__(self, system, goal: float):
-        self.system, self.goal = system, goal
+    def __init__(self, system, solved: tuple[float, float]):
+        self.system, self.solved = system, solved
 
     def __call__(self) -> ResponseLaw:
-        from .analysis import accuracy_goal, analyze
+        from .analysis import analyze, under
 
-        with accuracy_goal(self.goal):
+        with under(self.solved):
             return analyze(self.system).response_time
 
 

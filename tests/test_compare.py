@@ -210,6 +210,20 @@ def test_compare_passes_the_accuracy_goal_to_its_workers():
     assert inside == [1e-2, 1e-2] and outside == [1e-6]
 
 
+def test_compare_passes_the_grid_budget_to_its_workers():
+    # the same for qt.grid_budget, with the goal alongside
+    from queuetheory import _progress
+    from queuetheory.analysis import settings
+
+    comparing = sys.modules["queuetheory.compare"]
+    bar = _progress.Bar(2, "test", unit="call", show=False)
+    with qt.grid_budget(4), qt.accuracy_goal(1e-3), ThreadPoolExecutor(max_workers=1) as pool:
+        inside = comparing._fan_out(pool, [(settings, (), {})], bar)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        outside = comparing._fan_out(pool, [(settings, (), {})], bar)
+    assert inside == [(1e-3, 4.0)] and outside == [(1e-6, 1.0)]
+
+
 def test_analysed_values_show_only_the_digits_their_errors_support():
     # under a coarse accuracy goal the grid's estimates exceed half a unit of the 4th digit:
     # the table shows "value +- error" rounded to the error (the CLI had printed 1.723 for a

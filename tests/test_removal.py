@@ -707,6 +707,69 @@ def test_accuracy_goal_nests_and_restores():
     assert goal() == 1e-6
 
 
+@_slow_without_numba   # 3.4 s with numba
+def test_grid_budget_refines_past_the_cell_bound_against_pollaczek_khinchine():
+    # S&X M/G/1 (MDS(1, 0) through the grid), Exp(1) x {0.1, 10} at load 0.5: at the default
+    # bound the grids stop short of the goal (and say how to go on); four times the budget
+    # halves the step and meets it. Both within their stated errors of Pollaczek-Khinchine
+    X, S, load = qt.Exponential(1.0), qt.Discrete([0.1, 10], [0.5, 0.5]), 0.5
+    runtime = qt.SX(X, S)
+    lam = load / runtime.mean_runtime()
+    exact = runtime.mean_runtime() + lam * X.moment(2) * S.moment(2) / (2 * (1 - load))
+    system = qt.System(qt.MDS(1, 0), runtime, arrival_rate=lam)
+    bounded = removal.grid_prediction(system, "MDS(1, 0)", ())
+    with qt.grid_budget(4):
+        finer = removal.grid_prediction(system, "MDS(1, 0)", ())
+    assert "short of the 1e-6 goal" in bounded.method
+    assert "qt.grid_budget raises it" in bounded.method
+    assert "short of" not in finer.method
+    for p in (bounded, finer):
+        assert abs(p.mean - exact) <= p.errors["mean"]
+    assert finer.errors["mean"] <= 1e-6 * exact < bounded.errors["mean"]
+
+
+@pytest.mark.parametrize("bad", [0, 0.5, -2, 1025, math.inf, math.nan, True, "2", None])
+def test_grid_budget_rejects_what_is_not_a_factor(bad):
+    with pytest.raises(ValueError, match=r"factor must be a number in \[1, 1024\]"):
+        with qt.grid_budget(bad):
+            pass
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10 ** 6, 10 ** 6))
+@settings(max_examples=200, deadline=None)
+def test_grid_budget_takes_exactly_the_factors_in_its_range(factor):
+    from queuetheory.analysis import budget
+
+    if 1 <= factor <= 1024:
+        with qt.grid_budget(factor):
+            assert budget() == float(factor)
+    else:
+        with pytest.raises(ValueError, match="factor must be a number in"):
+            with qt.grid_budget(factor):
+                pass
+    assert budget() == 1.0
+
+
+def test_grid_budget_nests_restores_and_scales_the_bounds():
+    from queuetheory.analysis import budget
+
+    runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1, 10], [0.9, 0.1]))
+    kernel = removal._kernel_of(qt.MDS(4, 1), 0.1)
+    default = removal._SXModel(kernel, runtime).max_cells
+    assert budget() == 1.0
+    with qt.grid_budget(np.float64(4)):
+        with qt.grid_budget(2):
+            assert budget() == 2.0
+            assert removal._SXModel(kernel, runtime).max_cells == 2 * default
+            assert removal._IRModel(kernel, qt.Exponential(1.0)).max_cells == (
+                2 * removal._M_MAX)
+        assert budget() == 4.0
+    with pytest.raises(KeyError), qt.grid_budget(8):
+        raise KeyError("an error inside the block")
+    assert budget() == 1.0
+    assert removal._SXModel(kernel, runtime).max_cells == default
+
+
 # ----------------------------------------------------------------------------- simulation
 _FINITE_K = 0.005
 """Allowance for k = 2000 servers instead of k -> infinity: 0.5% of the value. Measured gaps of
@@ -1465,6 +1528,32 @@ def test_fewer_nodes_on_narrow_pieces_against_pollaczek_khinchine(X, S, monkeypa
         assert abs(p.mean - exact) <= p.errors["mean"]
     assert few.errors["mean"] <= 1.5 * every.errors["mean"]
     _covers_random_quantiles(system, few, np.array([0.5, 0.9, 0.99, 0.999]))
+
+
+@pytest.mark.parametrize("X", [
+    qt.Exponential(1.0),
+    qt.Mixture([qt.Deterministic(0.7), qt.Uniform(0.5, 1.5)], [0.3, 0.7])])   # an atom's piece
+def test_x_nodes_in_blocks_equal_one_pass(X, monkeypatch):
+    # the tables of X nodes, computed a few rows at a time (blocks of 1, 3 and 7 rows, the
+    # last one short), and the finer grid's filled into its odd rows, are those of one pass
+    # over all the times, bitwise: the same operations row by row (an exponential's and a
+    # uniform's quantiles are elementwise formulas)
+    S = qt.Discrete([1, 2.5, 10], [0.5, 0.3, 0.2])
+    system = qt.System(qt.MDS(4, 1), qt.SX(X, S), arrival_rate=0.3 / (X.mean() * S.mean()))
+    kernel = removal._kernel_of(system.policy, system.arrival_rate)
+    h, M = 0.037, 50
+    t = np.concatenate([[0.0, 1e-300], h * np.arange(1, M + 1), [1e5]])
+    whole = removal._SXModel(kernel, system.runtime)._nodes_block(t)
+    fine = removal._SXModel(kernel, system.runtime)._nodes_block(h / 2 * np.arange(2 * M + 1))
+    J = whole[0].shape[1]
+    for rows in (1, 3, 7):
+        monkeypatch.setattr(removal, "_NODES_BLOCK", rows * J)
+        model = removal._SXModel(kernel, system.runtime)
+        for got, want in zip(model.nodes(t), whole):
+            np.testing.assert_array_equal(got, want)
+        model.table(h, M)
+        for got, want in zip(model.table(h / 2, 2 * M), fine):
+            np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.slow   # 7 s with numba

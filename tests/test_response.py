@@ -508,6 +508,28 @@ def test_pickles_keep_the_accuracy_goal_they_were_solved_to():
     assert pickle.loads(pickle.dumps(p)).quantile(0.99) == value
 
 
+def test_pickles_keep_the_grid_budget_they_were_solved_under(monkeypatch):
+    # the same for qt.grid_budget: the law rebuilt from a pickle is analysed again under the
+    # budget (and goal) of the first analysis, not those in force where it is unpickled
+    import queuetheory.analysis as analysis
+
+    system = qt.System(qt.MDS(4, 2), qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
+                       arrival_rate=0.5)
+    with qt.grid_budget(2), qt.accuracy_goal(1e-3):
+        p = qt.analyze(system)
+    back = pickle.loads(pickle.dumps(p))
+    seen = []
+    solve = analysis.analyze
+
+    def recorded(again):
+        seen.append(analysis.settings())
+        return solve(again)
+
+    monkeypatch.setattr(analysis, "analyze", recorded)
+    assert back.quantile(0.99) == p.quantile(0.99)
+    assert seen == [(1e-3, 2.0)] and analysis.settings() == (1e-6, 1.0)
+
+
 def test_precision_returns_mpf_with_the_digits(mm1):
     # T ~ Exp(0.5): the median is 2 log 2 (30-digit reference from mpmath).
     value = mm1.median(precision=30)

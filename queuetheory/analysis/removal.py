@@ -95,7 +95,7 @@ from ..quadrature import _quantile_table, _quantiles_on_pieces
 from ..response import ResponseLaw
 from ..runtime import IR, SX
 from ..system import System
-from . import GOAL, frontier_verdict, goal, goal_text
+from . import GOAL, budget, frontier_verdict, goal, goal_text
 from .mds import BatchCompletionTime
 from .meanfield import _aligned, _table
 
@@ -129,6 +129,13 @@ take :data:`_M_MAX` (the 4096 bound had left ``X`` on {0.5, 1.65, 3} times ``S``
 load 0.8 off its lattice of 0.05: first order, a p32 4.7e-3 off with 1.1e-4 stated)."""
 _FEW_X_ATOMS = 16
 """Most atoms of a discrete job size whose S&X grids take the IR cell bound :data:`_M_MAX`."""
+
+
+def _budgeted(bound: float) -> float:
+    """A bound on the grids' cells or memory times the grid budget (:func:`.grid_budget`), of
+    the bound's type (a count of cells stays an integer)."""
+    factor = budget()
+    return bound if factor == 1 else type(bound)(bound * factor)
 
 
 class RemovalError(ArithmeticError):
@@ -665,9 +672,9 @@ class _GridModel:
 
     @property
     def max_cells(self) -> int:
-        """Largest number of cells of the coarsest of the last three grids (``_M_MAX`` unless
-        the model bounds it by its memory)."""
-        return _M_MAX if self._max_cells is None else self._max_cells
+        """Largest number of cells of the coarsest of the last three grids (``_M_MAX`` times
+        the grid budget, :func:`.grid_budget`, unless the model bounds it by its memory)."""
+        return _budgeted(_M_MAX) if self._max_cells is None else self._max_cells
 
     @max_cells.setter
     def max_cells(self, cells: int):
@@ -1178,6 +1185,11 @@ _SX_BYTES = 2 ** 28
 ``X`` node, kept for every grid of an analysis: about 3 times the finest grid's): the finest
 grid's table is held within a quarter of it, which bounds the grids S&X is refined to
 (:func:`_refine`)."""
+_NODES_BLOCK = 2 ** 18
+"""Values per array that :meth:`_SXModel.nodes` computes at a time (rows of ``X`` nodes): its
+temporaries of 2 MB stay in the cache's reach and below numpy's 4 MB threshold for huge pages,
+whose page faults (the kernel compacting memory) had taken a third of the time of an S&X
+point: HyperExponential([0.9, 0.1], [10, 0.5]) x Facebook, MDS(4, 1)."""
 _SX_GEOMETRY_BYTES = 2 ** 28
 """Memory of the latest grid's geometry kept by the numpy S&X march (:meth:`_SXModel.block`,
 28 bytes per grid node, ``X`` node and atom of ``S``, and 8 per product ``x s`` between the
@@ -1369,7 +1381,8 @@ class _SXModel(_GridModel):
         columns = (X.values.size if self.discrete_x else
                    (self.levels.size - 1 + self.s.size) * self.rule_nodes)
         bound = _M_MAX if self.discrete_x and columns <= _FEW_X_ATOMS else _M_MAX_SX
-        self.max_cells = max(_M_BASE, min(bound, int(_SX_BYTES / (256 * columns))))
+        self.max_cells = max(_M_BASE, min(_budgeted(bound),
+                                          int(_budgeted(_SX_BYTES) / (256 * columns))))
 
     def shifted_steps(self, sol: _Solution) -> tuple[float, float] | None:
         """For a job size on atoms (:func:`_shifted_steps` of the products ``x s``: placed
@@ -1450,14 +1463,35 @@ class _SXModel(_GridModel):
         """Forget the grids' ``X`` nodes and geometry (memory)."""
         self._tables, self._blocks, self._blocks_key = {}, {}, None
 
-    def nodes(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def nodes(self, t, out: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``X`` nodes and weights for the times ``t`` (one row each, shape ``(t.size, J)``;
-        pieces of zero width carry zero weight) and ``P(X > t / s_min)`` (``q = 0`` there)."""
+        pieces of zero width carry zero weight) and ``P(X > t / s_min)`` (``q = 0`` there),
+        into ``out`` (three arrays of those shapes) when given. Computed
+        :data:`_NODES_BLOCK` values at a time: the same operations row by row."""
         t = np.atleast_1d(np.asarray(t, dtype=float))
         if self.discrete_x:
             xs, ps = _atoms(self.X)
-            return (np.broadcast_to(xs, (t.size, xs.size)), np.broadcast_to(ps, (t.size, xs.size)),
-                    np.zeros(t.size))
+            parts = (np.broadcast_to(xs, (t.size, xs.size)),
+                     np.broadcast_to(ps, (t.size, xs.size)), np.zeros(t.size))
+        else:
+            J = (self.levels.size + self.s.size - 1) * self.rule_nodes
+            rows = max(1, _NODES_BLOCK // J)
+            if out is None and t.size <= rows:
+                return self._nodes_block(t)
+            parts = out if out is not None else (np.empty((t.size, J)), np.empty((t.size, J)),
+                                                 np.empty(t.size))
+            for a in range(0, t.size, rows):
+                for part, block in zip(parts, self._nodes_block(t[a:a + rows])):
+                    part[a:a + rows] = block
+        if out is None:
+            return parts
+        for part, block in zip(out, parts):
+            if part is not block:
+                part[...] = block
+        return out
+
+    def _nodes_block(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`nodes` of a continuous ``X`` at the times ``t``, in one pass."""
         X, positive = self.X, t > 0
         top = np.where(positive, X._cdf_all(t / self.s.min()), 0.0)
         ratios = (t[:, None] / self.s[None, :]).ravel()
@@ -1498,13 +1532,11 @@ class _SXModel(_GridModel):
             if coarse is None:
                 self._tables[key] = self.nodes(h * np.arange(M + 1))
             else:  # the even nodes are those of the grid 2h (the same times, exactly)
-                odd = self.nodes(h * np.arange(1, M + 1, 2))
-                both = []
-                for even_part, odd_part in zip(coarse, odd):
-                    rows = np.empty((M + 1,) + even_part.shape[1:])
-                    rows[0::2], rows[1::2] = even_part, odd_part
-                    both.append(rows)
-                self._tables[key] = tuple(both)
+                both = tuple(np.empty((M + 1,) + part.shape[1:]) for part in coarse)
+                for rows, even_part in zip(both, coarse):
+                    rows[0::2] = even_part
+                self.nodes(h * np.arange(1, M + 1, 2), out=tuple(rows[1::2] for rows in both))
+                self._tables[key] = both
         return self._tables[key]
 
     def marcher(self, h: float, M: int):
@@ -3540,7 +3572,7 @@ def _front_on_lattice(model, W: float) -> bool:
     finest = W / h * _FRONT_CELLS[-1] / _FRONT_CELLS[0]
     if isinstance(model, _SXModel) and not model.discrete_x:
         columns = (model.levels.size - 1 + model.s.size) * 2 * _SX_RULE_NODES_MORE
-        if finest * 16 * columns > _SX_BYTES:
+        if finest * 16 * columns > _budgeted(_SX_BYTES):
             return False
     if finest > _FRONT_MAX_CELLS:
         raise RemovalError(
@@ -4114,9 +4146,11 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         method += (f"; relative accuracy about {achieved:.1g}: refined for the coarser goal "
                    f"{goal_text()} asked for (qt.accuracy_goal), not {goal_text(GOAL)}")
     elif achieved > goal():
-        limit = (f"{4 * model.max_cells} cells (S&X: {_SX_BYTES / 2 ** 22:.0f} MB of X nodes "
-                 f"on the finest grid)" if isinstance(model, _SXModel) else
+        limit = (f"{4 * model.max_cells} cells (S&X: {_budgeted(_SX_BYTES) / 2 ** 22:.0f} MB of "
+                 f"X nodes on the finest grid)" if isinstance(model, _SXModel) else
                  f"{4 * model.max_cells} cells")
+        limit += (f" at the grid budget {budget():g} (qt.grid_budget)" if budget() > 1 else
+                  "; qt.grid_budget raises it")
         why = (f"the grid has reached its limit of {limit}" if at_limit else
                "the refinement met its targets, and the grids' observed convergence, the rule "
                "over X or rounding near load 1 add the rest")

@@ -29,6 +29,7 @@ import numpy as np
 from .removal import (
     _LEAF,
     _M_MAX_SX,
+    _budgeted,
     _GridModel,
     _History,
     _IRModel,
@@ -172,8 +173,8 @@ class _SXContinuousModel(_GridModel):
         # check (2 J nodes, two columns) for a continuous X, else Newton's marches (J nodes, two
         # columns: one_march is for a continuous X); binds for J > 117 and J > 234
         nodes = 2 * self.x.size if not self.discrete_x else self.x.size
-        self.max_cells = max(128, min(_M_MAX_SX,
-                                      int(_BYTES / (4 * _SHOOT * _march_bytes(nodes, 2)))))
+        self.max_cells = max(128, min(_budgeted(_M_MAX_SX), int(
+            _budgeted(_BYTES) / (4 * _SHOOT * _march_bytes(nodes, 2)))))
         self.lower = _sx_lower(runtime)
 
     def doubled(self) -> _SXContinuousModel | None:
