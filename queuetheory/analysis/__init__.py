@@ -115,8 +115,8 @@ def goal() -> float:
     return GOAL if requested is None else requested
 
 
-GRID_BUDGET_MAX = 1024
-"""Largest factor :func:`grid_budget` takes."""
+GRID_BUDGET_MAX = 64
+"""Largest factor :func:`grid_budget` takes: S&X tables of ``X`` nodes up to 16 GB."""
 _BUDGET: contextvars.ContextVar[float] = contextvars.ContextVar("queuetheory_grid_budget",
                                                                 default=1.0)
 
@@ -128,25 +128,26 @@ def grid_budget(factor: float) -> Iterator[None]:
     The grids of MDS and Replication with removal (and of the systems solved through them, as
     for :func:`accuracy_goal`) are refined until their estimated errors meet the goal or until
     a bound on their cells (16384 for the coarsest of the last three grids, 4096 under S&X)
-    and, under S&X, on the memory of their ``X`` nodes (256 MB, about 3 times the finest
-    grid's table) stops them; a point stopped there says so in its ``method`` ("short of the
-    1e-6 goal: the grid has reached its limit"). Both bounds are multiplied by ``factor``:
-    memory and time grow about in proportion (the step halves once per factor of 2 to 4), and
-    the stated errors shrink where the grids' step is what limits them, not where the rule over
-    ``X`` does. Held out (S&X M/G/1 through the grid against Pollaczek-Khinchine: hyperexponential
-    job sizes times the Facebook slowdowns, {0.1, 1, 10} and {1, 10}, loads 0.5 and 0.7), the
-    stated relative errors at factors 1, 4 and 16 were 2.1e-5, 7.4e-7 and 5.5e-7 (Facebook;
-    3.3, 9.6 and 16 s of CPU, peak memory 0.4, 0.8 and 1.4 GB), 4.1e-4, 5.2e-5 and 8.8e-6
-    ({0.1, 1, 10}; 1.4, 3.6 and 24 s), 3.0e-4, 8.3e-5 and 8.1e-5 ({1, 10}, where the rule
-    binds); the true errors were at most 0.51 of them. Blocks nest (the innermost factor holds)
-    and are local to a thread or task (:mod:`contextvars`), as :func:`accuracy_goal`'s:
+    and, under S&X, on the memory of their ``X`` nodes (256 MB, about 3 times the finest grid's
+    table) stops them; a point stopped there says so in its ``method`` ("short of the 1e-6
+    goal: the grid has reached its limit"). Both bounds are multiplied by ``factor``: memory
+    and time grow about in proportion (the step halves once per factor of 2 to 4; choose a
+    factor the machine's memory holds: at 64, 16 GB of ``X`` nodes), and the stated errors
+    shrink where the grids' step is what limits them, not where the rule over ``X`` does. Held
+    out (S&X M/G/1 through the grid against Pollaczek-Khinchine: hyperexponential job sizes
+    times the Facebook slowdowns, {0.1, 1, 10} and {1, 10}, loads 0.5 and 0.7), the stated
+    relative errors at factors 1, 4 and 16 were 2.1e-5, 7.4e-7 and 5.5e-7 (Facebook; 3.3, 9.6
+    and 16 s of CPU, peak memory 0.4, 0.8 and 1.4 GB), 4.1e-4, 5.2e-5 and 8.8e-6 ({0.1, 1, 10};
+    1.4, 3.6 and 24 s), 3.0e-4, 8.3e-5 and 8.1e-5 ({1, 10}, where the rule binds); the true
+    errors were at most 0.51 of them. Blocks nest (the innermost factor holds) and are local to
+    a thread or task (:mod:`contextvars`), as :func:`accuracy_goal`'s:
     :func:`queuetheory.compare` passes the factor to its workers, and the law of an unpickled
     prediction is solved again under the factor (and goal) it was first solved under.
 
     Parameters
     ----------
     factor : float
-        The factor on the bounds, in [1, 1024].
+        The factor on the bounds, in [1, 64].
 
     Yields
     ------
@@ -155,7 +156,7 @@ def grid_budget(factor: float) -> Iterator[None]:
     Raises
     ------
     ValueError
-        When ``factor`` is not in [1, 1024].
+        When ``factor`` is not in [1, 64].
 
     Examples
     --------
