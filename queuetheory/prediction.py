@@ -254,6 +254,15 @@ class Prediction:
                 state["_response_factory"] = _Reanalysis(self.system, self._settings)
         return state
 
+    def __setstate__(self, state: dict):
+        """The state of :meth:`__getstate__`; one pickled before the grid budget (which kept
+        the goal alone, ``_goal``) is taken as solved at the default budget."""
+        if "_settings" not in state:
+            from .analysis import GOAL
+
+            state["_settings"] = (state.pop("_goal", GOAL), 1.0)
+        self.__dict__.update(state)
+
     def __repr__(self):
         return (f"Prediction({self.system.policy.label()}, stable={self.stable}, "
                 f"mean={self.mean:.6g}, method={self.method!r})")

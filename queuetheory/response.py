@@ -48,6 +48,12 @@ class _Reanalysis:
     def __init__(self, system, solved: tuple[float, float]):
         self.system, self.solved = system, solved
 
+    def __setstate__(self, state: dict):
+        """One pickled before the grid budget (the goal alone, ``goal``): the default budget."""
+        if "solved" not in state:
+            state = {"system": state["system"], "solved": (state["goal"], 1.0)}
+        self.__dict__.update(state)
+
     def __call__(self) -> ResponseLaw:
         from .analysis import analyze, under
 

@@ -463,7 +463,7 @@ def test_cavity_grid_refuses_too_close_to_its_frontier(monkeypatch):
     from queuetheory.analysis import redundancy
 
     monkeypatch.setattr(redundancy, "_crossing_applies", lambda model: False)
-    redundancy._frontier_and_error.cache_clear()
+    redundancy._frontier_remembered.cache_clear()
     try:
         model, d = qt.IR(qt.Erlang(2, 2.0)), 2
         lam_star, error = qt.stability_frontier(model, d, full_output=True)
@@ -475,7 +475,34 @@ def test_cavity_grid_refuses_too_close_to_its_frontier(monkeypatch):
         below = qt.analyze(qt.System(qt.RedundancyD(d), model, lam_star - 100 * error))
         assert below.stable and "grid of N" in below.method and "minus its error" in below.method
     finally:
-        redundancy._frontier_and_error.cache_clear()
+        redundancy._frontier_remembered.cache_clear()
+
+
+def test_frontier_is_remembered_per_goal_and_budget(monkeypatch):
+    # the front's grids depend on the accuracy goal and the grid budget: a frontier remembered
+    # under one is not reused under another (it had been, keyed on the runtime, d and points)
+    from queuetheory.analysis import meanfield, redundancy, settings
+
+    solved = []
+
+    def frontier(model, d, points):
+        solved.append(settings())
+        return 1.0, 0.0
+
+    monkeypatch.setattr(redundancy, "_crossing_applies", lambda model: False)
+    monkeypatch.setattr(meanfield, "frontier_extrapolated", frontier)
+    redundancy._frontier_remembered.cache_clear()
+    try:
+        model = qt.IR(qt.Erlang(2, 2.0))
+        for _ in range(2):
+            redundancy._frontier_and_error(model, 2, 400)
+            with qt.grid_budget(4):
+                redundancy._frontier_and_error(model, 2, 400)
+            with qt.accuracy_goal(1e-3):
+                redundancy._frontier_and_error(model, 2, 400)
+        assert solved == [(1e-6, 1.0), (1e-6, 4.0), (1e-3, 1.0)]
+    finally:
+        redundancy._frontier_remembered.cache_clear()
 
 
 @pytest.mark.parametrize("d", [2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 14])

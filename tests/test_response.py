@@ -530,6 +530,28 @@ def test_pickles_keep_the_grid_budget_they_were_solved_under(monkeypatch):
     assert seen == [(1e-3, 2.0)] and analysis.settings() == (1e-6, 1.0)
 
 
+def test_pickles_from_before_the_grid_budget_are_read():
+    # a prediction pickled when it kept only its goal (``_goal``; its stand-in for the law's
+    # closure kept ``goal``) is read as solved at the default budget: the same p99 as a fresh
+    # analysis (it had raised AttributeError)
+    from queuetheory.prediction import Prediction
+    from queuetheory.response import _Reanalysis
+
+    system = qt.System(qt.MDS(4, 2), qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
+                       arrival_rate=0.5)
+    p = qt.analyze(system)
+    state = p.__getstate__()
+    del state["_settings"]
+    old = _Reanalysis.__new__(_Reanalysis)
+    old.__dict__.update(system=system, goal=1e-6)
+    state.update(_goal=1e-6, _response_factory=old)
+    before = Prediction.__new__(Prediction)
+    before.__dict__.update(state)
+    back = pickle.loads(pickle.dumps(before))
+    assert back._settings == (1e-6, 1.0) and back._response_factory.solved == (1e-6, 1.0)
+    assert back.quantile(0.99) == p.quantile(0.99)
+
+
 def test_precision_returns_mpf_with_the_digits(mm1):
     # T ~ Exp(0.5): the median is 2 log 2 (30-digit reference from mpmath).
     value = mm1.median(precision=30)

@@ -89,7 +89,8 @@ def accuracy_goal(relative: float) -> Iterator[None]:
         yield
 
 
-def _number_in(name: str, value, inside: Callable[[float], bool], allowed: str) -> float:
+def _number_in(name: str, value: object, inside: Callable[[float], bool],
+               allowed: str) -> float:
     """``value`` (numpy scalars and 0-d arrays as numbers) as a float where ``inside`` holds,
     else a ``ValueError`` naming ``name`` and the ``allowed`` range."""
     number = _checks._scalar(value)
@@ -127,22 +128,27 @@ def grid_budget(factor: float) -> Iterator[None]:
 
     The grids of MDS and Replication with removal (and of the systems solved through them, as
     for :func:`accuracy_goal`) are refined until their estimated errors meet the goal or until
-    a bound on their cells (16384 for the coarsest of the last three grids, 4096 under S&X)
-    and, under S&X, on the memory of their ``X`` nodes (256 MB, about 3 times the finest grid's
-    table) stops them; a point stopped there says so in its ``method`` ("short of the 1e-6
+    a bound stops them: on their cells (16384 for the coarsest of the last three grids; 4096
+    under S&X, except for a job size on at most 16 atoms) and, under S&X, on the memory of
+    their ``X`` nodes (256 MB of tables with discrete slowdowns, 512 MB for the largest march
+    with continuous ones). A point stopped there says so in its ``method`` ("short of the 1e-6
     goal: the grid has reached its limit"). Both bounds are multiplied by ``factor``: memory
     and time grow about in proportion (the step halves once per factor of 2 to 4; choose a
-    factor the machine's memory holds: at 64, 16 GB of ``X`` nodes), and the stated errors
-    shrink where the grids' step is what limits them, not where the rule over ``X`` does. Held
-    out (S&X M/G/1 through the grid against Pollaczek-Khinchine: hyperexponential job sizes
-    times the Facebook slowdowns, {0.1, 1, 10} and {1, 10}, loads 0.5 and 0.7), the stated
-    relative errors at factors 1, 4 and 16 were 2.1e-5, 7.4e-7 and 5.5e-7 (Facebook; 3.3, 9.6
-    and 16 s of CPU, peak memory 0.4, 0.8 and 1.4 GB), 4.1e-4, 5.2e-5 and 8.8e-6 ({0.1, 1, 10};
-    1.4, 3.6 and 24 s), 3.0e-4, 8.3e-5 and 8.1e-5 ({1, 10}, where the rule binds); the true
-    errors were at most 0.51 of them. Blocks nest (the innermost factor holds) and are local to
-    a thread or task (:mod:`contextvars`), as :func:`accuracy_goal`'s:
-    :func:`queuetheory.compare` passes the factor to its workers, and the law of an unpickled
-    prediction is solved again under the factor (and goal) it was first solved under.
+    factor the machine's memory holds: at 64, 16 GB of ``X`` nodes). The stated errors shrink
+    where a bound is what limits them: the grids' step, or the memory that keeps the second
+    solve with twelve nodes over ``X`` off the first solve's grids (as in the example below);
+    not where the rule over ``X`` binds with twelve nodes. Held out (S&X M/G/1 through the grid
+    against Pollaczek-Khinchine), the stated relative errors at factors 1, 4 and 16 were
+    2.1e-5, 7.4e-7 and 5.5e-7 for HyperExponential([0.9, 0.1], [10, 0.5]) job sizes times the
+    Facebook slowdowns at load 0.5 (3.3, 9.6 and 16 s of CPU, peak memory 0.4, 0.8 and 1.4 GB);
+    4.1e-4, 5.2e-5 and 8.8e-6 for HyperExponential([0.7, 0.3], [3, 0.3]) times {0.1, 1, 10}
+    (probabilities 0.3, 0.5, 0.2) at 0.5; 3.0e-4, 8.3e-5 and 8.1e-5 for the first times {1, 10}
+    (0.9, 0.1) at 0.5, where the rule binds; 2.6e-6, 1.3e-6 and 1.3e-6 for
+    HyperExponential([0.5, 0.5], [1, 0.2]) times {1, 10} at 0.7. The true errors were at most
+    0.51 of them. Blocks nest (the innermost factor holds) and are local to a thread or task
+    (:mod:`contextvars`), as :func:`accuracy_goal`'s: :func:`queuetheory.compare` passes the
+    factor to its workers, and the law of an unpickled prediction is solved again under the
+    factor (and goal) it was first solved under.
 
     Parameters
     ----------

@@ -35,7 +35,7 @@ from ..quadrature import moment_from_sf
 from ..response import ResponseLaw
 from ..runtime import IR, SX, RuntimeModel
 from ..system import System
-from . import frontier_verdict, meanfield, register
+from . import frontier_verdict, meanfield, register, settings
 from .riq import analyze_riq
 
 __all__ = [
@@ -432,12 +432,19 @@ def _crossing_on_request(model: RuntimeModel) -> bool:
             and math.isfinite(model.replica().moment(2)))
 
 
-@lru_cache(maxsize=256)
 def _frontier_and_error(model: RuntimeModel, d: int, points: int) -> tuple[float, float]:
     """The frontier of the travelling-front form of the level-crossing equation
     (:func:`queuetheory.analysis.removal.frontier` of Replication(1, d), errors about 1e-7
     where the continuation of the cavity grid states 1e-5 to 1e-3); where that does not
-    apply or cannot place the front, the continuation (:mod:`.meanfield`)."""
+    apply or cannot place the front, the continuation (:mod:`.meanfield`). Remembered per
+    accuracy goal and grid budget (:func:`.settings`: the front's grids depend on both)."""
+    return _frontier_remembered(model, d, points, settings())
+
+
+@lru_cache(maxsize=256)
+def _frontier_remembered(model: RuntimeModel, d: int, points: int,
+                         solved: tuple[float, float]) -> tuple[float, float]:
+    """:func:`_frontier_and_error` under the goal and budget ``solved`` (those in force)."""
     from . import removal
 
     if _crossing_applies(model):
