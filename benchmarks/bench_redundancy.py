@@ -55,7 +55,7 @@ def main():
     for lam, d in [(0.6, 3), (0.7, 5), (0.5, 10), (0.45, 20), (0.7, 10), (0.66, 10)]:
         best = (float("inf"), float("inf"))
         for _ in range(3):
-            redundancy._frontier_and_error.cache_clear()
+            redundancy._frontier_remembered.cache_clear()
             t, c = time.perf_counter(), time.process_time()
             p = qt.analyze(qt.System(qt.RedundancyD(d), model, lam))
             best = min(best, (time.perf_counter() - t, time.process_time() - c))
@@ -108,7 +108,7 @@ def paths():
             redundancy._crossing_applies = crossing if path == "crossing" else (lambda m: False)
             best = float("inf")
             for _ in range(2):
-                redundancy._frontier_and_error.cache_clear()
+                redundancy._frontier_remembered.cache_clear()
                 c = time.process_time()
                 p = qt.analyze(qt.System(qt.RedundancyD(d), model, lam))
                 p99 = p.quantile(0.99)

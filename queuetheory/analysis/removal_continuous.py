@@ -116,7 +116,8 @@ class _SXContinuousModel(_GridModel):
     1.6e-8 off Pollaczek-Khinchine at loads 0.9, 0.95 and 0.97, where the grids stated 1.4e-9
     at 0.9; the IR march, direct sums, 2.8e-10)."""
     floor_squared = 8e-10
-    """...and this over its square, the larger above a load of 0.7: the rounding of the FFT
+    """...and this over its square, the larger below an idle fraction of 0.8 (above the goal
+    from M/G/1 loads of 0.972, where the goal is not claimed): the rounding of the FFT
     sums depends on the FFT library and the horizon's step, and grew faster than ``1 / (1 -
     load)`` (with numpy 2.4, the same system: 6.8e-9 and 1.1e-7 off at loads 0.95 and 0.97,
     1.7e-7 without numba, where ``floor`` stated 3.3e-8; direct sums: 3.0e-8; X on {1, 3}
