@@ -822,11 +822,13 @@ def test_grid_budget_takes_exactly_the_factors_in_its_range(factor):
 
 
 def test_grid_budget_nests_restores_and_scales_the_bounds():
-    from queuetheory.analysis import budget
+    from queuetheory.analysis import budget, removal_continuous
 
     runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1, 10], [0.9, 0.1]))
+    continuous = qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))
     kernel = removal._kernel_of(qt.MDS(4, 1), 0.1)
     default = removal._SXModel(kernel, runtime).max_cells
+    default_continuous = removal_continuous._SXContinuousModel(kernel, continuous).max_cells
     assert budget() == 1.0
     with qt.grid_budget(np.float64(4)):
         with qt.grid_budget(2):
@@ -834,6 +836,8 @@ def test_grid_budget_nests_restores_and_scales_the_bounds():
             assert removal._SXModel(kernel, runtime).max_cells == 2 * default
             assert removal._IRModel(kernel, qt.Exponential(1.0)).max_cells == (
                 2 * removal._M_MAX)
+            assert removal_continuous._SXContinuousModel(kernel, continuous).max_cells == (
+                2 * default_continuous)
         assert budget() == 4.0
     with pytest.raises(KeyError), qt.grid_budget(8):
         raise KeyError("an error inside the block")
