@@ -122,6 +122,9 @@ def real_array(name: str, value) -> np.ndarray:
         if arr.dtype.kind == "O":
             try:
                 arr = arr.astype(float)
+            except OverflowError:   # an integer beyond the floats
+                raise ValueError(f"{name} must hold numbers within the floats, got "
+                                 f"{value!r}") from None
             except (TypeError, ValueError):
                 arr = None
         if arr is None or arr.dtype.kind not in "iuf":
@@ -138,8 +141,12 @@ def _scalar(value):
 
 def _real(name: str, value) -> float:
     """``value`` as a float: real numbers, numpy real scalars and 0-d arrays; not booleans,
-    strings or complex numbers."""
+    strings or complex numbers. An integer beyond the floats is ``+-inf`` (for the callers'
+    ranges to refuse: ``float(10**400)`` had raised ``OverflowError``)."""
     value = _scalar(value)
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf

@@ -427,6 +427,22 @@ def test_bad_input_found_by_fuzzing(call, message):
         call()
 
 
+@pytest.mark.parametrize("build, name", [
+    (lambda big: qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), arrival_rate=big),
+     "arrival_rate"),
+    (lambda big: qt.Exponential(big), "rate"),
+    (lambda big: qt.Exponential(-big), "rate"),
+    (lambda big: qt.Uniform(0.0, big), "high"),
+    (lambda big: qt.Discrete([1.0, big], [0.5, 0.5]), "values"),
+    (lambda big: qt.grid_budget(big).__enter__(), "factor"),
+    (lambda big: qt.accuracy_goal(big).__enter__(), "relative")])
+def test_integers_beyond_the_floats_are_refused_by_name(build, name):
+    # Python integers convert to floats only up to about 1.8e308: 10**400 had raised
+    # OverflowError (int too large to convert to float) instead of naming the parameter
+    with pytest.raises(ValueError, match=name):
+        build(10 ** 400)
+
+
 def test_numpy_scalars_and_integral_floats_found_by_fuzzing():
     """Valid numbers in other types: an integral float as ``precision`` (a TypeError deep in
     the quantile search), a 0-d array as the accuracy goal, numpy bools as ``remove``."""
