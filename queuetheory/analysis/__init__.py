@@ -5,11 +5,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-import numbers
 import warnings
 from collections.abc import Callable, Iterator
-
-import numpy as np
 
 from .. import _checks
 from ..policies import nearest
@@ -91,13 +88,15 @@ def accuracy_goal(relative: float) -> Iterator[None]:
 
 def _number_in(name: str, value: object, inside: Callable[[float], bool],
                allowed: str) -> float:
-    """``value`` (numpy scalars and 0-d arrays as numbers) as a float where ``inside`` holds,
-    else a ``ValueError`` naming ``name`` and the ``allowed`` range."""
-    number = _checks._scalar(value)
-    if isinstance(number, bool | np.bool_) or not (isinstance(number, numbers.Real)
-                                                  and inside(number)):
+    """``value`` as a float (:func:`._checks._real`: numpy scalars and 0-d arrays as numbers)
+    where ``inside`` holds, else a ``ValueError`` naming ``name`` and the ``allowed`` range."""
+    try:
+        number = _checks._real(name, value)
+    except ValueError:
+        number = math.nan
+    if not inside(number):
         raise ValueError(f"{name} must be a number in {allowed}, got {value!r}")
-    return float(number)
+    return number
 
 
 @contextlib.contextmanager

@@ -1484,21 +1484,20 @@ class _SXModel(_GridModel):
             xs, ps = _atoms(self.X)
             parts = (np.broadcast_to(xs, (t.size, xs.size)),
                      np.broadcast_to(ps, (t.size, xs.size)), np.zeros(t.size))
-        else:
-            J = (self.levels.size + self.s.size - 1) * self.rule_nodes
-            rows = max(1, _NODES_BLOCK // J)
-            if out is None and t.size <= rows:
-                return self._nodes_block(t)
-            parts = out if out is not None else (np.empty((t.size, J)), np.empty((t.size, J)),
-                                                 np.empty(t.size))
-            for a in range(0, t.size, rows):
-                for part, block in zip(parts, self._nodes_block(t[a:a + rows])):
-                    part[a:a + rows] = block
-        if out is None:
-            return parts
-        for part, block in zip(out, parts):
-            if part is not block:
+            if out is None:
+                return parts
+            for part, block in zip(out, parts):
                 part[...] = block
+            return out
+        J = (self.levels.size + self.s.size - 1) * self.rule_nodes
+        rows = max(1, _NODES_BLOCK // J)
+        if out is None:
+            if t.size <= rows:
+                return self._nodes_block(t)
+            out = (np.empty((t.size, J)), np.empty((t.size, J)), np.empty(t.size))
+        for a in range(0, t.size, rows):
+            for part, block in zip(out, self._nodes_block(t[a:a + rows])):
+                part[a:a + rows] = block
         return out
 
     def _nodes_block(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
