@@ -2284,6 +2284,14 @@ def _q_at(sol: _Solution, R: Distribution, t: np.ndarray, kinks: tuple = (),
 _TAIL = 1e-12
 """The horizon ``W`` is where ``1 - q(W)`` (a bound of the workload's tail) falls below this."""
 _HORIZON_DOUBLINGS = 14
+_NEAR_TAIL = 1e3
+"""A tail at the horizon within this factor of :data:`_TAIL` grows the horizon by what the
+tail's rate asks for (with a quarter more), from a tenth on, where other tails grow it by half
+at least: S&X X on {1, 2, 4} times lognormal(0.4) slowdowns, M/G/1 at load 0.97, read 5.6e-12
+at ``W = 1884`` (its rate asked for 6% more): the step of half, to 2827, had made the cells 1.5
+times wider, the mean 1.1e-7 off Pollaczek-Khinchine (4.5e-6 stated, short of the goal), and
+is 1.1e-8 off at 2073 (the march had stopped at 1884, 3.0e-9 off, reading the tail as 0 where
+``F`` rose above 1: :mod:`.removal_continuous`)."""
 _TAIL_FINEST = 1e-9
 """Largest tail at the horizon on the finest grid (placed below ``_TAIL`` on a coarser one)
 before the grid method refuses (see :func:`grid_prediction`)."""
@@ -2342,6 +2350,21 @@ def _horizon_tails(model, sol: _Solution) -> tuple[float, float]:
     return 1.0 - float(sol.q_left[-1]), 1.0 - float(sol.q_left[M // 2])
 
 
+def _keeping_nodes(W: float, grown: float, step: float | None, limit: int) -> float:
+    """The horizon after ``W``: ``grown``, or where that would lose the lattice ``step`` the
+    grids hold as nodes (of the kinks or atoms, at most ``limit`` cells of ``step``), the
+    longest that keeps it, if it still grows the horizon by 5% (its tail is read there, and
+    the horizon grows past it if need be, from where it would have without it). S&X X on {1, 3}
+    times uniform(0.5, 1.5) slowdowns, M/G/1 at load 0.97: the tail was 4.2e-12 at ``W =
+    1566`` and the horizon grew to 2349, beyond 4096 cells of the kinks' common step 0.5; the
+    kinks between the nodes, the mean was 2.6e-5 off Pollaczek-Khinchine (2.4e-4 stated), and
+    is 1.9e-12 off on ``W = 2048``."""
+    if step is None:
+        return grown
+    longest = step * (limit - 1e-9)   # within the bound after rounding (see _grid_step)
+    return longest if grown > longest >= 1.05 * W else grown
+
+
 def _check_resolved(model, W: float) -> None:
     """:class:`RemovalError` if the finest grid (``4 max_cells`` cells) on ``[0, W]`` has a step
     above half the mean runtime (it cannot resolve the runtime)."""
@@ -2367,6 +2390,8 @@ def _solve_grids(model, guess: float):
     kinks = model.kink_lattice   # IR: kinks of G as nodes, where cheap
     finer = 1   # steps halved because a coarse grid saw the system as unstable
     best = None  # (tail at the horizon, the state with it) of the horizons tried
+    resume = None   # the horizon planned, where one was kept short to hold the nodes
+    short_steps = 0   # steps of less than half the horizon
     failed = None  # ((h, M), error) of the grid whose shoot failed
     for _ in range(_HORIZON_DOUBLINGS):
         limit = model.max_cells
@@ -2418,8 +2443,20 @@ def _solve_grids(model, guess: float):
         if best is None or tail_end < best[0]:
             best = (tail_end, (W, coarse, h, M, on_nodes, guess))
         rate = math.log(tail_mid / tail_end) / (0.5 * M * h) if tail_mid > tail_end > 0 else 0
-        grow = 1.25 * math.log(tail_end / _TAIL) / rate / W if rate > 0 else 1.0
-        W *= min(max(grow + 1.0, 1.5), 4.0)
+        # the tail is read at 3 W / 4 (model.tails, else at W), which moves by 3 / 4 of the
+        # horizon's growth
+        reading = 0.75 if hasattr(model, "tails") else 1.0
+        grow = 1.25 * math.log(tail_end / _TAIL) / rate / (reading * W) if rate > 0 else 1.0
+        # the horizon planned before one kept short to hold the nodes (_keeping_nodes), where
+        # that did not hold the tail: as without it from there on
+        # a tail within _NEAR_TAIL of _TAIL: the step its rate asks for, from a tenth on (twice
+        # at most: a heavier tail than its rate says takes the steps of half on from there)
+        near = tail_end < _NEAR_TAIL * _TAIL and short_steps < 2
+        short_steps += near
+        target = (W * min(max(grow + 1.0, 1.1 if near else 1.5), 4.0) if resume is None
+                  else resume)
+        W = _keeping_nodes(W, target, kinks if use else lattice if on_nodes else None, limit)
+        resume = target if W < target else None
         _check_resolved(model, W)   # before the next (longer) march: a refusal is certain
     else:
         raise RemovalError(
@@ -2548,15 +2585,16 @@ def _moving_away(values) -> bool:
     """Whether the successive differences of ``values`` (grids ``2 h``, ``h``, ``h / 2``, ``h /
     4``) stop falling regularly: a difference changes sign or vanishes, or the ratio of the last
     two falls below 4 by more than :data:`_FOURFOLD` and by more than :data:`_AWAY` times the
-    distance of the ratio before it (differences at rounding level ignored). Near load 1 the
-    grids of S&X on continuous slowdowns stop converging regularly, and neither the
-    extrapolation nor its estimate accounts for it: X on {1, 3} times Erlang(2, 2) slowdowns,
-    M/G/1 at load 0.99, horizon 9828, the extrapolation 8.4e-4 off Pollaczek-Khinchine with
-    5.6e-4 stated on 4096 to 16384 cells (the idle fractions' differences changed sign), and
-    2.2e-3 with 9.5e-4 on grids four times finer (the means' ratios 3.96, then 3.6 and 2.9
-    measured on two machines, then a sign change). There the long march's error depends on the
-    horizon and the cell count: at the step 0.15 the mean was 8.6e-4 and 9.5e-3 off on horizons
-    9828 and 19656, where the tail is below 1e-12."""
+    distance of the ratio before it (differences at rounding level ignored). Set for S&X on
+    continuous slowdowns near load 1, where neither the extrapolation nor its estimate
+    accounts for it: X on {1, 3} times Erlang(2, 2) slowdowns, M/G/1 at load 0.99, the
+    extrapolation had been 8.4e-4 off Pollaczek-Khinchine with 5.6e-4 stated on 4096 to 16384
+    cells (the idle fractions' differences changed sign), and 2.2e-3 with 9.5e-4 on grids four
+    times finer (the means' ratios 3.96, then 3.6 and 2.9, then a sign change), the march
+    drifting past the tail (:mod:`.removal_continuous`: its error grew with the horizon and
+    the cells). With the march's sums of ``1 - G`` the same grids converge (5.3e-6 and 3.8e-8
+    off), but the coarse grids' idle fractions still fall irregularly there (ratios -0.02, then
+    1.3), and the check stands."""
     values = np.asarray(values[-4:], dtype=float)
     if values.size < 4:
         return False
@@ -2879,10 +2917,34 @@ class _IRModel(_GridModel):
 
 # ------------------------------------------------------------------------ the batch law
 _SF_FLOOR = 1e-13
-"""Absolute accuracy of the grids' ``P(C > t)`` taken in the error estimates of quantiles
+"""Absolute accuracy of the grids' ``1 - q(t)`` taken in the error estimates of quantiles
 beyond a tail of ``_SF_FLOOR_TAIL`` (:meth:`RemovalBatchTime._quantile_errors`; measured
-about 2e-14)."""
-_SF_FLOOR_TAIL = 1e-6
+about 2e-14), at least; times the slope of ``P(C > t)`` in ``1 - q`` there (``n`` for ``MDS(n,
+0)`` and ``Replication(n, 1)``, whose ``P(C > t)`` is about ``n (1 - q)``)."""
+_SF_FLOOR_CELL = 2e-17
+"""...and this per cell of the finest grid: the normalisation ``F(W) = 1`` over longer
+marches leaves an offset growing with the cells (found by review, against the exact
+Pollaczek-Khinchine sojourn law by residues: IR HyperExponential runtimes of squared
+coefficient of variation 25, M/G/1 at load 0.9, ``P(C > t)`` -3.2e-13 off through its tail on
+65536 cells, the p(1 - 1e-7) 1.25 times beyond its estimate; Erlang(2) at 0.9 on 8192, -2.6e-14;
+``MDS(20, 0)`` of the latter, -5.2e-13 on the batch's ``P(C > t)`` about ``20 (1 - q)``, its
+p(1 - 1e-7) 3.3 times beyond its estimate and deeper levels up to 8.9 times)."""
+_SF_FLOOR_TAIL = 1e-4
+"""Tails below which the quantiles' estimates take the floors :data:`_SF_FLOOR` and
+:data:`_SF_FLOOR_CELL` (times :meth:`RemovalBatchTime._tail_slope`), beyond the levels the
+grids are refined for (:data:`_QUANTILE_LEVELS`). From 1e-6 on, the p(1 - 1e-6) of IR
+HyperExponential runtimes of squared coefficient of variation 9, ``MDS(5, 0)`` at load 0.9,
+had been 4.3 times beyond its estimate, ``P(C > t)`` -3.1e-13 off there on 32768 cells."""
+_HELD_TAIL = 1e-14
+"""The smallest ``1 - q(t)`` whose quantiles carry a finite error estimate (the horizon is
+placed where the workload's tail at ``3 W / 4`` falls below ``_TAIL``, 1e-12, and the grids'
+``P(C > t)`` is followed a quarter of the horizon further). Beyond, the estimate is infinite:
+found by review against the exact sojourn laws, with the floors of ``_SF_FLOOR`` and
+``_SF_FLOOR_CELL`` 3 of 149 quantiles at levels ``1 - 1e-6`` to ``1 - 1e-15`` were beyond
+their estimates, all where ``1 - q`` is below 1e-14 (``MDS(20, 0)``, IR Erlang(2) at load
+0.9: the quantiles at ``1 - 1e-14`` and ``1 - 1e-15``, 1.3 and 1.9 times, the latter where the
+grids' ``P(C > t)`` had reached 0; a hyperexponential runtime, M/G/1 at 0.9, at ``1 -
+1e-15``, 1.5 times); those from 1e-14 on were within them."""
 _SF_BODY_FLOOR = 2e-14
 """The measured accuracy of the grids' ``P(C > t)``, taken in the body (where the difference
 of the extrapolations dominates, but can fall just short: IR {1, 100} w.p. .99, .01 at load
@@ -2925,6 +2987,14 @@ class RemovalBatchTime(BatchCompletionTime):
                             else 0.0)
         edges = sols[0].h * np.arange(sols[0].F.size)
         super().__init__(self._extrapolated_sf, mean, edges=edges)
+
+    def _tail_slope(self) -> float:
+        """The slope of ``P(C > t)`` in ``1 - q`` at a tail of :data:`_SF_FLOOR_TAIL` (at least
+        1; about ``n`` for ``MDS(n, 0)`` and ``Replication(n, 1)``): what an error of the
+        grids' ``1 - q`` makes of ``P(C > t)``'s in the tail."""
+        u = _SF_FLOOR_TAIL
+        batch = self._model.kernel.batch_sf_p(np.array([u, 2 * u]))
+        return max(1.0, float(batch[1] - batch[0]) / u)
 
     _label = "RemovalBatchTime (workload level-crossing equation on three grids)"
     _accuracy = ("its double-precision values are Richardson-extrapolated from grids h, h/2, "
@@ -3136,7 +3206,9 @@ class RemovalBatchTime(BatchCompletionTime):
         # tail only (in the body the grids' differences dominate, and at the top of a jump the
         # floor over the density there had doubled an exact quantile's estimate of 3e-14)
         tail = 1.0 - np.atleast_1d(np.asarray(q, dtype=float)).ravel()
-        extra += np.where(tail < _SF_FLOOR_TAIL, _SF_FLOOR, _SF_BODY_FLOOR)
+        slope = self._tail_slope()
+        floor = max(_SF_FLOOR, _SF_FLOOR_CELL * (self._sols[-1].F.size - 1)) * slope
+        extra += np.where(tail < _SF_FLOOR_TAIL, floor, _SF_BODY_FLOOR)
         # and the march's rounding near load 1 (_GridModel.sf_floor_squared)
         extra += self._model.sf_floor_squared / max(self._sols[-1].F0, 1e-3) ** 2
         h = self._sols[0].h
@@ -3189,6 +3261,10 @@ class RemovalBatchTime(BatchCompletionTime):
             # Not at the shortest runtime or on a jump: both extrapolations have it exactly
             exact = (times <= self._lower) | np.isin(times, self._jumps)
             errors = np.where(exact, errors, np.maximum(errors, self._mean_floor * times))
+        # tails below what the horizon holds (P(C > t) where 1 - q is _HELD_TAIL): the grids
+        # carry no information there
+        held = float(self._model.kernel.batch_sf_p(np.array([_HELD_TAIL]))[0])
+        errors = np.where(tail < held, math.inf, errors.ravel())
         return errors.reshape(np.shape(values))
 
 

@@ -16,7 +16,12 @@ of a job size mixing atoms with a density) the equation becomes
 ``J`` IR kernels sharing one ``f``: the product-integration weights of :class:`._Weights` per
 node, the history sums by the online FFT convolution of :class:`._History` with the ``J``
 kernels at once (one transform of ``f`` per block, ``J`` products), the nodes of a block by
-direct sums (compiled with numba when installed). Cost ``O(J M log^2 M)`` per march. The rule
+direct sums (compiled with numba when installed). The sums are those of ``1 - G``, as in the
+IR march: ``F(w_i) - q(w_i | x_j)`` is their sum, not ``F`` minus a sum close to 1. Taken as
+that difference, the march drifted past the tail, ``F`` rising above 1, the more so the more
+cells (X = 1 times Erlang(2, 2) slowdowns at load 0.99, step 0.15: the mean 2.4e-5, 2.0e-5
+and -1.4e-6 off Pollaczek-Khinchine on horizons 3000, 6000 and 12000; 2.4604e-5 on all three
+now, as the IR march of ``R = S``). Cost ``O(J M log^2 M)`` per march. The rule
 over ``X`` has an error of its own, estimated by doubling its nodes on one grid
 (:func:`.removal.grid_prediction`). ``docs/theory/removal.md`` ("S&X, continuous slowdowns")
 holds the derivation and the checks.
@@ -68,8 +73,8 @@ own (the march's bound alone: shoots measured 1.015 to 1.056 of it, an analysis 
 
 def _march_bytes(nodes: int, columns: int) -> int:
     """Bytes per cell of a march with ``nodes`` ``X`` nodes and ``columns`` columns: per node
-    8 for ``G``, 32 for the padded kernels, 16 per column for the history and ``q`` and 40 for
-    the kernels' spectra and temporaries, and 512 per column for the temporaries of one chunk
+    8 for ``1 - G``, 32 for the padded kernels, 16 per column for the history and ``q`` and 40
+    for the kernels' spectra and temporaries, and 512 per column for the temporaries of one chunk
     of :data:`._KERNEL_CHUNK` kernels (allocated, as ``tracemalloc`` counts them: 90 to 106
     per node measured with two columns, 110 to 124 with three, at 512 to 8192 cells and J =
     108 to 561; 168 with three and J = 32; the process's resident memory is lower, the padding
@@ -84,23 +89,25 @@ take ``2 J P^2`` floats per block size)."""
 
 
 class _MixWeights:
-    """The :class:`._Weights` of ``x_j S`` for every ``X`` node side by side: ``G`` of shape
-    ``(M + 1, J)`` (continuous: no jumps), ``beta1`` (``beta_1`` of each node) and the
-    kernels of :class:`._History` (``alpha`` and ``beta`` padded, of shape ``(size, J)``),
-    filled node by node (the weights of one node at a time besides them: stacked from a list,
-    and copied by each march's history, they had taken 72 bytes per cell and node where these
-    take 24, the padding's zero pages left unmapped)."""
+    """The :class:`._Weights` of ``x_j S`` for every ``X`` node side by side, those of ``1 -
+    G`` as the IR march takes them: ``Gbar`` of shape ``(M + 1, J)`` (``P(x_j S > w_i)``;
+    continuous: no jumps), ``beta1`` and ``slope`` (``beta_1`` and ``h / 2 - beta_1`` of each
+    node) and the kernels of :class:`._History` (``alpha_bar`` and ``beta_bar`` padded, of
+    shape ``(size, J)``), filled node by node (the weights of one node at a time besides them:
+    stacked from a list, and copied by each march's history, they had taken 72 bytes per cell
+    and node where these take 24, the padding's zero pages left unmapped)."""
 
     def __init__(self, model: _SXContinuousModel, h: float, M: int, leaf: int):
         J = len(model.laws)
-        self.G = np.empty((M + 1, J))
-        self.beta1 = np.empty(J)
+        self.Gbar = np.empty((M + 1, J))
+        self.beta1, self.slope = np.empty(J), np.empty(J)
         self.kernels = (np.zeros((_History.size_of(M, leaf), J)),
                         np.zeros((_History.size_of(M, leaf), J)))
         for j, (R, kinks) in enumerate(zip(model.laws, model.kinks)):
-            w = _Weights(R, h, M, kinks, complement=False)
-            self.G[:, j], self.beta1[j] = w.G_right, w.beta[0]
-            _History.place(self.kernels[0][:, j], self.kernels[1][:, j], w.alpha, w.beta)
+            w = _Weights(R, h, M, kinks)
+            self.Gbar[:, j], self.beta1[j], self.slope[j] = w.Gbar_left, w.beta[0], w.beta_bar[0]
+            _History.place(self.kernels[0][:, j], self.kernels[1][:, j], w.alpha_bar,
+                           w.beta_bar)
         self.spectra = {}
 
 
@@ -111,18 +118,21 @@ class _SXContinuousModel(_GridModel):
 
     floor = 1e-9
     """Smallest relative error stated for the mean and the busy fraction is this over the idle
-    fraction: the FFT history sums of O(1) values carry rounding that the march accumulates,
-    growing like ``1 / (1 - load)`` (X = 1 with a hyperexponential S: 2.95e-9, 8.9e-9 and
-    1.6e-8 off Pollaczek-Khinchine at loads 0.9, 0.95 and 0.97, where the grids stated 1.4e-9
-    at 0.9; the IR march, direct sums, 2.8e-10)."""
+    fraction, set when the march took ``F - q`` as ``F`` minus sums close to 1 (module
+    docstring), whose error grew like ``1 / (1 - load)`` and faster (X = 1 with a
+    hyperexponential S: 2.95e-9, 8.9e-9 and 1.6e-8 off Pollaczek-Khinchine at loads 0.9, 0.95
+    and 0.97, where the grids stated 1.4e-9 at 0.9; the IR march, direct sums, 2.8e-10). With
+    the sums of ``1 - G``: 2.5e-9, 1.8e-9 and 1.3e-8 off, within the grids' own estimates
+    (1.4e-8, 1.2e-8 and 7.3e-8), with numba and without. Kept, as ``floor_squared``: over 97
+    M/G/1 systems against Pollaczek-Khinchine (five job sizes times five slowdowns, loads 0.5
+    to 0.99) the grids' estimates without either covered the true errors (at most 0.66 of
+    them), and ``floor_squared`` eight times lower would bring one more within the goal."""
     floor_squared = 8e-10
     """...and this over its square, the larger below an idle fraction of 0.8 (above the goal
-    from M/G/1 loads of 0.972, where the goal is not claimed): the rounding of the FFT
-    sums depends on the FFT library and the horizon's step, and grew faster than ``1 / (1 -
-    load)`` (with numpy 2.4, the same system: 6.8e-9 and 1.1e-7 off at loads 0.95 and 0.97,
-    1.7e-7 without numba, where ``floor`` stated 3.3e-8; direct sums: 3.0e-8; X on {1, 3}
-    times Exp(1) at 0.97: 4.3e-7 off with 3.8e-7 stated, the grids' extrapolations 3.0e-7 and
-    -4.1e-7 off, at the floor then 3e-10). Twice the largest measured ``error (1 - load)^2``."""
+    from M/G/1 loads of 0.972, where the goal is not claimed): set as twice the largest
+    ``error (1 - load)^2`` measured with the former march (X = 1 with a hyperexponential S,
+    6.8e-9 and 1.1e-7 off at loads 0.95 and 0.97, 1.7e-7 without numba; X on {1, 3} times
+    Exp(1) at 0.97, 4.3e-7 off with 3.8e-7 stated; now 1.8e-9, 1.3e-8 and 5.9e-9)."""
     accept = 1e-7
     """Newton's tolerance on ``F(0)`` (as :class:`._IRModel`)."""
     approach_checked = True
@@ -225,13 +235,14 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     fp = np.empty((M + 1, K))
     qbar = np.empty((M + 1, K))
     Q = np.empty((M + 1, K, J))
-    beta1 = weights.beta1
-    slope = half - beta1
-    q0 = F0[:, None] * weights.G[0]
+    beta1, slope = weights.beta1, weights.slope
+    q0 = F0[:, None] * (1.0 - weights.Gbar[0])
     F[0] = F0
-    fp[0] = lam_t * ((F0[:, None] - q0) * kernel.phi(q0)) @ wx
+    fp[0] = lam_t * ((F0[:, None] * weights.Gbar[0]) * kernel.phi(q0)) @ wx
     Q[0], qbar[0] = q0, q0 @ wx
-    history = F0[None, :, None] * weights.G[:, None, :]
+    # F - q at each node without the term of f^-_i (the IR march's history: a sum of small
+    # terms, no difference of two sums close to 1 whose rounding F's march would carry on)
+    history = F0[None, :, None] * weights.Gbar[:, None, :]
     compiled = kernel.compiled_phi()
     blocks = _History(None, None, weights.spectra, M, fp, fm, history, fft_min=_FFT_MIN,
                       leaf=leaf, kernels=weights.kernels)
@@ -254,8 +265,9 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
 
 def _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, phi, half):
     """The nodes ``lo..hi - 1`` (not 0) of a block, the columns and ``X`` nodes vectorised:
-    ``q(w_i | x_j) = c_j + beta_1j f_i`` with ``c`` the history plus the sums within the
-    block, ``f_i`` by two fixed-point steps from ``f_{i-1}``. Returns ``q`` of the nodes."""
+    ``F_i - q(w_i | x_j) = c_j + slope_j f_i`` with ``c`` the history plus the sums within the
+    block (of ``1 - G``), so ``q(w_i | x_j) = A - c_j + beta_1j f_i`` with ``F_i = A + h f_i /
+    2``; ``f_i`` by two fixed-point steps from ``f_{i-1}``. Returns ``q`` of the nodes."""
     start = max(lo, 1)
     Q = np.empty((hi - start, F.shape[1], wx.size))
     for i in range(start, hi):
@@ -265,11 +277,11 @@ def _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, la
         A = F[i - 1] + half * fp[i - 1]
         y = fp[i - 1]
         for _ in range(2):
-            ph = phi(c + beta1 * y[:, None])
-            y = lam_t * (((A[:, None] - c) * ph) @ wx) / (1.0 - lam_t * ((ph * slope) @ wx))
+            ph = phi(A[:, None] - c + beta1 * y[:, None])
+            y = lam_t * ((c * ph) @ wx) / (1.0 - lam_t * ((ph * slope) @ wx))
         F[i] = A + half * y
         fm[i] = fp[i] = y
-        Q[i - start] = c + beta1 * y[:, None]
+        Q[i - start] = A[:, None] - c + beta1 * y[:, None]
     return Q
 
 
@@ -291,16 +303,16 @@ def _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, m
             y = fp[i - 1, k]
             for _ in range(2):
                 for j in range(J):
-                    q[j] = c[j] + beta1[j] * y
+                    q[j] = A - c[j] + beta1[j] * y
                 _phi_many(q, J, ph, work, mode, n, r, combs)   # side by side
                 num = den = 0.0
                 for j in range(J):
-                    num += wx[j] * (A - c[j]) * ph[j]
+                    num += wx[j] * c[j] * ph[j]
                     den += wx[j] * slope[j] * ph[j]
                 y = lam_t * num / (1.0 - lam_t * den)
             F[i, k] = A + half * y
             fm[i, k] = y
             fp[i, k] = y
             for j in range(J):
-                Q[i - start, k, j] = c[j] + beta1[j] * y
+                Q[i - start, k, j] = A - c[j] + beta1[j] * y
 
