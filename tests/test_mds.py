@@ -594,13 +594,16 @@ def test_batches_with_atoms_near_load_one_against_the_exact_wait(R, policy, rate
     assert np.all(np.abs(values - quantiles) <= errors)
     assert np.all(errors <= 1e-7 * np.asarray(quantiles))
     tasks = batch_tasks(policy)
-    assert p.busy_fraction == pytest.approx(tasks * rate / policy.n * R.mean(), rel=1e-12)
-    # (where the workload grid stops short of the goal; at 1 - 2^-10 it reaches it on the
-    # horizon grown by what its tail asks for: 3.4e-6 stated)
-    assert ("S&X with job size X = 1" in p.method and p.exact) or rate == 0.666015625
+    load = tasks * rate / policy.n * R.mean()
+    assert p.busy_fraction == pytest.approx(load, rel=1e-12)
+    # (where the workload grid stops short of the goal; at task load 1 - 2^-10 it reaches it on
+    # the horizon grown by what its tail asks for: 3.4e-6 and 3.5e-6 stated)
+    via_sx = "S&X with job size X = 1" in p.method
+    assert (via_sx and p.exact) or load == 1 - 2 ** -10
     # the IR system's assumptions, not those of the S&X form it was computed in
     assert not any("S&X" in a for a in p.assumptions)
-    assert any("nothing is redundant" in a for a in p.assumptions) == policy.remove
+    if via_sx:
+        assert any("nothing is redundant" in a for a in p.assumptions) == policy.remove
 
 
 @pytest.mark.parametrize(("load", "mean", "quantiles"), [
