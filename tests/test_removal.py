@@ -828,6 +828,23 @@ def test_far_tail_quantiles_within_their_estimates(n):
             assert abs(value - float(exact.real)) <= error
 
 
+@pytest.mark.parametrize("small", [1e-6, 1e-3])
+def test_continuous_slowdown_tiny_job_size_atom_is_unresolved(small):
+    # X on {small, 2} times gamma(3.3) slowdowns, M/G/1 at load 0.9: the runtimes of the small
+    # atom put a spike of their scale in f at w = 0, which no grid of these resolves (a first-
+    # order error): 4.9e-4 off Pollaczek-Khinchine with 4.3e-4 stated for 1e-6 (found by
+    # review). The smallest atom's runtimes are the fastest part: at least the last difference
+    X = qt.Discrete([small, 2.0], [0.5, 0.5])
+    S = qt.from_scipy(stats.gamma(3.3, scale=1 / 3.3))
+    runtime = qt.SX(X, S)
+    lam = 0.9 / runtime.mean_runtime()
+    exact = runtime.mean_runtime() + lam * X.moment(2) * S.moment(2) / (2 * 0.1)
+    p = removal.grid_prediction(qt.System(qt.MDS(1, 0), runtime, arrival_rate=lam),
+                                "MDS(1, 0)", ())
+    assert abs(p.mean - exact) <= p.errors["mean"]
+    assert "the smallest job size times the slowdown" in p.method
+
+
 def test_horizon_keeps_the_nodes_where_it_can():
     # the horizon after W: the planned one, or where that would lose the lattice held as nodes
     # (at most `limit` cells of its step) the longest that keeps it, if that still grows it 5%

@@ -644,7 +644,10 @@ class _GridModel:
     """Finest step beyond which the grids do not resolve the runtime's fastest part and the
     estimates are at least the last difference of the grids (S&X on discrete slowdowns, a job
     size with a density: :data:`_UNRESOLVED_STEP_FASTEST` times its mean at the smallest
-    slowdown)."""
+    slowdown; on continuous slowdowns, a job size on atoms: the same times the smallest atom
+    times ``E[S]``)."""
+    fastest_text = "the job size at the smallest slowdown"
+    """What the runtime's fastest part is, in the ``method`` where it is not resolved."""
     front_rough_above = math.inf
     """Finest step of the frontier's grids beyond which they are refined, or where that does
     not suffice its estimate is rough (:data:`_FRONT_ROUGH_STEP_FASTEST` times the mean of the
@@ -4287,8 +4290,8 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
                    f"{why}")
     if unresolved:
         method += (f"; the finest step, {sols[-1].h:.3g}, does not resolve the runtime's fastest "
-                   f"part (the job size at the smallest slowdown, mean {model.fastest:.3g}): the "
-                   f"estimates are at least the last difference of the grids")
+                   f"part ({model.fastest_text}, mean {model.fastest:.3g}): the estimates are at "
+                   f"least the last difference of the grids")
     elif irregular:
         method += ("; the grids' differences did not fall regularly (not shown to be in their "
                    "h^2 regime): the estimates are at least the last difference of the grids")
