@@ -645,9 +645,12 @@ class _GridModel:
     estimates are at least the last difference of the grids (S&X on discrete slowdowns, a job
     size with a density: :data:`_UNRESOLVED_STEP_FASTEST` times its mean at the smallest
     slowdown; on continuous slowdowns, a job size on atoms: the same times the smallest atom
-    times ``E[S]``)."""
+    times ``E[S]``, beyond which the grids are refused: :attr:`refuse_unresolved`)."""
     fastest_text = "the job size at the smallest slowdown"
     """What the runtime's fastest part is, in the ``method`` where it is not resolved."""
+    refuse_unresolved = False
+    """Whether grids that do not resolve the runtime's fastest part are refused rather than
+    answered with at least the last difference of the grids as their estimates."""
     front_rough_above = math.inf
     """Finest step of the frontier's grids beyond which they are refined, or where that does
     not suffice its estimate is rough (:data:`_FRONT_ROUGH_STEP_FASTEST` times the mean of the
@@ -4173,6 +4176,11 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     # resolved the runtime's fastest part, or a coarser goal): not even the rough estimates
     # hold, at least the last difference of the grids (_UNRESOLVED_STEP_FASTEST)
     unresolved = order == 2 and sols[-1].h > model.unresolved_above
+    if model.refuse_unresolved and sols[-1].h > model.unresolved_above:
+        raise RemovalError(
+            f"the finest step, {sols[-1].h:.3g}, does not resolve the runtime's fastest part "
+            f"({model.fastest_text}, mean {model.fastest:.3g}), and its error is not seen by "
+            f"the grids; use qt.simulate")
     # atoms or bends between the nodes of the finest grid (their irregular terms, see below),
     # the cell bound reached and the grids' differences not falling regularly (_REGULAR_RATIOS):
     # not shown to be in the h^2 regime, the same

@@ -59,6 +59,14 @@ _COMPILED_LEAF = 32
 """Nodes per block of the compiled block solve (:func:`_mix_leaf`): its direct sums cost
 ``O(32 J)`` per node and column, and the larger blocks spare two levels of FFT products
 (measured: 4.4 s for a point where blocks of 16 took 4.8 s and of 64, 5.0 s)."""
+_SMALL_ATOM = 0.1
+"""An atom of the job size whose runtimes' mean is below this times the mean runtime is the
+runtime's fastest part, whose grids are refused where they do not resolve it
+(:attr:`._GridModel.refuse_unresolved`). M/G/1 against Pollaczek-Khinchine, 81 systems with
+atoms of 1e-4 to 0.12 beside 1 to 3 (gamma(3.3), exponential and uniform slowdowns, loads 0.5
+to 0.98): with at least the last difference of the grids as the estimates, the seven beyond
+them (up to 10.9 times) had such an atom below 0.06 of the mean runtime; from 0.087 on, at
+most 0.81 of them (exponential slowdowns at 0.98)."""
 _BYTES = 2 ** 29
 """Memory of the largest shoot of an analysis on its finest grid (:func:`._shoot`: its marches,
 the interpolation at the root, ``P(C > t)`` at the nodes), which bounds the grids
@@ -192,12 +200,21 @@ class _SXContinuousModel(_GridModel):
             _budgeted(_BYTES) / (4 * _SHOOT * _march_bytes(nodes, 2)))))
         self.lower = _sx_lower(runtime)
         if self.discrete_x:
-            # the smallest atom's runtimes x S: f has a spike of their scale at w = 0, a first-
-            # order error where the grids do not resolve it (X on {1e-6, 2} times gamma(3.3)
-            # slowdowns, M/G/1 at load 0.9: 4.9e-4 off Pollaczek-Khinchine with 4.3e-4 stated,
-            # found by review); a continuous X's smallest nodes carry its smallest levels
-            self.fastest = float(self.x.min()) * S.mean()
-            self.unresolved_above = _UNRESOLVED_STEP_FASTEST * self.fastest
+            # the smallest atom's runtimes x S: f has a spike of their scale at w = 0, an error
+            # the grids' differences do not see where they do not resolve it, refused (X on
+            # {1e-6, 2} times gamma(3.3) slowdowns, M/G/1 at load 0.9: 4.9e-4 off
+            # Pollaczek-Khinchine with 4.3e-4 stated, found by review; with at least the last
+            # difference of the grids as the estimates, {1e-4, 2} at 0.95 was 10.9 times
+            # beyond, {0.03, 2} times uniform(0.5, 1.5) at 0.95 2.2 times); a continuous X's
+            # smallest nodes carry its smallest levels. Only an atom small beside the mean
+            # runtime (below _SMALL_ATOM of it): elsewhere a coarse step is the whole runtime's,
+            # which the grids' differences follow (X on {1, 3} times Erlang(2, 2) at load 0.99,
+            # a step of 0.6: 5.3e-6 off, 2.2e-4 stated)
+            fastest = float(self.x.min()) * S.mean()
+            if fastest < _SMALL_ATOM * self.scale:
+                self.fastest = fastest
+                self.unresolved_above = _UNRESOLVED_STEP_FASTEST * fastest
+                self.refuse_unresolved = True
 
     def doubled(self) -> _SXContinuousModel | None:
         """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on
