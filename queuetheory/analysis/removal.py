@@ -281,12 +281,10 @@ class _Weights:
     beta_k f_{i-k+1}^-``; ``G_left[i] = G(ih-)``, ``G_right[i] = G(ih)``. ``alpha_bar``,
     ``beta_bar`` and ``Gbar_left`` are the same with ``1 - G`` (``alpha + alpha_bar = h / 2``),
     computed from ``P(R > .)`` so that they keep their relative accuracy where ``G`` is close to
-    1: the march's ``F - q`` is their sum, not a difference of two sums close to 1 (only with
-    ``complement``).
+    1: the march's ``F - q`` is their sum, not a difference of two sums close to 1.
     """
 
-    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = (),
-                 complement: bool = True):
+    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = ()):
         values, probs = _atoms(R)
         a = h * np.arange(M)                          # cell k = 1..M is [a[k-1], a[k-1] + h]
         grid = h * np.arange(M + 1)
@@ -312,40 +310,33 @@ class _Weights:
             L = int(ones[0]) if ones.size else M
             tau = 0.5 * (1.0 + _GL_NODES)
             u = a[:L, None] + h * tau
-            if complement:
-                # G below the first node where it reaches 1/2, 1 - G beyond: each by its own
-                # function where it is small (its relative accuracy), the other one by
-                # difference (no cancellation above 1/2), half the evaluations of both (IR
-                # MDS(10, 2) at load 0.5, best of 3: gamma(0.5) 0.70 -> 0.64 s, a product law
-                # U(0.5, 1.5) x lognormal(0.5), fastest of 2, 1.55 -> 1.46 s; the same values
-                # to 13 digits)
-                c = min(int(np.searchsorted(self.G_right, 0.5)), L)
-                G, Gbar = np.empty(u.shape), np.empty(u.shape)
-                G[:c] = R._cdf_all(u[:c].ravel()).reshape(u[:c].shape)
-                Gbar[c:] = R._sf_all(u[c:].ravel()).reshape(u[c:].shape)
-                Gbar[:c], G[c:] = 1.0 - G[:c], 1.0 - Gbar[c:]
-            else:
-                G = R._cdf_all(u.ravel()).reshape(u.shape)
+            # G below the first node where it reaches 1/2, 1 - G beyond: each by its own
+            # function where it is small (its relative accuracy), the other one by difference
+            # (no cancellation above 1/2), half the evaluations of both (IR MDS(10, 2) at load
+            # 0.5, best of 3: gamma(0.5) 0.70 -> 0.64 s, a product law U(0.5, 1.5) x
+            # lognormal(0.5), fastest of 2, 1.55 -> 1.46 s; the same values to 13 digits)
+            c = min(int(np.searchsorted(self.G_right, 0.5)), L)
+            G, Gbar = np.empty(u.shape), np.empty(u.shape)
+            G[:c] = R._cdf_all(u[:c].ravel()).reshape(u[:c].shape)
+            Gbar[c:] = R._sf_all(u[c:].ravel()).reshape(u[c:].shape)
+            Gbar[:c], G[c:] = 1.0 - G[:c], 1.0 - Gbar[c:]
             self.alpha = np.full(M, 0.5 * h)
             self.beta = np.full(M, 0.5 * h)
             self.alpha[:L] = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
             self.beta[:L] = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
-            if complement:
-                self.alpha_bar, self.beta_bar = np.zeros(M), np.zeros(M)
-                self.alpha_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
-                self.beta_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
-                self.Gbar_left = R._sf_all(nodes) + mass
+            self.alpha_bar, self.beta_bar = np.zeros(M), np.zeros(M)
+            self.alpha_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
+            self.beta_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+            self.Gbar_left = R._sf_all(nodes) + mass
             # G is not smooth at a kink or an atom c: Gauss-Legendre on either side of it
             for c in sorted(set(kinks) | set(values.tolist())):
                 k = int(c // h)
                 if k < M and 1e-12 * h < c - a[k] < h * (1 - 1e-12):
                     self.alpha[k], self.beta[k] = _split_cell(R, a[k], h, c)
-                    if complement:
-                        self.alpha_bar[k] = 0.5 * h - self.alpha[k]
-                        self.beta_bar[k] = 0.5 * h - self.beta[k]
-        if complement:
-            self.abar_rev = self.alpha_bar[::-1].copy()  # abar_rev[M - k] = alpha_bar_k
-            self.bbar_rev = self.beta_bar[::-1].copy()
+                    self.alpha_bar[k] = 0.5 * h - self.alpha[k]
+                    self.beta_bar[k] = 0.5 * h - self.beta[k]
+        self.abar_rev = self.alpha_bar[::-1].copy()  # abar_rev[M - k] = alpha_bar_k
+        self.bbar_rev = self.beta_bar[::-1].copy()
         self.spectra = {}                            # of _History, by block size
 
 
