@@ -2519,7 +2519,9 @@ their estimates (up to 5.3 times: lognormal(0.5) x uniform {1, ..., 12} at 0.95,
 and :data:`_UNRESOLVED_STEP_FASTEST` were set; the largest of the systems at most 0.25 of it was
 0.85 of its estimate. Refining to this step within the cell bound changed 4 of the 491 values,
 each closer to Pollaczek-Khinchine (Uniform(0, 2) x uniform {1, ..., 12} at load 0.6: 1.2e-8 off
-before, 5.1e-11 after), for twice their time; the others had reached the bound."""
+before, 5.1e-11 after), for twice their time; the others had reached the bound. Also the rough
+estimates' step for continuous slowdowns with a small atom of the job size (in means of that
+atom times the slowdown's fastest phase: :class:`.removal_continuous._SXContinuousModel`)."""
 _UNRESOLVED_STEP_FASTEST = 0.4
 """Finest step, in means of the job size at the smallest slowdown, beyond which (the cell bound
 reached first, or under a coarser goal) :func:`grid_prediction` takes as the error estimates at
@@ -2759,22 +2761,25 @@ _FASTEST_LEVELS = np.array([0.0, 1e-9, 1e-6, 1e-4, 1e-3, 0.01, 0.05, 0.15, 0.3, 
 """Pieces of ``[0, 1/2]`` for :func:`_fastest_mean`'s rule."""
 
 
-def _fastest_mean(R: Distribution) -> float:
+def _fastest_mean(R: Distribution, below_median: bool = True) -> float:
     """The mean of the fastest part with a density of an IR runtime: of its fastest phase
     (:class:`HyperExponential`) or component (:class:`Mixture`, recursively; components on
     atoms left out: the grids place atoms exactly), else of ``R`` below its median,
-    ``2 int_0^(1/2) F^-1(u) du`` (``inf`` for a law on atoms). The frontier's grids are refined
-    to resolve it (:meth:`_Front.resolve`), else their estimates are rough
-    (:data:`_FRONT_ROUGH_STEP_FASTEST`). Below the median, not the mean: a lognormal(1)
-    runtime (mean 1.65, mode 0.37) under MDS(20, 5) had its frontier 4.7e-4 off with 1.1e-4
-    stated on grids of step 0.82, and within its estimate on a step of 0.41."""
+    ``2 int_0^(1/2) F^-1(u) du`` (``inf`` for a law on atoms), or with ``below_median=False``
+    its mean (the continuous slowdowns' scale, :class:`.removal_continuous._SXContinuousModel`).
+    The frontier's grids are refined to resolve it (:meth:`_Front.resolve`), else their
+    estimates are rough (:data:`_FRONT_ROUGH_STEP_FASTEST`). Below the median, not the mean: a
+    lognormal(1) runtime (mean 1.65, mode 0.37) under MDS(20, 5) had its frontier 4.7e-4 off
+    with 1.1e-4 stated on grids of step 0.82, and within its estimate on a step of 0.41."""
     if isinstance(R, HyperExponential):
         return min(1.0 / rate for prob, rate in zip(R.probs, R.rates) if prob > 0)
     if isinstance(R, Mixture):
-        return min((_fastest_mean(c) for c, w in zip(R.components, R.weights) if w > 0),
-                   default=math.inf)
+        return min((_fastest_mean(c, below_median) for c, w in zip(R.components, R.weights)
+                    if w > 0), default=math.inf)
     if R.discrete:
         return math.inf
+    if not below_median:
+        return R.mean()
     # Gauss-Legendre on pieces graded towards 0 (where F^-1 may be singular), the ppf in one
     # call: a threshold needs no more (quad over a root-finding ppf took 0.8 s, a product law)
     lo, hi = _FASTEST_LEVELS[:-1, None], _FASTEST_LEVELS[1:, None]
@@ -4171,7 +4176,8 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         raise RemovalError(
             f"the finest step, {sols[-1].h:.3g}, does not resolve the runtime's fastest part "
             f"({model.fastest_text}, mean {model.fastest:.3g}), and its error is not seen by "
-            f"the grids; use qt.simulate")
+            f"the grids: qt.grid_budget raises the cell bound ({4 * model.max_cells} cells now); "
+            f"or use qt.simulate")
     # atoms or bends between the nodes of the finest grid (their irregular terms, see below),
     # the cell bound reached and the grids' differences not falling regularly (_REGULAR_RATIOS):
     # not shown to be in the h^2 regime, the same
