@@ -2231,36 +2231,52 @@ def _F_cubic(sol: _Solution, z: np.ndarray, lattice: float | None = None) -> np.
     return _table(sol.F, sol.F, sol.h, steps, np.asarray(z, dtype=float), lattice)
 
 
-_Q_AT_VALUES = 2 ** 20
-"""Gauss-Legendre points :func:`_q_at` evaluates at once (memory: a few arrays of this)."""
+_Q_AT_VALUES = 2 ** 16
+"""Gauss-Legendre points :func:`_q_at` evaluates at once (memory: a few arrays of this, 512 kB
+each, in the cache's reach: the quantiles of S&X Exp(1) x Erlang(2, 2), Replication(2, 2) at
+load 0.5, took 3.26 s of CPU with it, 3.50 s with 2^18 and 3.86 s with 2^20; with 2^14, 3.49 s)."""
 
 
 def _q_at(sol: _Solution, R: Distribution, t: np.ndarray, kinks: tuple = (),
-          one: float = math.inf) -> np.ndarray:
+          one: float | np.ndarray = math.inf, scale: np.ndarray | None = None) -> np.ndarray:
     """``q(t) = F(0) G(t) + int_0^t f(v) G(t - v) dv`` at the times ``t >= 0`` (a 1-d array),
     for a continuous ``R``, with the grid's piecewise-linear ``f``: Gauss-Legendre per cell
     (exact product integration up to the rule: the approximation the march used at the
     nodes), the cells split where ``t - v`` is a kink of ``G``. ``one``: ``G = 1`` (in floating
     point) from there on, so the cells with ``t - v >= one`` add ``F`` at their end minus
     ``F(0)`` (the trapezoid of ``f``, exactly as the march's weights ``h / 2`` do) instead of
-    their quadrature. The times are taken a block at a time (``_Q_AT_VALUES`` points)."""
+    their quadrature. With ``scale`` (an array of the shape of ``t``, and ``one`` one too) each
+    time has its own law, ``G(u) = P(scale R <= u)`` with the kinks ``scale c``: the ``X``
+    nodes of continuous slowdowns in one call (a call per node and time set had taken two
+    thirds of an S&X point at a goal of 1e-2, its quantiles' root search). The times are taken
+    a block at a time, in order of the cells they span (at most ``_Q_AT_VALUES`` points)."""
     h, M = sol.h, sol.F.size - 1
     t = np.asarray(t, dtype=float)
+    scale = np.ones(t.shape) if scale is None else np.asarray(scale, dtype=float)
     # in floating point before the cast (t / h beyond 2^63 cast to a negative index)
     j = np.minimum(t / h, M).astype(np.intp)
     first = np.minimum(np.maximum(t - one, 0.0) // h, j).astype(np.intp)
     base = np.where(first > 0, sol.F[first] - sol.F0, 0.0)
     cuts = np.asarray(kinks, dtype=float)
     f_end = np.append(sol.f_left[1:], 0.0)   # f at the right end of each cell
-    out = sol.F0 * R._cdf_all(t) + base
-    span = int((j - first).max(initial=0)) + 2 + cuts.size   # pieces per time, at most
-    rows = max(1, _Q_AT_VALUES // (span * _GL_NODES.size))
-    for a in range(0, t.size, rows):
-        ti, start, stop = t[a:a + rows, None], first[a:a + rows, None], j[a:a + rows, None]
+    with np.errstate(over="ignore"):   # far times over a small scale: G(inf) = 1
+        out = sol.F0 * R._cdf_all(t / scale) + base
+    span = (j - first) + 2 + cuts.size   # pieces per time, at most
+    order = np.argsort(span, kind="stable")
+    spans = span[order]
+    cap = _Q_AT_VALUES // _GL_NODES.size
+    a = 0
+    while a < t.size:
+        # the next times in order of span, up to twice the first one's (each is padded to the
+        # block's widest) and within the cap
+        b = int(np.searchsorted(spans, 2 * spans[a], side="right"))
+        b = min(b, a + max(1, cap // int(spans[b - 1])))
+        rows, a = order[a:b], b
+        ti, start, stop = t[rows, None], first[rows, None], j[rows, None]
         width = int((stop - start).max()) + 2
         # each time's breakpoints: its cells' ends up to t, and t - c for the kinks c inside
         edges = np.minimum(h * (start + np.arange(width)), ti)
-        inner = ti - cuts
+        inner = ti - scale[rows, None] * cuts
         edges = np.sort(np.concatenate(
             [edges, np.where((inner > h * start) & (inner < ti), inner, ti)], axis=1), axis=1)
         lo, hi = edges[:, :-1], edges[:, 1:]
@@ -2272,8 +2288,10 @@ def _q_at(sol: _Solution, R: Distribution, t: np.ndarray, kinks: tuple = (),
         # time far out: its last piece reaches t, where the line had grown to 1e256)
         frac = np.minimum((v - (h * cell)[..., None]) / h, 1.0)
         f = fa[..., None] + (fb - fa)[..., None] * frac
-        g = R._cdf_all(np.maximum(ti[..., None] - v, 0.0).ravel()).reshape(v.shape)
-        out[a:a + rows] += (f * g * (half[..., None] * _GL_WEIGHTS)).sum(axis=(1, 2))
+        with np.errstate(over="ignore"):
+            u = np.maximum(ti[..., None] - v, 0.0) / scale[rows, None, None]
+        g = R._cdf_all(u.ravel()).reshape(v.shape)
+        out[rows] += (f * g * (half[..., None] * _GL_WEIGHTS)).sum(axis=(1, 2))
     return out
 
 

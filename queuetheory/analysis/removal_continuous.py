@@ -254,9 +254,10 @@ class _SXContinuousModel(_GridModel):
     def sf_at(self, sol, t: np.ndarray) -> np.ndarray:
         """``P(C > t)`` at the times ``t >= 0``: ``q(t | x_j)`` by the product integration of
         :func:`._q_at` (the approximation the march used at the nodes)."""
-        q = np.stack([_q_at(sol, R, t, kinks, one)
-                      for R, kinks, one in zip(self.laws, self.kinks, self.ones)], axis=1)
-        return self.kernel.batch_sf(q) @ self.w
+        J = self.x.size
+        q = _q_at(sol, self.runtime.S, np.repeat(t, J), _kinks(self.runtime.S),
+                  np.tile(self.ones, t.size), np.tile(self.x, t.size))
+        return self.kernel.batch_sf(q.reshape(t.size, J)) @ self.w
 
     tails = staticmethod(_IRModel.tails)
 
