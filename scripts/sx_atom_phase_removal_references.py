@@ -111,6 +111,7 @@ class Reference:
 EXPONENTIAL = ((1.0, 1, 1.0),)
 HYPER = ((0.9, 1, 1.8), (0.1, 1, 0.2))             # HyperExponential([0.9, 0.1], [1.8, 0.2])
 HYPER_WIDE = ((0.5, 1, 4.0), (0.5, 1, 4.0 / 7))    # HyperExponential([0.5, 0.5], [4, 4 / 7])
+HYPER_FAST = ((0.5, 1, 400.0), (0.5, 1, 0.5 / (1 - 0.5 / 400)))   # mean 1, a phase of mean 1/400
 ERLANG2 = ((1.0, 2, 2.0),)
 
 # (slowdown, (x_1, x_2), (p_1, p_2), mds, n, r, task load lam_t E[X S], horizon W)
@@ -120,6 +121,7 @@ CASES = {
     "hyper_rep22": (HYPER, (0.1, 2.0), (0.5, 0.5), False, 2, 2, 0.8, 600.0),
     "hyper_mds23": (HYPER, (0.025, 3.0), (0.2, 0.8), True, 2, 3, 0.8, 900.0),
     "wide_mds23": (HYPER_WIDE, (0.01, 3.0), (0.05, 0.95), True, 2, 3, 0.8, 600.0),
+    "fast_mds23": (HYPER_FAST, (1.0, 3.0), (0.5, 0.5), True, 2, 3, 0.8, 900.0),
 }
 
 
