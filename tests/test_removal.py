@@ -889,6 +889,16 @@ def _small_atom_system(key: str) -> qt.System:
                      arrival_rate=load / runtime.mean_runtime() * policy.n / tasks)
 
 
+def _assert_within_reference(p, key: str):
+    """The busy fraction, mean, p50 and p99 of ``p`` within their stated errors of
+    ``SMALL_ATOM_REMOVAL[key]``."""
+    busy, mean, p50, p99 = SMALL_ATOM_REMOVAL[key]
+    assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"]
+    assert abs(p.mean - mean) <= p.errors["mean"]
+    values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
+    assert np.all(np.abs(np.asarray(values) - [p50, p99]) <= errors)
+
+
 @pytest.mark.parametrize("key", ["exp_mds23", "erlang2_mds23", "hyper_rep22"])
 def test_continuous_slowdown_small_job_size_atom_with_removal(key):
     # a small atom of X (its runtimes' mean below 0.1 of the mean runtime) with m >= 1 or
@@ -898,11 +908,7 @@ def test_continuous_slowdown_small_job_size_atom_with_removal(key):
     # estimate, beyond 0.25 of it); the two others are resolved (steps of 0.098 of it, and
     # 0.20 of the atom times the hyperexponential S's fastest phase mean)
     p = qt.analyze(_small_atom_system(key))
-    busy, mean, p50, p99 = SMALL_ATOM_REMOVAL[key]
-    assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"]
-    assert abs(p.mean - mean) <= p.errors["mean"]
-    values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
-    assert np.all(np.abs(np.asarray(values) - [p50, p99]) <= errors)
+    _assert_within_reference(p, key)
 
 
 @pytest.mark.parametrize("key", ["hyper_mds23", "wide_mds23", "fast_mds23"])
@@ -924,11 +930,7 @@ def test_continuous_slowdown_small_atom_times_a_fast_phase_under_a_budget(key):
     # steps of 0.12, 0.28 and 0.34 of it): within the stated errors of the reference
     with qt.grid_budget(4):
         p = qt.analyze(_small_atom_system(key))
-    busy, mean, p50, p99 = SMALL_ATOM_REMOVAL[key]
-    assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"]
-    assert abs(p.mean - mean) <= p.errors["mean"]
-    values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
-    assert np.all(np.abs(np.asarray(values) - [p50, p99]) <= errors)
+    _assert_within_reference(p, key)
 
 
 def test_horizon_keeps_the_nodes_where_it_can():
