@@ -1,5 +1,6 @@
 """References for tests/test_removal.py::test_continuous_slowdown_small_job_size_atom_with_removal
-(independent of queuetheory): MDS(n, m) and Replication(n, d) WITH removal in the mean-field
+and ::test_continuous_job_size_and_slowdown_with_removal_against_the_ode (independent of
+queuetheory): MDS(n, m) and Replication(n, d) WITH removal in the mean-field
 limit, S&X runtimes ``X S`` with a job size on atoms ``x_j`` (probabilities ``p_j``, one ``X``
 per batch) and a phase-type slowdown, a mixture of Erlangs ``sum_l w_l Erlang(k_l, r_l)``.
 
@@ -20,14 +21,21 @@ stiff) at rtol 1e-12, atol 1e-15, from ``F(0)`` found by Brent's method so that 
 the mean ``int_0^W P(C > t) dt`` as one more component; quantiles by Brent's method on the
 dense output. No grid and no code of the package.
 
+A continuous job size ``X ~ Erlang(k, k)`` (``CONTINUOUS``) is replaced by the Gauss-Legendre
+rule of :func:`erlang_job_size_rule` (480 atoms). The Jacobian is exact (:meth:`Reference.jac`,
+sparse), which makes hundreds of stiff atoms (``x`` down to 1e-10) cheap for Radau.
+
 Checks, measured 2026-12-06: ``python scripts/sx_atom_phase_removal_references.py --check``
-solves MDS(1, 0), the M/G/1 sojourn, X on {0.1, 2} times Erlang(2, 2) at load 0.9: 5.7e-13 off
-Pollaczek-Khinchine on ``W = 800`` (1.6e-11 on ``W = 400``), the busy fraction 0.9 to 2e-14.
-The values of ``CASES`` moved by at most 8e-15 relative on ``1.5 W`` and by at most 1.7e-12
-with DOP853 at rtol 1e-13 in place of Radau (LSODA at rtol 1e-12, by up to 7e-11).
+solves MDS(1, 0), the M/G/1 sojourn, X on {0.1, 2} times Erlang(2, 2) at load 0.9: 1.3e-14 off
+Pollaczek-Khinchine on ``W = 800`` (1.6e-11 on ``W = 400``), the busy fraction 0.9 to 6e-16;
+and X ~ Exp(1) (the rule, with its own moments) times Erlang(2, 2) at load 0.5: 3.4e-13 off.
+The values of ``CASES`` moved by at most 8e-15 relative on ``1.5 W``, by at most 1.7e-12 with
+DOP853 at rtol 1e-13 in place of Radau (LSODA at rtol 1e-12, by up to 7e-11), and by at most
+7e-12 between the exact and the finite-difference Jacobian; those of ``CONTINUOUS`` by at most
+1.5e-11 with 400 atoms in place of 480 (and, for the second, the horizon 1500).
 
 Run: ``python scripts/sx_atom_phase_removal_references.py`` prints ``key: (busy, mean, p50,
-p99)`` lines (about a minute).
+p99)`` lines (about 12 minutes, most of it for ``CONTINUOUS``).
 """
 
 from __future__ import annotations
@@ -36,17 +44,17 @@ import math
 import sys
 
 import numpy as np
-from scipy import integrate, optimize
+from scipy import integrate, optimize, sparse, special
 
 
 class Reference:
     """The ODE above for one system; ``lam`` is the arrival rate of jobs per server."""
 
     def __init__(self, mds: bool, n: int, r: int, lam: float, xs, ps, phases,
-                 method: str = "Radau"):
+                 method: str = "Radau", rtol: float = 1e-12):
         self.xs, self.ps = np.asarray(xs, dtype=float), np.asarray(ps, dtype=float)
         self.phases = [(float(w), int(k), float(rate)) for w, k, rate in phases]
-        self.mds, self.n, self.r, self.method = mds, n, r, method
+        self.mds, self.n, self.r, self.method, self.rtol = mds, n, r, method, rtol
         self.lam_t = lam * (n + r) / n if mds else lam * r
         self.stages = sum(k for _, k, _ in self.phases)
 
@@ -86,11 +94,57 @@ class Reference:
         dF = self.lam_t * np.sum(self.ps * (F - q) * self.phi(q))
         return np.concatenate([[dF], dy.ravel(), [np.sum(self.ps * self.batch_sf(q))]])
 
+    def phi_prime(self, q):
+        """``d phi / d q``."""
+        p = np.clip(1.0 - q, 0.0, 1.0)
+        if self.mds:
+            N, n = self.n + self.r, self.n
+            if N - 1 < n:   # phi = 1
+                return 0.0 * p
+            return -(N - 1) * math.comb(N - 2, n - 1) * (1 - p) ** (n - 1) * p ** (N - 1 - n)
+        return -(self.r - 1) * p ** max(self.r - 2, 0)
+
+    def batch_sf_prime(self, q):
+        """``d B / d q``."""
+        p = np.clip(1.0 - q, 0.0, 1.0)
+        if self.mds:
+            N, n = self.n + self.r, self.n
+            return -N * math.comb(N - 1, n - 1) * (1 - p) ** (n - 1) * p ** (N - n)
+        return -self.n * self.r * p ** (self.r - 1) * (1.0 - p ** self.r) ** (self.n - 1)
+
+    def jac(self, _, state) -> sparse.csc_matrix:
+        """The Jacobian of :meth:`rhs` (sparse: ``F`` from every last stage, each stage from
+        ``F`` or the stage before, the mean from every last stage)."""
+        F, y = state[0], state[1:-1].reshape(self.xs.size, self.stages)
+        q = self.q_of(y)
+        phi = self.phi(q)
+        dF_dq = self.lam_t * self.ps * (-phi + (F - q) * self.phi_prime(q))
+        dm_dq = self.ps * self.batch_sf_prime(q)
+        J, size = self.xs.size, 2 + self.xs.size * self.stages
+        rows, cols, vals = [[0]], [[0]], [[self.lam_t * np.sum(self.ps * phi)]]
+        base, start = 1 + np.arange(J) * self.stages, 0
+        for w, k, rate in self.phases:
+            nu = rate / self.xs
+            first, last = base + start, base + start + k - 1
+            zero = np.zeros(J, dtype=int)
+            rows += [first, first, zero, np.full(J, size - 1)]
+            cols += [zero, first, last, last]
+            vals += [nu, -nu, w * dF_dq, w * dm_dq]
+            for i in range(1, k):
+                rows += [first + i, first + i]
+                cols += [first + i - 1, first + i]
+                vals += [nu, -nu]
+            start += k
+        return sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows),
+                                                         np.concatenate(cols))),
+                                 shape=(size, size))
+
     def march(self, F0: float, W: float, dense: bool = False):
         start = np.zeros(2 + self.xs.size * self.stages)
         start[0] = F0
-        return integrate.solve_ivp(self.rhs, (0.0, W), start, method=self.method, rtol=1e-12,
-                                   atol=1e-15, dense_output=dense)
+        extra = {"jac": self.jac} if self.method in ("Radau", "BDF", "LSODA") else {}
+        return integrate.solve_ivp(self.rhs, (0.0, W), start, method=self.method,
+                                   rtol=self.rtol, atol=1e-15, dense_output=dense, **extra)
 
     def solve(self, W: float) -> tuple[float, float]:
         """``(busy fraction, mean)`` on the horizon ``W``."""
@@ -108,6 +162,28 @@ class Reference:
                                rtol=1e-15)
 
 
+_LOW = (0.0,) + tuple(0.5 * 4.0 ** np.arange(-16, 1))
+_HIGH = tuple(0.5 * 4.0 ** -np.arange(0, 23)) + (0.0,)
+
+
+def erlang_job_size_rule(k: int, rate: float, per_piece: int = 12):
+    """Nodes and weights standing for a continuous job size ``X ~ Erlang(k, rate)``:
+    Gauss-Legendre in probability space, ``per_piece`` nodes on each piece of ``u`` in
+    ``_LOW`` and of ``1 - u`` in ``_HIGH`` (graded fourfold towards both ends, the upper ones
+    inverted through the survival function, so ``x = -log(1 - u)`` near 1 is resolved: pieces
+    tenfold apart left 7e-10 of ``E[X]`` at 12 nodes). For Exp(1), 12 nodes per piece (480)
+    leave 1.0e-13 of ``E[X]`` and 1.1e-12 of ``E[X^2]``, 10 (400) 9.8e-12 and 1.1e-10."""
+    t, w = np.polynomial.legendre.leggauss(per_piece)
+    xs, ws = [], []
+    for a, b in zip(_LOW[:-1], _LOW[1:]):
+        xs.append(special.gammaincinv(k, a + (b - a) * (t + 1) / 2) / rate)
+        ws.append(w * (b - a) / 2)
+    for a, b in zip(_HIGH[:-1], _HIGH[1:]):
+        xs.append(special.gammainccinv(k, b + (a - b) * (t + 1) / 2) / rate)
+        ws.append(w * (a - b) / 2)
+    return np.concatenate(xs), np.concatenate(ws)
+
+
 EXPONENTIAL = ((1.0, 1, 1.0),)
 HYPER = ((0.9, 1, 1.8), (0.1, 1, 0.2))             # HyperExponential([0.9, 0.1], [1.8, 0.2])
 HYPER_WIDE = ((0.5, 1, 4.0), (0.5, 1, 4.0 / 7))    # HyperExponential([0.5, 0.5], [4, 4 / 7])
@@ -115,6 +191,7 @@ HYPER_FAST = ((0.5, 1, 400.0), (0.5, 1, 0.5 / (1 - 0.5 / 400)))   # mean 1, a ph
 ERLANG2 = ((1.0, 2, 2.0),)
 
 # (slowdown, (x_1, x_2), (p_1, p_2), mds, n, r, task load lam_t E[X S], horizon W)
+# X on two atoms
 CASES = {
     "exp_mds23": (EXPONENTIAL, (0.003, 2.0), (0.5, 0.5), True, 2, 3, 0.7, 200.0),
     "erlang2_mds23": (ERLANG2, (0.01, 2.0), (0.5, 0.5), True, 2, 3, 0.7, 200.0),
@@ -122,6 +199,12 @@ CASES = {
     "hyper_mds23": (HYPER, (0.025, 3.0), (0.2, 0.8), True, 2, 3, 0.8, 900.0),
     "wide_mds23": (HYPER_WIDE, (0.01, 3.0), (0.05, 0.95), True, 2, 3, 0.8, 600.0),
     "fast_mds23": (HYPER_FAST, (1.0, 3.0), (0.5, 0.5), True, 2, 3, 0.8, 900.0),
+}
+# (k of the job size X ~ Erlang(k, k), slowdown, mds, n, r, task load, horizon W): a continuous
+# X through erlang_job_size_rule (12 nodes per piece)
+CONTINUOUS = {
+    "exp_erlang2_mds42": (1, ERLANG2, True, 4, 2, 0.75, 250.0),
+    "erlang2_hyper_mds101": (2, HYPER, True, 10, 1, 0.6, 1000.0),
 }
 
 
@@ -141,8 +224,19 @@ def main() -> None:
             exact = EX + lam * EX2 * 1.5 / (2 * (1 - load))
             print(f"W = {W}: busy {busy!r} (exactly {load}), mean {(mean - exact) / exact:.1e} "
                   f"relative off Pollaczek-Khinchine")
+        # a continuous X ~ Exp(1) (the rule, its own moments in Pollaczek-Khinchine)
+        xs, ps = erlang_job_size_rule(1, 1.0)
+        EX, EX2 = np.dot(xs, ps), np.dot(np.square(xs), ps)
+        lam = 0.5 / EX
+        busy, mean = Reference(True, 1, 0, lam, xs, ps, ERLANG2).solve(250.0)
+        exact = EX + lam * EX2 * 1.5 / (2 * (1 - 0.5))
+        print(f"Exp(1) x Erlang(2, 2), W = 250: busy {busy!r} (exactly 0.5), mean "
+              f"{(mean - exact) / exact:.1e} relative off Pollaczek-Khinchine")
         return
-    for key, (phases, xs, ps, mds, n, r, load, W) in CASES.items():
+    systems = dict(CASES)
+    for key, (k, phases, mds, n, r, load, W) in CONTINUOUS.items():
+        systems[key] = (phases, *erlang_job_size_rule(k, float(k)), mds, n, r, load, W)
+    for key, (phases, xs, ps, mds, n, r, load, W) in systems.items():
         ref = Reference(mds, n, r, lam_of(phases, xs, ps, mds, n, r, load), xs, ps, phases)
         busy, mean = ref.solve(W)
         print(f"{key!r}: ({busy!r}, {mean!r}, {ref.quantile(0.5)!r}, {ref.quantile(0.99)!r}),",

@@ -14,6 +14,7 @@ Reference values and how they were obtained:
 
 import math
 import tracemalloc
+import warnings
 from fractions import Fraction
 
 import mpmath
@@ -664,6 +665,22 @@ def test_continuous_slowdown_with_a_job_size_on_atoms_is_the_level_crossing_grid
     values, errors = p.response_time.ppf([0.5, 0.99], full_output=True)
     assert np.all(np.abs(np.asarray(values) - quantiles) <= errors)
     assert np.all(np.asarray(errors) <= 1e-5 * np.asarray(quantiles))
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_cavity_grid_busy_fraction_is_exact_for_exponential_slowdowns(d):
+    # S&X Exp(1) x Exp(1): given X the replicas are memoryless and a job ends at one
+    # completion, so the busy fraction is lam E[R] exactly; the cavity grid had stated 0.300008
+    # +- 0.0005 (d = 2) and 0.300005 +- 0.00043 (d = 3), an AccuracyWarning for a number known
+    # exactly. Its frontier, 1 / E[R], the same way
+    model = qt.SX(qt.Exponential(1.0), qt.Exponential(1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", qt.AccuracyWarning)
+        p = qt.analyze(qt.System(qt.RedundancyD(d), model, 0.3))
+    assert "mean-field (cavity) approximation" in p.method
+    assert p.busy_fraction == 0.3 and p.errors["busy_fraction"] == 0.0
+    assert "lam E[R] exactly" in p.method
+    assert qt.stability_frontier(model, d, full_output=True) == (1.0, 0.0)
 
 
 def test_cavity_grid_points_to_the_level_crossing_grid_where_it_applies():

@@ -437,7 +437,13 @@ def _frontier_and_error(model: RuntimeModel, d: int, points: int) -> tuple[float
     (:func:`queuetheory.analysis.removal.frontier` of Replication(1, d), errors about 1e-7
     where the continuation of the cavity grid states 1e-5 to 1e-3); where that does not
     apply or cannot place the front, the continuation (:mod:`.meanfield`). Remembered per
-    accuracy goal and grid budget (:func:`.settings`: the front's grids depend on both)."""
+    accuracy goal and grid budget (:func:`.settings`: the front's grids depend on both). S&X
+    with exponential slowdowns: ``1 / E[R]`` exactly
+    (:func:`queuetheory.analysis.removal._memoryless_given_x`)."""
+    from . import removal
+
+    if removal._memoryless_given_x(model):
+        return 1.0 / model.mean_runtime(), 0.0
     return _frontier_remembered(model, d, points, settings())
 
 
@@ -632,6 +638,8 @@ def _beyond_frontier(system: System, where: str, assumptions: tuple, frontier: f
 
 
 def _mean_field(system: System) -> Prediction:
+    from . import removal
+
     policy, model, lam = system.policy, system.runtime, system.arrival_rate
     d = policy.d
     points = 400
@@ -691,14 +699,17 @@ def _mean_field(system: System) -> Prediction:
                 f"from the frontier")
     stability = (f"stable: arrival rate below the {frontier_text} minus its error"
                  if frontier is not None else
-                 "stable: a stationary workload law exists at this arrival rate (busy "
-                 f"fraction {busy:.4g} < 1; the arrival rate increases with the "
+                 "stable: a stationary workload law exists at this arrival rate (the "
+                 f"grid's busy fraction {busy:.4g} < 1; the arrival rate increases with the "
                  "busy fraction up to the frontier)")
     if crossing is not None:
         return crossing._relabelled("", suffix=f"; {stability}")
     fine = result.fine
     n, h = fine.grid.size - 1, float(fine.grid[1])
-    busy = result.busy_fraction
+    busy, busy_error, busy_text = result.busy_fraction, result.busy_error, ""
+    if removal._memoryless_given_x(model):
+        busy, busy_error = lam * model.mean_runtime(), 0.0
+        busy_text = " (lam E[R] exactly: exponential slowdowns, memoryless given X)"
     levels = np.array([0.5, 0.95, 0.99])
     q_errors = result.quantile_error(levels)
     q_text = ", ".join(f"p{round(100 * q)} {e:.2g}" for q, e in zip(levels, q_errors))
@@ -728,7 +739,7 @@ def _mean_field(system: System) -> Prediction:
               f"({meanfield.scheme(model, result)}), Newton's method; mean, busy fraction "
               f"and tail P(T > t) "
               f"{extrapolation}; estimated errors: mean {result.mean_error:.2g}, busy "
-              f"fraction {result.busy_error:.2g}, quantiles {q_text}; quantiles by "
+              f"fraction {busy_error:.2g}{busy_text}, quantiles {q_text}; quantiles by "
               f"bisection on the tail (cubic interpolation between nodes), resolved for "
               f"levels up to 1 - {_TAIL_LEVEL:g}; {stability}")
     if _crossing_on_request(model):
@@ -745,7 +756,7 @@ def _mean_field(system: System) -> Prediction:
     return Prediction(system, method=method, exact=False, stable=True, mean=mean,
                       response_time=response_time, busy_fraction=busy, cost=busy / lam,
                       assumptions=assumptions, references=_REFERENCES,
-                      errors={"mean": result.mean_error, "busy_fraction": result.busy_error})
+                      errors={"mean": result.mean_error, "busy_fraction": busy_error})
 
 
 def _resolved(quantile):

@@ -642,6 +642,9 @@ class _GridModel:
     refuse_unresolved = False
     """Whether grids that do not resolve the runtime's fastest part are refused rather than
     answered with at least the last difference of the grids as their estimates."""
+    busy_exact = False
+    """Whether the busy fraction is ``lam E[R]`` exactly (:func:`_memoryless_given_x`): then
+    it is stated so, and sets no target of the refinement."""
     front_rough_above = math.inf
     """Finest step of the frontier's grids beyond which they are refined, or where that does
     not suffice its estimate is rough (:data:`_FRONT_ROUGH_STEP_FASTEST` times the mean of the
@@ -2730,7 +2733,8 @@ def _refine(model, sols, order: int):
         mean, mean_error = _richardson(means[-3:], order, rough)
         idle, idle_error = _richardson(idles[-3:], order, rough)
         target = _targets()[0]
-        scales = target * mean, target * max(1 - idle, 1e-300)
+        # a busy fraction known exactly (model.busy_exact) sets no target
+        scales = target * mean, math.inf if model.busy_exact else target * max(1 - idle, 1e-300)
         ratio = max(mean_error / scales[0], idle_error / scales[1])
         guarded = max(_guarded(means, order, rough)[1] / scales[0],
                       _guarded(idles, order, rough)[1] / scales[1])
@@ -3747,6 +3751,18 @@ def _front_level(model, cells: int, W: float) -> float | None:
     return None
 
 
+def _memoryless_given_x(runtime) -> bool:
+    """Whether ``runtime`` is S&X with an exponential slowdown: given the batch's ``X = x`` a
+    task in service finishes at rate ``1 / (x E[S])`` whatever it has run, and a batch ends at
+    exactly ``n`` completions (MDS: its ``n``-th; Replication: one per job), removal or not, so
+    it costs ``n x E[S]`` of server time on average and the busy fraction is ``lam E[R]``
+    exactly, the frontier ``1 / E[R]`` (as for IR exponential runtimes, ``lam / mu``; the ODE
+    of ``scripts/sx_atom_phase_removal_references.py``: 0.28 to 1e-13 for X on {0.003, 2},
+    MDS(2, 3) at task load 0.7; 0.05 / 1.1 to 1e-12 for a hyperexponential X, MDS(10, 1) at
+    0.05, where the grids had stated 0.0464 +- 0.0039)."""
+    return isinstance(runtime, SX) and isinstance(runtime.S, Exponential)
+
+
 def frontier(policy: MDS | Replication, R: Distribution | SX, *,
              full_output: bool = False) -> float | tuple[float, float]:
     """Largest stable ``arrival_rate`` of ``policy`` (MDS or Replication with removal) under IR
@@ -3767,7 +3783,8 @@ def frontier(policy: MDS | Replication, R: Distribution | SX, *,
     :func:`_fastest_mean`: every grid refined by up to 8 times to resolve it, else the rough
     estimate, :data:`_FRONT_ROUGH_STEP_FASTEST`) plus the
     root-finding tolerance (S&X with a continuous ``X``: plus twice the change of the 512-cell
-    root when the rule over ``X`` is doubled). Exponential runtimes: ``mu`` exactly.
+    root when the rule over ``X`` is doubled). Exponential runtimes: ``mu`` exactly; S&X with
+    exponential slowdowns: ``1 / E[R]`` exactly (:func:`_memoryless_given_x`).
 
     Parameters
     ----------
@@ -3974,6 +3991,8 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
     """:func:`frontier` and its estimated error."""
     if isinstance(R, Exponential):
         return float(R.rate), 0.0
+    if _memoryless_given_x(R):
+        return 1.0 / R.mean_runtime(), 0.0
     front = _Front(policy, R)
     no_removal, upper = front.no_removal, front.upper
     if not front.removes:
@@ -4277,6 +4296,8 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     if not kernel.remove or kernel.r == (0 if kernel.mds else 1):
         # nothing is removed, every task runs fully: the load, exactly
         busy, busy_error = kernel.lam_t * mean_runtime, 0.0
+    elif model.busy_exact:
+        busy, busy_error = lam * mean_runtime, 0.0
     if isinstance(model, _SXModel):
         model.release()   # the law evaluates P(C > t) off the nodes with fresh X nodes
     law = RemovalBatchTime(model, sols, mean, order, rule_error, mean_error, rough,
@@ -4296,6 +4317,10 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     if doubled is not None and isinstance(model, _SXModel):
         method += (f"; the rule over X: {model.rule_nodes} Gauss-Legendre nodes per piece, its "
                    f"error from {doubled.rule_nodes}")
+    if model.busy_exact and kernel.remove:
+        method += ("; the busy fraction lam E[R] exactly (exponential slowdowns: given X every "
+                   "task in service finishes at rate 1 / (x E[S]), and a batch ends at n "
+                   "completions)")
     achieved = max(mean_error / mean, busy_error / max(busy, 1e-300))
     if GOAL < achieved <= goal():
         method += (f"; relative accuracy about {achieved:.1g}: refined for the coarser goal "

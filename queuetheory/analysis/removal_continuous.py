@@ -44,6 +44,7 @@ from .removal import (
     _jit_sums,
     _kink_lattice,
     _kinks,
+    _memoryless_given_x,
     _phi_many,
     _piece_rule,
     _q_at,
@@ -158,6 +159,7 @@ class _SXContinuousModel(_GridModel):
                                       "is not analysed; use qt.simulate")
         self.kernel, self.runtime, self.nodes = kernel, runtime, nodes
         self.scale = runtime.mean_runtime()
+        self.busy_exact = _memoryless_given_x(runtime)
         self.discrete_x = X.atoms is not None
         # X on atoms: the IR marches' Newton steps (X = 1 is the IR analysis of S, to 1e-12)
         self.one_march = not self.discrete_x
