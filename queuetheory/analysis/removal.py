@@ -88,7 +88,14 @@ from typing import TypeVar
 import numpy as np
 from scipy import integrate, optimize, special
 
-from ..distributions import Discrete, Distribution, Exponential, HyperExponential, Mixture
+from ..distributions import (
+    Discrete,
+    Distribution,
+    Erlang,
+    Exponential,
+    HyperExponential,
+    Mixture,
+)
 from ..orderstats import smallest_sum_mean
 from ..policies import MDS, RedundancyD, Replication
 from ..prediction import Prediction
@@ -3757,10 +3764,15 @@ def _memoryless_given_x(runtime) -> bool:
     exactly ``n`` completions (MDS: its ``n``-th; Replication: one per job), removal or not, so
     it costs ``n x E[S]`` of server time on average and the busy fraction is ``lam E[R]``
     exactly, the frontier ``1 / E[R]`` (as for IR exponential runtimes, ``lam / mu``; the ODE
-    of ``scripts/sx_atom_phase_removal_references.py``: 0.28 to 1e-13 for X on {0.003, 2},
+    of ``scripts/sx_atom_phase_removal_references.py``: 0.28 to 2e-13 for X on {0.003, 2},
     MDS(2, 3) at task load 0.7; 0.05 / 1.1 to 1e-12 for a hyperexponential X, MDS(10, 1) at
-    0.05, where the grids had stated 0.0464 +- 0.0039)."""
-    return isinstance(runtime, SX) and isinstance(runtime.S, Exponential)
+    0.05, where the grids had stated 0.0464 +- 0.0039). Exponential also as ``Erlang(1, r)``
+    or a ``HyperExponential`` whose rates are all equal."""
+    if not isinstance(runtime, SX):
+        return False
+    S = runtime.S
+    return (isinstance(S, Exponential) or (isinstance(S, Erlang) and S.k == 1)
+            or (isinstance(S, HyperExponential) and bool(np.all(S.rates == S.rates[0]))))
 
 
 def frontier(policy: MDS | Replication, R: Distribution | SX, *,
