@@ -1368,24 +1368,25 @@ class Erlang(Distribution):
         y = self.rate * np.asarray(x, dtype=float)
         if self.k > _ERLANG_CLOSED_K:
             return special.gammainc(self.k, y)
-        sf = self._poisson_sf(y)
+        flat = y.ravel()
+        sf = self._poisson_sf(flat)
         # its complement where it is at most 1/2 (no digits lost), scipy's below
         out = 1.0 - sf
         low = sf > 0.5
         if np.any(low):
-            out[low] = special.gammainc(self.k, y[low])
-        return out
+            out[low] = special.gammainc(self.k, flat[low])
+        return out.reshape(y.shape)
 
     def _sf(self, x):
         y = self.rate * np.asarray(x, dtype=float)
         if self.k > _ERLANG_CLOSED_K:
             return special.gammaincc(self.k, y)
-        return self._poisson_sf(y)
+        return self._poisson_sf(y.ravel()).reshape(y.shape)
 
     def _poisson_sf(self, y: np.ndarray) -> np.ndarray:
-        """``P(R > y / rate) = e^-y sum_{j < k} y^j / j!`` (Horner's rule; scipy's
-        ``gammaincc`` beyond ``y = 700``, where ``e^-y`` nears the underflow)."""
-        y = np.atleast_1d(y)
+        """``P(R > y / rate) = e^-y sum_{j < k} y^j / j!`` at the values of the 1-d ``y``
+        (Horner's rule; scipy's ``gammaincc`` beyond ``y = 700``, where ``e^-y`` nears the
+        underflow)."""
         near = np.minimum(y, 700.0)   # no overflow of the sum (inf times e^-inf) beyond
         total = np.ones_like(near)
         for j in range(self.k - 1, 0, -1):

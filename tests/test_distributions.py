@@ -1953,3 +1953,8 @@ def test_erlang_cdf_and_sf_in_both_tails(k, rate, sf, cdf, rtol):
     x = np.array([1e-6, 0.5, 3.0, 50.0, 300.0])
     np.testing.assert_allclose(law.sf(x), sf, rtol=rtol, atol=0)
     np.testing.assert_allclose(law.cdf(x), cdf, rtol=rtol, atol=0)
+    # the hooks keep their argument's shape, a 0-d array included (it had raised IndexError)
+    for i in (0, 2):
+        assert law._sf(np.array(x[i])).shape == law._cdf(np.array(x[i])).shape == ()
+        assert law._sf(np.array(x[i])) == law.sf(x)[i] and law._cdf(np.array(x[i])) == law.cdf(x)[i]
+    assert law._cdf(x.reshape(5, 1)).shape == (5, 1)
