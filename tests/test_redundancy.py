@@ -683,6 +683,31 @@ def test_cavity_grid_busy_fraction_is_exact_for_exponential_slowdowns(d):
     assert qt.stability_frontier(model, d, full_output=True) == (1.0, 0.0)
 
 
+def test_cavity_fallback_is_refused_close_to_the_frontier():
+    # S&X X on {0.5, 3} (0.8, 0.2) x Exp(2), d = 2: frontier 1 / E[R] = 2 exactly. At 0.999 of
+    # it the level-crossing grid answers; at 1 - 1e-6 it finds no stationary law and the cavity
+    # grid had answered 5.655 +- 2.06 (and, with the exact frontier, 5.659 +- 2.07 at 1 - 1e-9)
+    # where the mean is 9.4054 (14.585): refused now. Reference: the ODE of
+    # scripts/sx_atom_phase_removal_references.py, Reference(False, 1, 2, lam, (0.5, 3.0),
+    # (0.8, 0.2), ((1.0, 1, 2.0),)).solve(W) at task load 2 (1 - eps): eps = 1e-3, W = 200, 1000
+    # and 4000 gave 4.234322607068225 (to 1e-14); eps = 1e-6, 9.40538238 (W = 1000, 4000)
+    model = qt.SX(qt.Discrete([0.5, 3.0], [0.8, 0.2]), qt.Exponential(2.0))
+    p = qt.analyze(qt.System(qt.RedundancyD(2), model, 2.0 * 0.999))
+    assert abs(p.mean - 4.234322607068225) <= p.errors["mean"] < 1e-3 * p.mean
+    assert p.busy_fraction == 0.999 and p.errors["busy_fraction"] == 0.0
+    for eps in (1e-6, 1e-9):
+        with pytest.raises(NotImplementedError, match="too close to the frontier.*qt.simulate"):
+            qt.analyze(qt.System(qt.RedundancyD(2), model, 2.0 * (1 - eps)))
+    # where the cavity grid is the method (Exp x Exp) the computed frontier's error band still
+    # guards it, the exact frontier notwithstanding: with that band at 0 it had answered 12.44
+    # +- 8.58 at 1 - 1e-9, where the ODE (the rule of erlang_job_size_rule(1, 1.0, 10)) gives
+    # 19.52 already at 1 - 1e-6
+    both = qt.SX(qt.Exponential(1.0), qt.Exponential(1.0))
+    assert qt.stability_frontier(both, 2, full_output=True) == (1.0, 0.0)
+    with pytest.raises(NotImplementedError, match="undecided.*qt.simulate"):
+        qt.analyze(qt.System(qt.RedundancyD(2), both, 1 - 1e-9))
+
+
 def test_cavity_grid_points_to_the_level_crossing_grid_where_it_applies():
     # S&X with a continuous job size and a continuous slowdown: the cavity grid answers
     # (0.2 to 1 s) and names the second, slower solution of the same system (Replication(1, d)

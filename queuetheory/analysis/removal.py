@@ -2740,11 +2740,12 @@ def _refine(model, sols, order: int):
         mean, mean_error = _richardson(means[-3:], order, rough)
         idle, idle_error = _richardson(idles[-3:], order, rough)
         target = _targets()[0]
-        # a busy fraction known exactly (model.busy_exact) sets no target
-        scales = target * mean, math.inf if model.busy_exact else target * max(1 - idle, 1e-300)
-        ratio = max(mean_error / scales[0], idle_error / scales[1])
-        guarded = max(_guarded(means, order, rough)[1] / scales[0],
-                      _guarded(idles, order, rough)[1] / scales[1])
+        scales = target * mean, target * max(1 - idle, 1e-300)
+        ratio = mean_error / scales[0]
+        guarded = _guarded(means, order, rough)[1] / scales[0]
+        if not model.busy_exact:   # a busy fraction known exactly sets no target
+            ratio = max(ratio, idle_error / scales[1])
+            guarded = max(guarded, _guarded(idles, order, rough)[1] / scales[1])
         limit = model.max_cells
         if M >= limit:
             return sols, True
