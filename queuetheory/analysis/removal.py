@@ -2401,6 +2401,17 @@ def _check_resolved(model, W: float) -> None:
             f"runtime (mean {model.scale:.4g}) as well (qt.grid_budget raises the bound)")
 
 
+def _check_fastest(model, step: float) -> None:
+    """:class:`RemovalError` where ``model`` refuses grids that do not resolve its runtime's
+    fastest part (``refuse_unresolved``) and ``step`` is beyond ``unresolved_above``."""
+    if model.refuse_unresolved and step > model.unresolved_above:
+        raise RemovalError(
+            f"the finest step the grids reach, {step:.3g}, does not resolve the runtime's "
+            f"fastest part ({model.fastest_text}, mean {model.fastest:.3g}), and its error is "
+            f"not seen by the grids: qt.grid_budget raises the cell bound "
+            f"({4 * model.max_cells} cells now); or use qt.simulate")
+
+
 def _solve_grids(model, guess: float):
     """The horizon ``W`` (growing), then the solutions on grids ``h``, ``h / 2``, ``h / 4``.
     The grids that place the horizon keep ``h`` within twice the mean runtime (within their
@@ -2605,14 +2616,19 @@ distance before: a term ``h^p`` emerging from under ``h^2`` grows it by ``2^(2 -
 halving (more than 1.25 for ``p`` below 1.68), while an ``h^2 log h`` term keeps the ratios
 nearly level (a job size mixing an atom with a density times Erlang(2, 2), M/G/1 at load 0.5:
 the idle fraction's 3.869 then 3.862, the mean 3.9e-7 off Pollaczek-Khinchine with 2.5e-6
-stated). Ratios above 4 are left to :func:`_richardson`'s observed ratio."""
+stated). The same above 4: a ratio rising away from 4 (the grids leaving a regime they had
+not settled in, which neither the extrapolation nor the observed ratio of :func:`_richardson`
+follows: X on {0.3, 3} times lognormal(1) slowdowns, M/G/1 at load 0.5, ratios 3.67 then 5.19,
+the extrapolation 1.2e-4 off Pollaczek-Khinchine with 9.2e-5 stated); ratios that stay above 4
+are left to the observed ratio."""
 
 
 def _moving_away(values) -> bool:
     """Whether the successive differences of ``values`` (grids ``2 h``, ``h``, ``h / 2``, ``h /
     4``) stop falling regularly: a difference changes sign or vanishes, or the ratio of the last
-    two falls below 4 by more than :data:`_FOURFOLD` and by more than :data:`_AWAY` times the
-    distance of the ratio before it (differences at rounding level ignored). Set for S&X on
+    two falls below 4, or rises above it, by more than :data:`_FOURFOLD` and by more than
+    :data:`_AWAY` times the distance of the ratio before it (differences at rounding level
+    ignored). Set for S&X on
     continuous slowdowns near load 1, where neither the extrapolation nor its estimate
     accounts for it: X on {1, 3} times Erlang(2, 2) slowdowns, M/G/1 at load 0.99, the
     extrapolation had been 8.4e-4 off Pollaczek-Khinchine with 5.6e-4 stated on 4096 to 16384
@@ -2632,7 +2648,8 @@ def _moving_away(values) -> bool:
         return True
     before, last = d[0] / d[1], d[1] / d[2]
     falling = last < 4 - _FOURFOLD and 4 - last > _AWAY * abs(before - 4)
-    return before <= 0 or last <= 0 or falling
+    rising = last > 4 + _FOURFOLD and last - 4 > _AWAY * abs(before - 4)
+    return before <= 0 or last <= 0 or falling or rising
 
 
 def _richardson(values, order: int = 2, rough: bool = False,
@@ -4197,7 +4214,12 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     if plan is None:
         sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
         order = 2 if aligned else 1
-        _check_resolved(model, sols[0].h * (sols[0].F.size - 1))
+        horizon = sols[0].h * (sols[0].F.size - 1)
+        _check_resolved(model, horizon)
+        # the finest step the refinement can reach on this horizon: where it does not resolve
+        # the fastest part the refusal below is certain, before the refinement's marches (X on
+        # {0.0025, 3} times a hyperexponential S, MDS(2, 3) at 0.8: 12 s of them without numba)
+        _check_fastest(model, horizon / (4 * model.max_cells))
         sols, at_limit = _refine(model, sols, order)
     else:
         grids, aligned, at_limit, model.rough = plan
@@ -4222,12 +4244,7 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     # resolved the runtime's fastest part, or a coarser goal): not even the rough estimates
     # hold, at least the last difference of the grids (_UNRESOLVED_STEP_FASTEST)
     unresolved = order == 2 and sols[-1].h > model.unresolved_above
-    if model.refuse_unresolved and sols[-1].h > model.unresolved_above:
-        raise RemovalError(
-            f"the finest step, {sols[-1].h:.3g}, does not resolve the runtime's fastest part "
-            f"({model.fastest_text}, mean {model.fastest:.3g}), and its error is not seen by "
-            f"the grids: qt.grid_budget raises the cell bound ({4 * model.max_cells} cells now); "
-            f"or use qt.simulate")
+    _check_fastest(model, sols[-1].h)
     # atoms or bends between the nodes of the finest grid (their irregular terms, see below),
     # the cell bound reached and the grids' differences not falling regularly (_REGULAR_RATIOS):
     # not shown to be in the h^2 regime, the same

@@ -32,7 +32,9 @@ from __future__ import annotations
 import numpy as np
 
 from .removal import (
+    _FEW_X_ATOMS,
     _LEAF,
+    _M_MAX,
     _M_MAX_SX,
     _ROUGH_STEP_FASTEST,
     _UNRESOLVED_STEP_FASTEST,
@@ -47,6 +49,7 @@ from .removal import (
     _memoryless_given_x,
     _phi_many,
     _piece_rule,
+    _power_at_zero,
     _q_at,
     _sx_lower,
     _Weights,
@@ -193,14 +196,25 @@ class _SXContinuousModel(_GridModel):
         every = tuple(np.unique(np.concatenate([np.array(k, dtype=float) for k in self.kinks])))
         self.kink_lattice = _kink_lattice(every) if self.discrete_x else None
         # Richardson's extrapolation leaves an O(h^2) error, not O(h^3), when the density of
-        # X S is unbounded at 0 (X continuous: an h^2 log h term for Exp x Exp) or kinks of G
-        # lie between the nodes
-        self.rough = not self.discrete_x or (len(every) > 0 and self.kink_lattice is None)
+        # X S is unbounded at 0 (X continuous: an h^2 log h term for Exp x Exp; a slowdown's
+        # density c s^a at 0, a below 1, not an integer: an h^(2 + a) term, as for IR runtimes,
+        # _power_at_zero) or kinks of G lie between the nodes. Without the slowdown's power, on
+        # X on atoms, a seventh of the difference had stated 1.2 to 1.8 times too little
+        # against Pollaczek-Khinchine (MDS(1, 0): X = 1 times gamma(0.2) at load 0.8, 3.27e-5
+        # off with 2.94e-5 stated; X on {0.3, 3} times gamma(0.7) at 0.95, 6.8e-6 off with
+        # 3.87e-6 stated), where the IR grids of the same slowdowns, rough, were within 0.47
+        power = _power_at_zero(S)
+        self.rough = (not self.discrete_x or (len(every) > 0 and self.kink_lattice is None)
+                      or (power is not None and power < 1))
         # the largest shoot on the finest grid (4 max_cells cells) within _BYTES: the rule's
         # check (2 J nodes, two columns) for a continuous X, else Newton's marches (J nodes, two
-        # columns: one_march is for a continuous X); binds for J > 117 and J > 234
+        # columns: one_march is for a continuous X); binds for J > 117 and J > 234. A job size
+        # on few atoms takes the IR cell bound, as on discrete slowdowns (X = 1 times gamma(0.5)
+        # at load 0.8, M/G/1: 3.95e-6 off Pollaczek-Khinchine on 4 * 4096 cells, where the IR
+        # grids of the slowdown reach 5.0e-7 on 4 * 16384)
         nodes = 2 * self.x.size if not self.discrete_x else self.x.size
-        self.max_cells = max(128, min(_budgeted(_M_MAX_SX), int(
+        bound = _M_MAX if self.discrete_x and self.x.size <= _FEW_X_ATOMS else _M_MAX_SX
+        self.max_cells = max(128, min(_budgeted(bound), int(
             _budgeted(_BYTES) / (4 * _SHOOT * _march_bytes(nodes, 2)))))
         self.lower = _sx_lower(runtime)
         if self.discrete_x:
@@ -224,16 +238,21 @@ class _SXContinuousModel(_GridModel):
             # 3} times Erlang(2, 2) at load 0.99, a step of 0.6: 5.3e-6 off, 2.2e-4 stated); not
             # for one job size (the IR analysis of x S: 0.63 of its estimates there). Beyond
             # _ROUGH_STEP_FASTEST of it Richardson's remainder is not yet h^3: the rough
-            # estimates (exponential S, MDS(2, 3) at 0.7, a step of 0.39 of it: 1.01 times)
+            # estimates (exponential S, MDS(2, 3) at 0.7, a step of 0.39 of it: 1.01 times).
+            # Above _SMALL_ATOM of the mean runtime a step beyond _UNRESOLVED_STEP_FASTEST of it
+            # is answered with at least the last difference of the grids as the estimates (X on
+            # {0.1, 3} times lognormal(1) slowdowns, M/G/1 at load 0.8, a step of 1.37 of it on
+            # the IR cell bound: the extrapolations 1.2e-5, then 2.3e-5 off Pollaczek-Khinchine
+            # as the steps halved, 9.6e-6 stated)
             smallest = float(self.x.min())
             fastest = smallest * _fastest_mean(S, below_median=False)
-            if self.x.size > 1 and fastest < _SMALL_ATOM * self.scale:
+            if self.x.size > 1:
                 self.fastest = fastest
                 if self.fastest < smallest * S.mean():
                     self.fastest_text = "the smallest job size times the slowdown's fastest part"
                 self.unresolved_above = _UNRESOLVED_STEP_FASTEST * self.fastest
                 self.rough_above = _ROUGH_STEP_FASTEST * self.fastest
-                self.refuse_unresolved = True
+                self.refuse_unresolved = fastest < _SMALL_ATOM * self.scale
 
     def doubled(self) -> _SXContinuousModel | None:
         """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on
