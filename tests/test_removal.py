@@ -942,18 +942,21 @@ def test_continuous_slowdown_small_job_size_atom_with_removal(key):
     _assert_within_reference(p, key)
 
 
-def test_small_atom_grids_are_refined_to_resolve_it_before_a_refusal():
+@pytest.mark.parametrize("relative", [1e-6, 1e-2])
+def test_small_atom_grids_are_refined_to_resolve_it_before_a_refusal(relative):
     # X on {0.1, 2} times Exp(1), M/G/1 at load 0.9: the grids' estimates had stopped the
     # refinement at a step of 0.0499, beyond 0.4 of the atom's mean runtime, and the refusal
-    # pointed to qt.grid_budget although the cell bound allowed 0.0125 (found by review). Now
-    # refined to resolve it: against Pollaczek-Khinchine (measured: 0.06 of the stated error)
+    # pointed to qt.grid_budget although the cell bound allowed 0.0125 (found by review); under
+    # the coarser goal of smallest_matching_code's first pass at 0.399. Now refined to resolve
+    # it: against Pollaczek-Khinchine (measured: 0.06 and 0.02 of the stated errors)
     X, load = qt.Discrete([0.1, 2.0], [0.5, 0.5]), 0.9
     runtime = qt.SX(X, qt.Exponential(1.0))
     lam = load / 1.05
     exact = 1.05 + lam * 2.005 * 2.0 / (2 * (1 - load))
-    p = removal.grid_prediction(qt.System(qt.MDS(1, 0), runtime, arrival_rate=lam),
-                                "MDS(1, 0)", ())
-    assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
+    with qt.accuracy_goal(relative):
+        p = removal.grid_prediction(qt.System(qt.MDS(1, 0), runtime, arrival_rate=lam),
+                                    "MDS(1, 0)", ())
+    assert abs(p.mean - exact) <= p.errors["mean"] <= relative * exact
 
 
 @pytest.mark.parametrize("atoms, S", [

@@ -139,6 +139,13 @@ _FEW_X_ATOMS = 16
 """Most atoms of a discrete job size whose S&X grids take the IR cell bound :data:`_M_MAX`."""
 
 
+def _sx_cell_bound(discrete_x: bool, atoms: int) -> int:
+    """The cell bound of an S&X model's grids before its memory bound: :data:`_M_MAX` for a
+    job size on at most :data:`_FEW_X_ATOMS` atoms, else :data:`_M_MAX_SX` (discrete and
+    continuous slowdowns alike)."""
+    return _M_MAX if discrete_x and atoms <= _FEW_X_ATOMS else _M_MAX_SX
+
+
 _Bound = TypeVar("_Bound", int, float)
 
 
@@ -1395,7 +1402,7 @@ class _SXModel(_GridModel):
         # the finest grid (4 max_cells cells) holds its table within _SX_BYTES / 4
         columns = (X.values.size if self.discrete_x else
                    (self.levels.size - 1 + self.s.size) * self.rule_nodes)
-        bound = _M_MAX if self.discrete_x and columns <= _FEW_X_ATOMS else _M_MAX_SX
+        bound = _sx_cell_bound(self.discrete_x, columns)
         self.max_cells = max(_M_BASE, min(_budgeted(bound),
                                           int(_budgeted(_SX_BYTES) / (256 * columns))))
 
@@ -2771,8 +2778,17 @@ def _refine(model, sols, order: int):
         # within the cell bound, whatever the estimates say (they are not shown to hold there);
         # not under a coarser goal, whose first look it would cost 5 to 9 times (S&X Erlang(3)
         # x {0.1, 1, 10}, MDS(4, 1) at 0.6 of its frontier, goal 1e-2: 0.09 s, 0.68 s refined):
-        # there the rough and unresolved estimates say what was reached
-        coarse = sols[-1].h / model.resolve_above if goal() <= GOAL else 0.0
+        # there the rough and unresolved estimates say what was reached. Where such grids are
+        # refused (refuse_unresolved), to the step the refusal asks for, under any goal: the
+        # first pass of smallest_matching_code at 1e-2 had been refused, pointing to
+        # qt.grid_budget, where the cell bound allowed it (S&X X on {0.1, 2} times Erlang(2, 2),
+        # Replication(2, 2); found in the final read)
+        if goal() <= GOAL:
+            coarse = sols[-1].h / model.resolve_above
+        elif model.refuse_unresolved:
+            coarse = sols[-1].h / model.unresolved_above
+        else:
+            coarse = 0.0
         if guarded <= 1 and quantiles <= 1 and coarse <= 1:
             return sols, False
         # the factor from the last three grids (the guard reads a coarser, less regular one)

@@ -32,10 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .removal import (
-    _FEW_X_ATOMS,
     _LEAF,
-    _M_MAX,
-    _M_MAX_SX,
     _ROUGH_STEP_FASTEST,
     _UNRESOLVED_STEP_FASTEST,
     _budgeted,
@@ -51,6 +48,7 @@ from .removal import (
     _piece_rule,
     _power_at_zero,
     _q_at,
+    _sx_cell_bound,
     _sx_lower,
     _Weights,
     _x_levels,
@@ -213,8 +211,7 @@ class _SXContinuousModel(_GridModel):
         # at load 0.8, M/G/1: 3.95e-6 off Pollaczek-Khinchine on 4 * 4096 cells, where the IR
         # grids of the slowdown reach 5.0e-7 on 4 * 16384)
         nodes = 2 * self.x.size if not self.discrete_x else self.x.size
-        bound = _M_MAX if self.discrete_x and self.x.size <= _FEW_X_ATOMS else _M_MAX_SX
-        self.max_cells = max(128, min(_budgeted(bound), int(
+        self.max_cells = max(128, min(_budgeted(_sx_cell_bound(self.discrete_x, self.x.size)), int(
             _budgeted(_BYTES) / (4 * _SHOOT * _march_bytes(nodes, 2)))))
         self.lower = _sx_lower(runtime)
         if self.discrete_x:
