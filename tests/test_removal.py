@@ -2247,6 +2247,19 @@ def test_weights_take_each_of_g_and_its_complement_where_it_is_small(R, h, M):
         beta = (G * (0.5 * h * removal._GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
         assert np.allclose(a[plain], alpha[plain], rtol=1e-13, atol=1e-16 * h)
         assert np.allclose(b[plain], beta[plain], rtol=1e-13, atol=1e-16 * h)
+    # bars=True (S&X, continuous slowdowns): the weights of 1 - G alike, 1 - G at the nodes, and
+    # beta_1 to its relative accuracy (G small on the first cell: Exponential(1e-3))
+    if not R._has_atoms:
+        bars = removal._Weights(R, h, M, bars=True)
+        G, Gbar = R._cdf_all(u[:1]), R._sf_all(u)
+        assert bars.alpha is None and bars.beta is None
+        assert np.allclose(bars.alpha_bar, (Gbar * (0.5 * h * removal._GL_WEIGHTS * tau)).sum(
+            axis=1), rtol=1e-13, atol=1e-16 * h)
+        assert np.allclose(bars.beta_bar, (Gbar * (0.5 * h * removal._GL_WEIGHTS * (
+            1.0 - tau))).sum(axis=1), rtol=1e-13, atol=1e-16 * h)
+        assert np.allclose(bars.Gbar_left, R._sf_all(h * np.arange(M + 1)), rtol=1e-15, atol=0)
+        beta1 = float((G * (0.5 * h * removal._GL_WEIGHTS * (1.0 - tau))).sum())
+        assert bars.beta1 == pytest.approx(beta1, rel=1e-14) and w.beta1 == bars.beta1
 
 
 @pytest.mark.parametrize("low, high, load", [
@@ -3415,21 +3428,33 @@ def test_frontier_of_atoms_on_a_very_fine_common_step_is_refused():
 
 
 @pytest.mark.parametrize("M", [256, 257, 300])
-@pytest.mark.parametrize("kernels", [None, 3])
+@pytest.mark.parametrize("kernels", [None, 3, "summed"])
 def test_history_sums_by_blocks_equal_direct_sums(M, kernels):
     # _History adds sum_{j < lo} a_{i-j} f^+_j + b_{i-j} f^-_j to the nodes i of each block
     # [lo, hi) before it is marched: FFTs, Toeplitz products, and direct rows for the last
-    # node of M = 2^k cells (an FFT of twice the size before). Reference: the direct sums
+    # node of M = 2^k cells (an FFT of twice the size before). Reference: the direct sums.
+    # "summed": 3 kernels given as one, a + b, with b None, f^- = f^+ but f^-_0 = 0, the
+    # history started without b_i f^+_0 (_march_mix)
     rng = np.random.default_rng(5)
-    shape = (M,) if kernels is None else (M, kernels)
+    summed = kernels == "summed"
+    shape = (M,) if kernels is None else (M, 3)
     alpha, beta = rng.random(shape), rng.random(shape)
-    fp, fm = rng.random((M + 1, 2)), rng.random((M + 1, 2))
-    trailing = () if kernels is None else (kernels,)
+    fp = rng.random((M + 1, 2))
+    fm = fp.copy() if summed else rng.random((M + 1, 2))
+    fm[0] = 0.0 if summed else fm[0]
+    trailing = () if kernels is None else (3,)
     history = np.zeros((M + 1, 2) + trailing)
-    blocks = removal._History(alpha, beta, {}, M, fp, fm, history, fft_min=64, leaf=16)
     # the kernels by their definition: a_k = alpha_k (k = 1..M), b_k = beta_{k+1} (k < M)
     a, b = np.zeros((M + 1,) + trailing), np.zeros((M + 1,) + trailing)
     a[1:], b[1:M] = alpha, beta[1:]
+    if summed:
+        one = np.zeros((removal._History.size_of(M, 16), 3))
+        one[:M + 1] = a + b
+        history -= fp[0][None, :, None] * b[:, None, :]
+        blocks = removal._History(None, None, {}, M, fp, None, history, fft_min=64, leaf=16,
+                                  kernels=(one, None))
+    else:
+        blocks = removal._History(alpha, beta, {}, M, fp, fm, history, fft_min=64, leaf=16)
     seen = []
 
     def leaf(lo, hi):
@@ -3437,6 +3462,8 @@ def test_history_sums_by_blocks_equal_direct_sums(M, kernels):
             j = np.arange(lo)
             direct = (np.einsum("t...,tk->k...", a[i - j], fp[j])
                       + np.einsum("t...,tk->k...", b[i - j], fm[j]))
+            if summed and lo == 0:   # the block holding node 0 adds its (a + b)_i f^+_0 itself
+                direct = direct - fp[0][:, None] * b[i]
             seen.append(np.max(np.abs(history[i] - direct)) / max(np.max(np.abs(direct)), 1))
 
     blocks.run(leaf)

@@ -295,10 +295,15 @@ class _Weights:
     beta_k f_{i-k+1}^-``; ``G_left[i] = G(ih-)``, ``G_right[i] = G(ih)``. ``alpha_bar``,
     ``beta_bar`` and ``Gbar_left`` are the same with ``1 - G`` (``alpha + alpha_bar = h / 2``),
     computed from ``P(R > .)`` so that they keep their relative accuracy where ``G`` is close to
-    1: the march's ``F - q`` is their sum, not a difference of two sums close to 1.
+    1: the march's ``F - q`` is their sum, not a difference of two sums close to 1. ``beta1 =
+    beta_1``. With ``bars`` (S&X with a continuous slowdown takes only the weights of ``1 - G``
+    and ``beta1``) ``alpha`` and ``beta`` are None, ``1 - G`` is the law's survival function on
+    every cell (not one minus its CDF below its median: an Erlang's CDF there is scipy's
+    ``gammainc``, half a table's time) and ``G`` its CDF on the first cell alone.
     """
 
-    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = ()):
+    def __init__(self, R: Distribution, h: float, M: int, kinks: tuple = (),
+                 bars: bool = False):
         values, probs = _atoms(R)
         a = h * np.arange(M)                          # cell k = 1..M is [a[k-1], a[k-1] + h]
         grid = h * np.arange(M + 1)
@@ -316,7 +321,9 @@ class _Weights:
             # G jump there: G(ih-) = G(ih) - P(R = ih), and cells holding one are split at it
             values, probs = _masses(R)
             mass, nodes = _mass_at(values, probs, grid)
-            self.G_right = R._cdf_all(nodes)
+            self.Gbar_left = R._sf_all(nodes) + mass
+            # with bars, G at the nodes by difference (where it is 1 in floating point)
+            self.G_right = 1.0 - (self.Gbar_left - mass) if bars else R._cdf_all(nodes)
             self.G_left = self.G_right - mass
             # from the first node where G = 1 (in floating point) on, alpha = beta = h / 2
             # exactly: no Gauss-Legendre points there
@@ -328,20 +335,25 @@ class _Weights:
             # function where it is small (its relative accuracy), the other one by difference
             # (no cancellation above 1/2), half the evaluations of both (IR MDS(10, 2) at load
             # 0.5, best of 3: gamma(0.5) 0.70 -> 0.64 s, a product law U(0.5, 1.5) x
-            # lognormal(0.5), fastest of 2, 1.55 -> 1.46 s; the same values to 13 digits)
-            c = min(int(np.searchsorted(self.G_right, 0.5)), L)
+            # lognormal(0.5), fastest of 2, 1.55 -> 1.46 s; the same values to 13 digits);
+            # with bars, 1 - G everywhere
+            c = 0 if bars else min(int(np.searchsorted(self.G_right, 0.5)), L)
             G, Gbar = np.empty(u.shape), np.empty(u.shape)
             G[:c] = R._cdf_all(u[:c].ravel()).reshape(u[:c].shape)
             Gbar[c:] = R._sf_all(u[c:].ravel()).reshape(u[c:].shape)
-            Gbar[:c], G[c:] = 1.0 - G[:c], 1.0 - Gbar[c:]
+            Gbar[:c] = 1.0 - G[:c]
+            # G on the first cell alone (beta_1), by the CDF
+            top = min(L, 1) if bars else L
+            G[c:top] = (R._cdf_all(u[:top].ravel()).reshape(u[:top].shape) if bars
+                        else 1.0 - Gbar[c:])
+            # the cell's two weights as one product with the rule's (8, 2) matrix (four sums
+            # of products had taken 40% of a weight table's time)
+            rule = 0.5 * h * _GL_WEIGHTS[:, None] * np.stack([tau, 1.0 - tau], axis=1)
             self.alpha = np.full(M, 0.5 * h)
             self.beta = np.full(M, 0.5 * h)
-            self.alpha[:L] = (G * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
-            self.beta[:L] = (G * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
+            self.alpha[:top], self.beta[:top] = (G[:top] @ rule).T
             self.alpha_bar, self.beta_bar = np.zeros(M), np.zeros(M)
-            self.alpha_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * tau)).sum(axis=1)
-            self.beta_bar[:L] = (Gbar * (0.5 * h * _GL_WEIGHTS * (1.0 - tau))).sum(axis=1)
-            self.Gbar_left = R._sf_all(nodes) + mass
+            self.alpha_bar[:L], self.beta_bar[:L] = (Gbar @ rule).T
             # G is not smooth at a kink or an atom c: Gauss-Legendre on either side of it
             for c in sorted(set(kinks) | set(values.tolist())):
                 k = int(c // h)
@@ -349,6 +361,10 @@ class _Weights:
                     self.alpha[k], self.beta[k] = _split_cell(R, a[k], h, c)
                     self.alpha_bar[k] = 0.5 * h - self.alpha[k]
                     self.beta_bar[k] = 0.5 * h - self.beta[k]
+        self.beta1 = float(self.beta[0])
+        if bars:
+            self.alpha = self.beta = None
+            return
         self.abar_rev = self.alpha_bar[::-1].copy()  # abar_rev[M - k] = alpha_bar_k
         self.bbar_rev = self.beta_bar[::-1].copy()
         self.spectra = {}                            # of _History, by block size
@@ -870,7 +886,9 @@ class _History:
         self.leaf = leaf
         self.size = self.size_of(M, leaf)
         # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S);
-        # or the padded kernels given (``kernels``, from :meth:`padded`: alpha and beta unused)
+        # or the padded kernels given (``kernels``, from :meth:`padded`: alpha and beta unused),
+        # ``b`` None where f^- = f^+ but at node 0 (continuous S: ``a`` holds a + b, ``fm`` is
+        # not read and the caller's history takes away the b_i f^+_0 that adds)
         self.a, self.b = self.padded(alpha, beta, self.size) if kernels is None else kernels
         self.spectra = spectra   # kernels per block size, shared by the marches
         self.fft_min = fft_min
@@ -917,56 +935,59 @@ class _History:
     def _cross(self, lo, mid, hi):
         n, P = hi - lo, mid - lo
         top = min(hi, self.M + 1) - mid
-        fp, fm = self.fp[lo:mid], self.fm[lo:mid]
+        fp, fm = self.fp[lo:mid], (None if self.fm is None else self.fm[lo:mid])
         if top <= _DIRECT_ROWS < P:
             # a few nodes past a power of 2 (the last of M = 2^k cells): direct sums, row by
             # row (a_{P + u - t}, t = 0..P - 1), not an FFT of twice the size
             for u in range(top):
-                a, b = self.a[P + u:u:-1], self.b[P + u:u:-1]
-                if self.a.ndim == 1:
-                    self.history[mid + u] += a @ fp + b @ fm
-                else:
-                    self.history[mid + u] += (np.einsum("tj,tk->kj", a, fp)
-                                              + np.einsum("tj,tk->kj", b, fm))
+                for kernel, f in self._terms(fp, fm):
+                    rows = kernel[P + u:u:-1]
+                    self.history[mid + u] += (rows @ f if kernel.ndim == 1
+                                              else np.einsum("tj,tk->kj", rows, f))
             return
         fft = n >= self.fft_min
         if fft and self.a.ndim > 1:
             self._cross_kernels(n, P, top, mid, fp, fm)
             return
+        terms = self._terms(fp, fm)
         kernels = self.spectra.get(n)
         if kernels is None:
             if fft:
-                kernels = (np.fft.rfft(self.a[:n])[:, None], np.fft.rfft(self.b[:n])[:, None])
+                kernels = [np.fft.rfft(kernel[:n])[:, None] for kernel, _ in terms]
             else:   # T[u, t] = a_{P + u - t}
                 index = P + np.arange(P)[:, None] - np.arange(P)[None, :]
-                kernels = (self.a[index], self.b[index])
+                kernels = [kernel[index] for kernel, _ in terms]
             self.spectra[n] = kernels
         if fft:
-            spectrum = kernels[0] * np.fft.rfft(fp, n, axis=0)
-            spectrum += kernels[1] * np.fft.rfft(fm, n, axis=0)
+            spectrum = sum(k * np.fft.rfft(f, n, axis=0) for k, (_, f) in zip(kernels, terms))
             self.history[mid:mid + top] += np.fft.irfft(spectrum, n, axis=0)[P:P + top]
-        elif self.a.ndim == 1:
-            self.history[mid:mid + top] += kernels[0][:top] @ fp + kernels[1][:top] @ fm
         else:
-            self.history[mid:mid + top] += (np.einsum("utj,tk->ukj", kernels[0][:top], fp)
-                                            + np.einsum("utj,tk->ukj", kernels[1][:top], fm))
+            self.history[mid:mid + top] += sum(
+                k[:top] @ f if self.a.ndim == 1 else np.einsum("utj,tk->ukj", k[:top], f)
+                for k, (_, f) in zip(kernels, terms))
+
+    def _terms(self, fp, fm) -> list:
+        """The kernels with the values they convolve: ``(a, f^+)`` and ``(b, f^-)``, or ``(a,
+        f^+)`` alone where ``b`` is None (``a`` then holds ``a + b``)."""
+        return [(self.a, fp)] + ([] if self.b is None else [(self.b, fm)])
 
     def _cross_kernels(self, n, P, top, mid, fp, fm):
         """:meth:`_cross` by FFT with ``J`` kernels (a trailing axis): ``_KERNEL_CHUNK`` kernels
         at a time, their spectra kept up to blocks of ``_SPECTRA_MAX`` (memory: the
         temporaries of one chunk, not of all ``J``)."""
-        sp = np.fft.rfft(fp, n, axis=0)[:, :, None]
-        sm = np.fft.rfft(fm, n, axis=0)[:, :, None]
+        terms = self._terms(fp, fm)
+        values = [np.fft.rfft(f, n, axis=0)[:, :, None] for _, f in terms]
         keep = n <= _SPECTRA_MAX
         for start in range(0, self.a.shape[1], _KERNEL_CHUNK):
             part = slice(start, start + _KERNEL_CHUNK)
             kernels = self.spectra.get((n, start)) if keep else None
             if kernels is None:
-                kernels = (np.fft.rfft(self.a[:n, part], axis=0)[:, None],
-                           np.fft.rfft(self.b[:n, part], axis=0)[:, None])
+                kernels = [np.fft.rfft(kernel[:n, part], axis=0)[:, None] for kernel, _ in terms]
                 if keep:
                     self.spectra[(n, start)] = kernels
-            spectrum = kernels[0] * sp + kernels[1] * sm
+            spectrum = kernels[0] * values[0]
+            for k, v in zip(kernels[1:], values[1:]):
+                spectrum += k * v
             self.history[mid:mid + top, :, part] += np.fft.irfft(spectrum, n, axis=0)[P:P + top]
 
 

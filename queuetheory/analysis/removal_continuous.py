@@ -16,7 +16,10 @@ of a job size mixing atoms with a density) the equation becomes
 ``J`` IR kernels sharing one ``f``: the product-integration weights of :class:`._Weights` per
 node, the history sums by the online FFT convolution of :class:`._History` with the ``J``
 kernels at once (one transform of ``f`` per block, ``J`` products), the nodes of a block by
-direct sums (compiled with numba when installed). The sums are those of ``1 - G``, as in the
+direct sums (compiled with numba when installed). Without atoms ``f^- = f^+`` at every node
+but 0, so each kernel convolves ``f`` once with ``a_k + b_k`` (the IR march's two kernels
+summed; the term ``b_i f^+_0`` that adds, where ``f^-_0 = 0``, taken away from the history at
+the start). The sums are those of ``1 - G``, as in the
 IR march: ``F(w_i) - q(w_i | x_j)`` is their sum, not ``F`` minus a sum close to 1. Taken as
 that difference, the march drifted past the tail, ``F`` rising above 1, the more so the more
 cells (X = 1 times Erlang(2, 2) slowdowns at load 0.99, step 0.15: the mean 2.4e-5, 2.0e-5
@@ -92,7 +95,10 @@ def _march_bytes(nodes: int, columns: int) -> int:
     per node measured with two columns, 110 to 124 with three, at 512 to 8192 cells and J =
     108 to 561; 168 with three and J = 32; the process's resident memory is lower, the padding
     left unmapped. The history alone had been bounded: an analysis of J = 282 nodes peaked at
-    471 MB, 634 MB resident)."""
+    471 MB, 634 MB resident). Kept since the two kernels became one (:class:`_MixWeights`: 8
+    for ``b_i``, 16 for the padded kernel, half the spectra; a march and its weights measured
+    80 to 117 per node with two columns, at 4096 and 16384 cells and J = 108 and 213, where
+    the two kernels took 85 to 143): the grids stop where they did."""
     return nodes * (80 + 16 * columns) + 512 * columns
 
 
@@ -105,22 +111,28 @@ class _MixWeights:
     """The :class:`._Weights` of ``x_j S`` for every ``X`` node side by side, those of ``1 -
     G`` as the IR march takes them: ``Gbar`` of shape ``(M + 1, J)`` (``P(x_j S > w_i)``;
     continuous: no jumps), ``beta1`` and ``slope`` (``beta_1`` and ``h / 2 - beta_1`` of each
-    node) and the kernels of :class:`._History` (``alpha_bar`` and ``beta_bar`` padded, of
-    shape ``(size, J)``), filled node by node (the weights of one node at a time besides them:
-    stacked from a list, and copied by each march's history, they had taken 72 bytes per cell
-    and node where these take 24, the padding's zero pages left unmapped)."""
+    node), the kernel of :class:`._History` (``a_k + b_k = alpha_bar_k + beta_bar_{k+1}``
+    padded, of shape ``(size, J)``: ``f^- = f^+`` at every node but 0, one convolution instead
+    of two) and ``head`` (``b_i = beta_bar_{i+1}`` at the nodes, of shape ``(M + 1, J)``: the
+    term ``b_i f^+_0`` the kernel adds where ``f^-_0 = 0``), filled node by node (the weights of
+    one node at a time besides them: stacked from a list, and copied by each march's history,
+    the two kernels had taken 72 bytes per cell and node where these take 32, the padding's
+    zero pages left unmapped). One kernel, not two: a march of ``exp X`` times Erlang(2, 2)
+    slowdowns, MDS(4, 2) at load 0.5, about 0.6 of the CPU time, the values within 1e-14."""
 
     def __init__(self, model: _SXContinuousModel, h: float, M: int, leaf: int):
         J = len(model.laws)
-        self.Gbar = np.empty((M + 1, J))
+        # each filled as (J, .) rows, contiguous, and read as its transpose
+        Gbar, head = np.empty((J, M + 1)), np.zeros((J, M + 1))
+        kernel = np.zeros((J, _History.size_of(M, leaf)))
         self.beta1, self.slope = np.empty(J), np.empty(J)
-        self.kernels = (np.zeros((_History.size_of(M, leaf), J)),
-                        np.zeros((_History.size_of(M, leaf), J)))
         for j, (R, kinks) in enumerate(zip(model.laws, model.kinks)):
-            w = _Weights(R, h, M, kinks)
-            self.Gbar[:, j], self.beta1[j], self.slope[j] = w.Gbar_left, w.beta[0], w.beta_bar[0]
-            _History.place(self.kernels[0][:, j], self.kernels[1][:, j], w.alpha_bar,
-                           w.beta_bar)
+            w = _Weights(R, h, M, kinks, bars=True)
+            Gbar[j], self.beta1[j], self.slope[j] = w.Gbar_left, w.beta1, w.beta_bar[0]
+            kernel[j, 1:M + 1] = w.alpha_bar
+            kernel[j, 1:M] += w.beta_bar[1:]
+            head[j, 1:M] = w.beta_bar[1:]
+        self.Gbar, self.head, self.kernels = Gbar.T, head.T, (kernel.T, None)
         self.spectra = {}
 
 
@@ -307,39 +319,41 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     fp[0] = lam_t * ((F0[:, None] * weights.Gbar[0]) * kernel.phi(q0)) @ wx
     Q[0], qbar[0] = q0, q0 @ wx
     # F - q at each node without the term of f^-_i (the IR march's history: a sum of small
-    # terms, no difference of two sums close to 1 whose rounding F's march would carry on)
-    history = F0[None, :, None] * weights.Gbar[:, None, :]
+    # terms, no difference of two sums close to 1 whose rounding F's march would carry on),
+    # less the b_i f^+_0 of the fused kernel (f^-_0 = 0): at most one of its terms
+    history = (F0[None, :, None] * weights.Gbar[:, None, :]
+               - fp[0][None, :, None] * weights.head[:, None, :])
     compiled = kernel.compiled_phi()
-    blocks = _History(None, None, weights.spectra, M, fp, fm, history, fft_min=_FFT_MIN,
+    blocks = _History(None, None, weights.spectra, M, fp, None, history, fft_min=_FFT_MIN,
                       leaf=leaf, kernels=weights.kernels)
-    a_in, b_in = blocks.a[:blocks.leaf], blocks.b[:blocks.leaf]
+    ab_in = np.ascontiguousarray(blocks.a[:blocks.leaf])
     phi = kernel.phi
 
     def leaf(lo, hi):
         start = max(lo, 1)
         if compiled is not None:
-            _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t,
+            _mix_leaf(lo, hi, history, ab_in, F, fp, fm, beta1, slope, wx, lam_t,
                       compiled[0], kernel.n, kernel.r, compiled[1], half, Q[start:hi])
         else:
-            Q[start:hi] = _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope,
-                                          wx, lam_t, phi, half)
+            Q[start:hi] = _mix_leaf_numpy(lo, hi, history, ab_in, F, fp, fm, beta1, slope, wx,
+                                          lam_t, phi, half)
         qbar[start:hi] = Q[start:hi] @ wx
 
     blocks.run(leaf)
     return F, fm, fp, qbar, qbar, Q
 
 
-def _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, phi, half):
+def _mix_leaf_numpy(lo, hi, history, ab_in, F, fp, fm, beta1, slope, wx, lam_t, phi, half):
     """The nodes ``lo..hi - 1`` (not 0) of a block, the columns and ``X`` nodes vectorised:
     ``F_i - q(w_i | x_j) = c_j + slope_j f_i`` with ``c`` the history plus the sums within the
-    block (of ``1 - G``), so ``q(w_i | x_j) = A - c_j + beta_1j f_i`` with ``F_i = A + h f_i /
-    2``; ``f_i`` by two fixed-point steps from ``f_{i-1}``. Returns ``q`` of the nodes."""
+    block (of ``1 - G``, the fused kernel ``ab_in`` times ``f^+``), so ``q(w_i | x_j) = A - c_j
+    + beta_1j f_i`` with ``F_i = A + h f_i / 2``; ``f_i`` by two fixed-point steps from
+    ``f_{i-1}``. Returns ``q`` of the nodes."""
     start = max(lo, 1)
     Q = np.empty((hi - start, F.shape[1], wx.size))
     for i in range(start, hi):
         u = i - lo
-        c = (history[i] + np.einsum("uj,uk->kj", a_in[u:0:-1], fp[lo:i])
-             + np.einsum("uj,uk->kj", b_in[u:0:-1], fm[lo:i]))
+        c = history[i] + np.einsum("uj,uk->kj", ab_in[u:0:-1], fp[lo:i])
         A = F[i - 1] + half * fp[i - 1]
         y = fp[i - 1]
         for _ in range(2):
@@ -352,19 +366,21 @@ def _mix_leaf_numpy(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, la
 
 
 @_jit_sums
-def _mix_leaf(lo, hi, history, a_in, b_in, F, fp, fm, beta1, slope, wx, lam_t, mode, n, r,
-              combs, half, Q):
-    """:func:`_mix_leaf_numpy` compiled with numba (the same operations, ``q`` into ``Q``)."""
+def _mix_leaf(lo, hi, history, ab_in, F, fp, fm, beta1, slope, wx, lam_t, mode, n, r, combs,
+              half, Q):
+    """:func:`_mix_leaf_numpy` compiled with numba (the same operations, ``q`` into ``Q``; the
+    sums over the ``X`` nodes innermost, along the kernels' rows)."""
     K, J = F.shape[1], wx.size
     start = max(lo, 1)
     c, q, ph, work = np.empty(J), np.empty(J), np.empty(J), np.empty((3, J))
     for i in range(start, hi):
         for k in range(K):
             for j in range(J):
-                total = history[i, k, j]
-                for t in range(lo, i):
-                    total += a_in[i - t, j] * fp[t, k] + b_in[i - t, j] * fm[t, k]
-                c[j] = total
+                c[j] = history[i, k, j]
+            for t in range(lo, i):
+                v = fp[t, k]
+                for j in range(J):
+                    c[j] += ab_in[i - t, j] * v
             A = F[i - 1, k] + half * fp[i - 1, k]
             y = fp[i - 1, k]
             for _ in range(2):
