@@ -683,7 +683,11 @@ class _GridModel:
     resolve_above = math.inf
     """Finest step :func:`_refine` refines to within the cell bound at the default goal, the
     estimates met or not (S&X on discrete slowdowns, a job size with a density:
-    :data:`_ROUGH_STEP_FASTEST` times its mean at the smallest slowdown)."""
+    :data:`_ROUGH_STEP_FASTEST` times its mean at the smallest slowdown; a density unbounded at
+    0: :data:`_SINGULAR_STEP_MEAN` mean runtimes)."""
+    coarse_above = math.inf
+    """Finest step beyond which the estimates are at least twice the last difference of the
+    grids (a density unbounded at 0: :data:`_SINGULAR_STEP_MEAN` mean runtimes)."""
     floor = 0.0
     """Rounding floor of the relative error estimates, over the idle fraction."""
     floor_squared = 0.0
@@ -2589,6 +2593,19 @@ each closer to Pollaczek-Khinchine (Uniform(0, 2) x uniform {1, ..., 12} at load
 before, 5.1e-11 after), for twice their time; the others had reached the bound. Also the rough
 estimates' step for continuous slowdowns with a small atom of the job size (in means of that
 atom times the slowdown's fastest phase: :class:`.removal_continuous._SXContinuousModel`)."""
+_SINGULAR_STEP_MEAN = 0.2
+"""Finest step, in mean runtimes, that :func:`_refine` refines a runtime whose density is
+unbounded at 0 (``c x^a``, ``a < 0``: :func:`_power_at_zero`; IR, and S&X on a continuous
+slowdown with such a density) to within the cell bound, and beyond which the estimates are at
+least twice the last difference of the grids (``coarse_above``). The leading term of the grids'
+errors is then ``h^(2 + a)``, below the ``h^2`` that Richardson's extrapolation cancels, and
+on coarse steps the grids are not yet in its regime: IR Weibull(0.29) to (0.315), M/G/1 at
+loads 0.785 to 0.8, on finest steps of 0.24 to 0.49 of the mean (long horizons: stretched
+exponential tails), had been up to 1.31 times beyond their estimates against
+Pollaczek-Khinchine (Weibull(0.29) at 0.79: the grids 4.8e-3, 1.0e-3, -1.6e-5 and -1.7e-4 off
+at steps of 3.9 to 0.49 of the mean, the extrapolation 2.2e-4 off with 1.7e-4 stated; on finer
+grids -1.2e-4, -6.2e-5, -2.8e-5 and -1.2e-5, their ratios rising to 2^1.29); at most the last
+difference would have left it 1.27 times beyond."""
 _UNRESOLVED_STEP_FASTEST = 0.4
 """Finest step, in means of the job size at the smallest slowdown, beyond which (the cell bound
 reached first, or under a coarser goal) :func:`grid_prediction` takes as the error estimates at
@@ -2921,6 +2938,8 @@ class _IRModel(_GridModel):
         power = _power_at_zero(R)
         if power is not None and power < 1:
             self.rough = True
+        if power is not None and power < 0:
+            self.coarse_above = self.resolve_above = _SINGULAR_STEP_MEAN * self.scale
 
     def _between(self, h: float, M: int) -> _Between | None:
         return _Between(*self.masses, h, M) if self.between else None
@@ -3056,13 +3075,16 @@ class RemovalBatchTime(BatchCompletionTime):
 
     def __init__(self, model, sols, mean: float, order: int = 2, rule_error=None,
                  mean_error: float | None = None, rough: bool = False,
-                 unresolved: bool = False):
+                 unresolved: bool = False, coarse: bool = False):
         self._model, self._sols, self._mean_value = model, sols, mean
         # the rough estimates (model.rough, or a step too coarse: grid_prediction), and grids
         # too coarse for the runtime's fastest part or not shown to be in their h^2 regime
         # (grid_prediction): the quantiles' estimates at least twice the last difference of
         # the grids (_quantile_errors)
         self._rough, self._unresolved = rough or model.rough, unresolved
+        # a step beyond model.coarse_above (grid_prediction): the larger of the last two
+        # differences of the grids
+        self._coarse = coarse
         # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
         # the shortest possible runtime of a task (a batch takes at least that long), and
@@ -3311,6 +3333,8 @@ class RemovalBatchTime(BatchCompletionTime):
             window = np.maximum(window, 0.5 * np.abs(grids[1] - grids[0]))
         elif self._unresolved:   # and the last difference of the grids (grid_prediction)
             window = np.maximum(window, np.abs(grids[-1] - grids[-2]))
+        if self._coarse and self._order == 2:
+            window = np.maximum(window, np.abs(np.diff(grids, axis=0)).max(axis=0))
         window = window.reshape(shifts.size, times.size).max(axis=0)
         window[np.isin(times, self._jumps)] = 0.0
         # the density over [t - h, t + h], shrunk to halfway to the nearest jump on either side
@@ -4294,6 +4318,13 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     if unresolved or irregular:
         mean_error = max(mean_error, abs(means[-1] - means[-2]))
         busy_error = max(busy_error, abs(idles[-1] - idles[-2]))
+    # a finest step over model.coarse_above (a density unbounded at 0): twice the larger of the
+    # last two differences (the last alone can vanish where the grids' error stalls between
+    # their h^2 and h^(2 + a) terms)
+    coarse = order == 2 and sols[-1].h > model.coarse_above
+    if coarse:
+        mean_error = max(mean_error, 2 * np.max(np.abs(np.diff(means[-3:]))))
+        busy_error = max(busy_error, 2 * np.max(np.abs(np.diff(idles[-3:]))))
     # errors the grids' differences do not see: the finest grid solved again with the rule over
     # X doubled, and with its step stretched (atoms or bends between the nodes); twice the
     # largest change of each
@@ -4368,7 +4399,7 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     if isinstance(model, _SXModel):
         model.release()   # the law evaluates P(C > t) off the nodes with fresh X nodes
     law = RemovalBatchTime(model, sols, mean, order, rule_error, mean_error, rough,
-                           unresolved or irregular)
+                           unresolved or irregular, coarse)
     h, M = sols[0].h, sols[0].F.size - 1
     extrapolation = ("Richardson-extrapolated from h/2 and h/4" if aligned else
                      "atoms (or kinks) of R between the nodes (first-order error): values of "
@@ -4410,6 +4441,11 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     elif irregular:
         method += ("; the grids' differences did not fall regularly (not shown to be in their "
                    "h^2 regime): the estimates are at least the last difference of the grids")
+    if coarse:
+        method += (f"; the finest step, {sols[-1].h:.3g}, is beyond {_SINGULAR_STEP_MEAN:g} of "
+                   f"the mean runtime, whose density is unbounded at 0 (the grids not shown to be "
+                   f"in the regime of their leading error): the estimates are at least twice the "
+                   f"larger of the last two differences of the grids")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=references,
