@@ -35,7 +35,7 @@ DOP853 at rtol 1e-13 in place of Radau (LSODA at rtol 1e-12, by up to 7e-11), an
 1.5e-11 with 400 atoms in place of 480 (and, for the second, the horizon 1500).
 
 Run: ``python scripts/sx_atom_phase_removal_references.py`` prints ``key: (busy, mean, p50,
-p99)`` lines (about 12 minutes, most of it for ``CONTINUOUS``).
+p99)`` lines (about 17 minutes, most of it for ``CONTINUOUS``).
 """
 
 from __future__ import annotations
@@ -189,6 +189,7 @@ HYPER = ((0.9, 1, 1.8), (0.1, 1, 0.2))             # HyperExponential([0.9, 0.1]
 HYPER_WIDE = ((0.5, 1, 4.0), (0.5, 1, 4.0 / 7))    # HyperExponential([0.5, 0.5], [4, 4 / 7])
 HYPER_FAST = ((0.5, 1, 400.0), (0.5, 1, 0.5 / (1 - 0.5 / 400)))   # mean 1, a phase of mean 1/400
 ERLANG2 = ((1.0, 2, 2.0),)
+ERLANG3 = ((1.0, 3, 3.0),)
 
 # (slowdown, (x_1, x_2), (p_1, p_2), mds, n, r, task load lam_t E[X S], horizon W)
 # X on two atoms
@@ -205,6 +206,11 @@ CASES = {
 CONTINUOUS = {
     "exp_erlang2_mds42": (1, ERLANG2, True, 4, 2, 0.75, 250.0),
     "erlang2_hyper_mds101": (2, HYPER, True, 10, 1, 0.6, 1000.0),
+    # held out (2026-12-06): Replication with d = 3, n + m = 30 at task load 0.9, a wide
+    # hyperexponential slowdown
+    "erlang2_erlang3_rep13": (2, ERLANG3, False, 1, 3, 0.4, 150.0),
+    "erlang4_erlang2_mds2010": (4, ERLANG2, True, 20, 10, 0.9, 600.0),
+    "exp_wide_mds23": (1, HYPER_WIDE, True, 2, 3, 0.5, 400.0),
 }
 
 
