@@ -600,10 +600,13 @@ def _power_at_zero(R: Distribution) -> float | None:
     density is not smooth at 0): below ``h^3`` (``a < 1``) a seventh of the extrapolations'
     difference does not cover it (S&X Weibull(1.5) x {1, 3, 7, 10, 12}, MDS(1, 0) at 0.9:
     6.8e-8 off Pollaczek-Khinchine with 2.2e-8 stated; IR Weibull(1.5) at 0.9: 3.9e-8 off,
-    2.5e-8 stated; S&X Weibull(1.005), ``a = 0.005``, 1.27 times beyond)."""
-    if R.atoms is not None or R._support()[0] != 0:
+    2.5e-8 stated; S&X Weibull(1.005), ``a = 0.005``, 1.27 times beyond). At the lower end ``c``
+    of the support where it is above 0 (``c (x - c)^a``: a shifted gamma): there too (IR
+    gamma(0.25) shifted by 0.03, M/G/1 at load 0.9, 3.6e-6 off with 1.0e-6 stated, the kink at
+    ``c`` a node of every grid; found by review)."""
+    if R.atoms is not None:
         return None
-    x = 1e-6 * R.mean() * 2.0 ** np.arange(4)
+    x = R._support()[0] + 1e-6 * R.mean() * 2.0 ** np.arange(4)
     with np.errstate(all="ignore"):
         pdf = np.asarray(R._pdf_all(x), dtype=float)
         for values in (pdf, np.diff(pdf)):
@@ -683,11 +686,16 @@ class _GridModel:
     resolve_above = math.inf
     """Finest step :func:`_refine` refines to within the cell bound at the default goal, the
     estimates met or not (S&X on discrete slowdowns, a job size with a density:
-    :data:`_ROUGH_STEP_FASTEST` times its mean at the smallest slowdown; a density unbounded at
-    0: :data:`_SINGULAR_STEP_MEAN` mean runtimes)."""
+    :data:`_ROUGH_STEP_FASTEST` times its mean at the smallest slowdown; a runtime with a
+    density: :data:`_COARSE_STEP_MEAN` mean runtimes)."""
     coarse_above = math.inf
-    """Finest step beyond which the estimates are at least twice the last difference of the
-    grids (a density unbounded at 0: :data:`_SINGULAR_STEP_MEAN` mean runtimes)."""
+    """Finest step beyond which, on grids the cell bound stopped, the estimates are at least
+    twice the last difference of the grids, or the larger of the last two with ``stalls`` (a
+    runtime with a density: :data:`_COARSE_STEP_MEAN` mean runtimes)."""
+    stalls = False
+    """The grids' errors can stall between two of their terms of opposite signs (a density
+    ``c x^a`` at 0 with ``a < 0``: ``h^2`` and ``h^(2 + a)``), so that one difference vanishes
+    by chance (:data:`_COARSE_STEP_MEAN`)."""
     floor = 0.0
     """Rounding floor of the relative error estimates, over the idle fraction."""
     floor_squared = 0.0
@@ -2593,19 +2601,24 @@ each closer to Pollaczek-Khinchine (Uniform(0, 2) x uniform {1, ..., 12} at load
 before, 5.1e-11 after), for twice their time; the others had reached the bound. Also the rough
 estimates' step for continuous slowdowns with a small atom of the job size (in means of that
 atom times the slowdown's fastest phase: :class:`.removal_continuous._SXContinuousModel`)."""
-_SINGULAR_STEP_MEAN = 0.2
-"""Finest step, in mean runtimes, that :func:`_refine` refines a runtime whose density is
-unbounded at 0 (``c x^a``, ``a < 0``: :func:`_power_at_zero`; IR, and S&X on a continuous
-slowdown with such a density) to within the cell bound, and beyond which the estimates are at
-least twice the last difference of the grids (``coarse_above``). The leading term of the grids'
-errors is then ``h^(2 + a)``, below the ``h^2`` that Richardson's extrapolation cancels, and
-on coarse steps the grids are not yet in its regime: IR Weibull(0.29) to (0.315), M/G/1 at
-loads 0.785 to 0.8, on finest steps of 0.24 to 0.49 of the mean (long horizons: stretched
-exponential tails), had been up to 1.31 times beyond their estimates against
-Pollaczek-Khinchine (Weibull(0.29) at 0.79: the grids 4.8e-3, 1.0e-3, -1.6e-5 and -1.7e-4 off
-at steps of 3.9 to 0.49 of the mean, the extrapolation 2.2e-4 off with 1.7e-4 stated; on finer
-grids -1.2e-4, -6.2e-5, -2.8e-5 and -1.2e-5, their ratios rising to 2^1.29); at most the last
-difference would have left it 1.27 times beyond."""
+_COARSE_STEP_MEAN = 0.15
+"""Finest step, in mean runtimes, that :func:`_refine` refines a runtime with a density (IR, and
+S&X on a continuous slowdown) to within the cell bound, and beyond which, where the bound
+stopped them, the estimates are at least twice the last difference of the grids, or the
+larger of the last two for a density unbounded at 0 (``coarse_above``, ``stalls``): such
+steps come where the horizon is long for the cell bound (heavy tails), and there the grids are
+not shown to be in the regime of their leading error. IR Weibull(0.29) to (0.315), M/G/1 at
+loads 0.785 to 0.8, on finest steps of 0.24 to 0.49 of the mean, had been up to 1.31 times
+beyond their estimates against Pollaczek-Khinchine: a density ``c x^a`` at 0 with ``a < 0``
+puts an ``h^(2 + a)`` term in the errors, below the ``h^2`` that Richardson's extrapolation
+cancels, and the grids can stall (Weibull(0.29) at 0.8: 3.1e-4, -3.2e-4 and -3.0e-4 off on
+the last three, so the last difference alone would have left one 1.27 times beyond; on finer
+grids at 0.79 -1.2e-4, -6.2e-5, -2.8e-5 and -1.2e-5, their ratios rising to ``2^1.29``).
+Lognormal(1.25), M/G/1 at loads 0.3 to 0.8, on steps of 0.31 of the mean, had been 1.8 to
+4.8 times beyond (the grids' errors falling 5.7, 5.4, 4.4 then 3.85-fold: faster than ``h^2``,
+so the extrapolations overshoot and agree by chance; found by review). 0.15, not 0.2:
+lognormal(1.2) at loads 0.3 and 0.5, on steps of 0.154 and 0.175 of the mean, were 0.88 and
+0.89 of their estimates, and at most 0.41 on steps below 0.12 (lognormal(1.1))."""
 _UNRESOLVED_STEP_FASTEST = 0.4
 """Finest step, in means of the job size at the smallest slowdown, beyond which (the cell bound
 reached first, or under a coarser goal) :func:`grid_prediction` takes as the error estimates at
@@ -2938,8 +2951,9 @@ class _IRModel(_GridModel):
         power = _power_at_zero(R)
         if power is not None and power < 1:
             self.rough = True
-        if power is not None and power < 0:
-            self.coarse_above = self.resolve_above = _SINGULAR_STEP_MEAN * self.scale
+        if not R.discrete:
+            self.coarse_above = self.resolve_above = _COARSE_STEP_MEAN * self.scale
+        self.stalls = power is not None and power < 0
 
     def _between(self, h: float, M: int) -> _Between | None:
         return _Between(*self.masses, h, M) if self.between else None
@@ -3075,15 +3089,15 @@ class RemovalBatchTime(BatchCompletionTime):
 
     def __init__(self, model, sols, mean: float, order: int = 2, rule_error=None,
                  mean_error: float | None = None, rough: bool = False,
-                 unresolved: bool = False, coarse: bool = False):
+                 unresolved: bool = False, coarse: int = 0):
         self._model, self._sols, self._mean_value = model, sols, mean
         # the rough estimates (model.rough, or a step too coarse: grid_prediction), and grids
         # too coarse for the runtime's fastest part or not shown to be in their h^2 regime
         # (grid_prediction): the quantiles' estimates at least twice the last difference of
         # the grids (_quantile_errors)
         self._rough, self._unresolved = rough or model.rough, unresolved
-        # a step beyond model.coarse_above (grid_prediction): the larger of the last two
-        # differences of the grids
+        # a step beyond model.coarse_above (grid_prediction): the larger of the last `coarse`
+        # differences of the grids (twice, with the factor of the rough estimates)
         self._coarse = coarse
         # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
@@ -3333,8 +3347,9 @@ class RemovalBatchTime(BatchCompletionTime):
             window = np.maximum(window, 0.5 * np.abs(grids[1] - grids[0]))
         elif self._unresolved:   # and the last difference of the grids (grid_prediction)
             window = np.maximum(window, np.abs(grids[-1] - grids[-2]))
-        if self._coarse and self._order == 2:
-            window = np.maximum(window, np.abs(np.diff(grids, axis=0)).max(axis=0))
+        if self._coarse and self._order == 2:   # twice them, as for the mean
+            window = np.maximum(window, np.abs(np.diff(grids[-self._coarse - 1:], axis=0)).max(
+                axis=0) * (2 / factor))
         window = window.reshape(shifts.size, times.size).max(axis=0)
         window[np.isin(times, self._jumps)] = 0.0
         # the density over [t - h, t + h], shrunk to halfway to the nearest jump on either side
@@ -4318,13 +4333,16 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     if unresolved or irregular:
         mean_error = max(mean_error, abs(means[-1] - means[-2]))
         busy_error = max(busy_error, abs(idles[-1] - idles[-2]))
-    # a finest step over model.coarse_above (a density unbounded at 0): twice the larger of the
-    # last two differences (the last alone can vanish where the grids' error stalls between
-    # their h^2 and h^(2 + a) terms)
-    coarse = order == 2 and sols[-1].h > model.coarse_above
+    # a finest step over model.coarse_above (a runtime with a density) where the cell bound
+    # stopped the grids (under a coarser goal, grids its estimates stopped are rough already):
+    # twice the last difference, or the larger of the last two where the grids' error can
+    # stall (model.stalls: the last alone can vanish between the h^2 and h^(2 + a) terms of a
+    # density c x^a at 0, a < 0); `coarse` counts the differences taken
+    coarse = ((2 if model.stalls else 1) if order == 2 and at_limit
+              and sols[-1].h > model.coarse_above else 0)
     if coarse:
-        mean_error = max(mean_error, 2 * np.max(np.abs(np.diff(means[-3:]))))
-        busy_error = max(busy_error, 2 * np.max(np.abs(np.diff(idles[-3:]))))
+        mean_error = max(mean_error, 2 * np.max(np.abs(np.diff(means[-coarse - 1:]))))
+        busy_error = max(busy_error, 2 * np.max(np.abs(np.diff(idles[-coarse - 1:]))))
     # errors the grids' differences do not see: the finest grid solved again with the rule over
     # X doubled, and with its step stretched (atoms or bends between the nodes); twice the
     # largest change of each
@@ -4442,10 +4460,11 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         method += ("; the grids' differences did not fall regularly (not shown to be in their "
                    "h^2 regime): the estimates are at least the last difference of the grids")
     if coarse:
-        method += (f"; the finest step, {sols[-1].h:.3g}, is beyond {_SINGULAR_STEP_MEAN:g} of "
-                   f"the mean runtime, whose density is unbounded at 0 (the grids not shown to be "
-                   f"in the regime of their leading error): the estimates are at least twice the "
-                   f"larger of the last two differences of the grids")
+        method += (f"; the finest step, {sols[-1].h:.3g}, is beyond {_COARSE_STEP_MEAN:g} of "
+                   f"the mean runtime (the grids not shown to be in the regime of their leading "
+                   f"error): the estimates are at least twice the "
+                   f"{'larger of the last two differences' if coarse == 2 else 'last difference'}"
+                   f" of the grids")
     prediction = Prediction(system, method=method, exact=exact, stable=True, mean=mean,
                             response_time=lambda: law, busy_fraction=busy, cost=busy / lam,
                             assumptions=assumptions, references=references,

@@ -35,9 +35,9 @@ from __future__ import annotations
 import numpy as np
 
 from .removal import (
+    _COARSE_STEP_MEAN,
     _LEAF,
     _ROUGH_STEP_FASTEST,
-    _SINGULAR_STEP_MEAN,
     _UNRESOLVED_STEP_FASTEST,
     _budgeted,
     _fastest_mean,
@@ -267,10 +267,10 @@ class _SXContinuousModel(_GridModel):
                 self.unresolved_above = _UNRESOLVED_STEP_FASTEST * self.fastest
                 self.rough_above = self.resolve_above = _ROUGH_STEP_FASTEST * self.fastest
                 self.refuse_unresolved = fastest < _SMALL_ATOM * self.scale
-        # a slowdown density unbounded at 0, as for IR runtimes (X = 1 is the IR analysis)
-        if power is not None and power < 0:
-            self.coarse_above = _SINGULAR_STEP_MEAN * self.scale
-            self.resolve_above = min(self.resolve_above, self.coarse_above)
+        # steps coarse beside the mean runtime, as for IR runtimes (X = 1 is the IR analysis)
+        self.coarse_above = _COARSE_STEP_MEAN * self.scale
+        self.resolve_above = min(self.resolve_above, self.coarse_above)
+        self.stalls = power is not None and power < 0
 
     def doubled(self) -> _SXContinuousModel | None:
         """The model with twice the Gauss-Legendre nodes over ``X`` (``None``: ``X`` on
