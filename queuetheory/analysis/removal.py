@@ -342,10 +342,12 @@ class _Weights:
             G[:c] = R._cdf_all(u[:c].ravel()).reshape(u[:c].shape)
             Gbar[c:] = R._sf_all(u[c:].ravel()).reshape(u[c:].shape)
             Gbar[:c] = 1.0 - G[:c]
-            # G on the first cell alone (beta_1), by the CDF
-            top = min(L, 1) if bars else L
-            G[c:top] = (R._cdf_all(u[:top].ravel()).reshape(u[:top].shape) if bars
-                        else 1.0 - Gbar[c:])
+            if bars:   # G on the first cell alone (beta_1), by the CDF
+                top = min(L, 1)
+                G[:top] = R._cdf_all(u[:top].ravel()).reshape(u[:top].shape)
+            else:
+                top = L
+                G[c:] = 1.0 - Gbar[c:]
             # the cell's two weights as one product with the rule's (8, 2) matrix (four sums
             # of products had taken 40% of a weight table's time)
             rule = 0.5 * h * _GL_WEIGHTS[:, None] * np.stack([tau, 1.0 - tau], axis=1)
