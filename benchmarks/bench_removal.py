@@ -4,7 +4,8 @@ Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`
 numpy-versus-numba table, ``--matching`` for ``smallest_matching_code`` with its first pass
 and without, ``--frontier`` for stability frontiers with their grids refined for the runtime's
 fastest part and without, ``--unstable`` for points beyond the stability frontier (CPU and marches),
-``--continuous`` for S&X with continuous slowdowns, ``--jobsize`` for S&X hyperexponential job
+``--continuous`` for S&X with continuous slowdowns (phase-type ones also by the history's
+march), ``--jobsize`` for S&X hyperexponential job
 sizes as ``HyperExponential`` (Newton quantiles, compiled and numpy) and as the same ``Mixture``
 (the generic search), ``--rule`` for the rule over a continuous ``X`` at 12 nodes per piece
 and at 8 (with its fallback to 12), ``--shots`` for the refined grids of a continuous job size
@@ -118,29 +119,41 @@ def ir_paths():
 
 def continuous():
     """CPU seconds of a point (mean and p99, best of 2) under S&X with a continuous slowdown
-    (:mod:`queuetheory.analysis.removal_continuous`), numpy and numba block solves side by
-    side."""
-    compiled = removal.numba
+    (:mod:`queuetheory.analysis.removal_continuous`): numpy and numba side by side, and for a
+    phase-type slowdown (marched by its phases' states) the history's convolution with numba
+    (the march for any other continuous slowdown)."""
+    from queuetheory.analysis import removal_continuous
+
+    compiled, phase_form = removal.numba, removal_continuous._phase_form
     cases = (("det. X, S Uniform(0.5, 1.5)", qt.SX(qt.Deterministic(1.0), qt.Uniform(0.5, 1.5))),
              ("X in {1, 2}, S Exp(2)", qt.SX(qt.Discrete([1, 2], [.5, .5]), qt.Exponential(2.0))),
-             ("exp X, S Erlang(2, 2)", qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))))
-    print("S&X, continuous slowdown: numpy vs numba (CPU s; point best of 2 at load 0.5)")
+             ("exp X, S Erlang(2, 2)", qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))),
+             ("exp X, S HyperExp", qt.SX(qt.Exponential(1.0),
+                                         qt.HyperExponential([0.5, 0.5], [0.5, 2.0]))),
+             ("Erlang(2) X, S Exp(1)", qt.SX(qt.Erlang(2, 2.0), qt.Exponential(1.0))))
+    print("S&X, continuous slowdown: numpy vs numba, and the history's march for phase-type "
+          "slowdowns (CPU s; point best of 2 at load 0.5)")
     for name, runtime in cases:
-        for policy in (qt.MDS(4, 2), qt.Replication(2, 2)):
+        for policy in (qt.MDS(4, 2), qt.Replication(2, 2), qt.MDS(20, 10)):
             lam = 0.5 / runtime.mean_runtime()
+
+            def point(policy=policy, lam=lam, runtime=runtime):
+                p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+                return p.mean, p.quantile(0.99)
+
             row = []
-            for path in ("numpy", "numba") if compiled is not None else ("numpy",):
-                removal.numba = compiled if path == "numba" else None
-
-                def point(policy=policy, lam=lam, runtime=runtime):
-                    p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
-                    return p.mean, p.quantile(0.99)
-
+            for path in ("numpy", "numba", "history"):
+                if compiled is None and path != "numpy" or (
+                        path == "history" and phase_form(runtime.S) is None):
+                    row.append(float("nan"))
+                    continue
+                removal.numba = None if path == "numpy" else compiled
+                if path == "history":
+                    removal_continuous._phase_form = lambda S: None
                 row.append(_best(point, 2)[1])
-            removal.numba = compiled
-            row += [float("nan")] * (2 - len(row))
+                removal.numba, removal_continuous._phase_form = compiled, phase_form
             print(f"  {name:28s} {policy.label():24s} numpy {row[0]:6.3f} s  "
-                  f"numba {row[1]:6.3f} s", flush=True)
+                  f"numba {row[1]:6.3f} s  history (numba) {row[2]:6.3f} s", flush=True)
 
 
 def jobsize():
@@ -303,7 +316,8 @@ def matching():
     laws = {"IR deterministic": qt.IR(qt.Deterministic(1.0)),
             "IR hyperexponential": qt.IR(qt.HyperExponential([0.9, 0.1], [1.8, 0.2])),
             "S&X, exp X, facebook S": qt.SX(qt.Exponential(facebook.mean()), facebook),
-            "S&X, exp X, S in {1, 10}": qt.SX(qt.Exponential(far.mean()), far)}
+            "S&X, exp X, S in {1, 10}": qt.SX(qt.Exponential(far.mean()), far),
+            "S&X, exp X, Erlang(2, 2) S": qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))}
     first = codematch._FIRST_PASS
     print("smallest_matching_code(n, 2, ..., 0.3 / E[R], remove=True), CPU s (one call)")
     print(f"  {'runtime':26s} {'n':>3s} {'two passes':>10s} {'full goal':>10s} {'ratio':>6s} "

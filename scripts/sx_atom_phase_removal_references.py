@@ -190,6 +190,7 @@ HYPER_WIDE = ((0.5, 1, 4.0), (0.5, 1, 4.0 / 7))    # HyperExponential([0.5, 0.5]
 HYPER_FAST = ((0.5, 1, 400.0), (0.5, 1, 0.5 / (1 - 0.5 / 400)))   # mean 1, a phase of mean 1/400
 ERLANG2 = ((1.0, 2, 2.0),)
 ERLANG3 = ((1.0, 3, 3.0),)
+MIX = ((0.4, 1, 2.0), (0.6, 3, 1.5))               # Mixture([Exp(2), Erlang(3, 1.5)], [.4, .6])
 
 # (slowdown, (x_1, x_2), (p_1, p_2), mds, n, r, task load lam_t E[X S], horizon W)
 # X on two atoms
@@ -211,6 +212,9 @@ CONTINUOUS = {
     "erlang2_erlang3_rep13": (2, ERLANG3, False, 1, 3, 0.4, 150.0),
     "erlang4_erlang2_mds2010": (4, ERLANG2, True, 20, 10, 0.9, 600.0),
     "exp_wide_mds23": (1, HYPER_WIDE, True, 2, 3, 0.5, 400.0),
+    # held out (2026-12-06, the march of the slowdown's phases): a mixture of an exponential
+    # and an Erlang(3), load 0.9 (task load 1.35); 6e-13 relative from its values on W = 153.6
+    "exp_mix_mds42": (1, MIX, True, 4, 2, 1.35, 250.0),
 }
 
 

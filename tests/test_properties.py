@@ -350,19 +350,13 @@ def test_analyze_other_policies_documented_exceptions_only(model, rho, policy):
     assert not math.isnan(p.mean) and p.mean >= 0
 
 
-@pytest.mark.slow
-@settings(ANALYSIS, max_examples=25)
-@given(model=runtime_models(), rho=st.floats(0.05, 1.6) | near_one,
-       policy=st.sampled_from([qt.MDS(2, 1), qt.MDS(4, 2), qt.MDS(10, 1), qt.MDS(3, 0),
-                               qt.Replication(2, 2), qt.Replication(1, 3)]))
-def test_analyze_with_removal_is_a_result_or_a_documented_refusal(model, rho, policy):
-    """MDS and Replication with removal over every runtime model (atoms, far-apart and heavy-tailed
-    slowdowns, continuous job sizes, units 1e-9 to 1e9), task loads up to 1.6 (the frontier with
-    removal can exceed 1) and within 1e-12 of 1: a stable result with a finite positive mean,
-    finite non-negative errors, a busy fraction in [0, 1], finite monotone quantiles and a CDF in
-    [0, 1]; or ``stable=False`` with an infinite mean; or a refusal pointing to ``qt.simulate``
-    or ``qt.grid_budget``; no numpy warning. Explored beforehand on 300 random examples (up to 12
-    s each with numba): no other outcome."""
+REMOVAL_POLICIES = st.sampled_from([qt.MDS(2, 1), qt.MDS(4, 2), qt.MDS(10, 1), qt.MDS(3, 0),
+                                    qt.Replication(2, 2), qt.Replication(1, 3)])
+
+
+def _removal_result_or_refusal(model, rho, policy):
+    """The outcomes of :func:`test_analyze_with_removal_is_a_result_or_a_documented_refusal`;
+    returns the prediction, or ``None`` for a refusal or an unstable system."""
     rate = rho * policy.n / batch_tasks(policy) / model.mean_runtime()
     assume(math.isfinite(rate) and rate > 0)
     # MDS(3, 0) removes nothing: the batch analysis without removal, slow for power tails (see
@@ -374,10 +368,10 @@ def test_analyze_with_removal_is_a_result_or_a_documented_refusal(model, rho, po
             p = qt.analyze(qt.System(policy, model, arrival_rate=rate))
         except NotImplementedError as error:
             assert "simulate" in str(error) or "grid_budget" in str(error)
-            return
+            return None
         if not p.stable:
             assert p.mean == math.inf
-            return
+            return None
         assert math.isfinite(p.mean) and p.mean > 0
         assert all(math.isfinite(v) and v >= 0 for v in p.errors.values())
         assert 0 <= p.busy_fraction <= 1
@@ -386,6 +380,51 @@ def test_analyze_with_removal_is_a_result_or_a_documented_refusal(model, rho, po
         assert np.all(np.isfinite(errors)) and np.all(np.asarray(errors) >= 0)
         cdf = p.response_time.cdf(np.concatenate([[0.0], q, [10 * q[-1]]]))
         assert np.all((cdf >= 0) & (cdf <= 1)) and np.all(np.diff(cdf) >= 0)
+    return p
+
+
+@pytest.mark.slow
+@settings(ANALYSIS, max_examples=25)
+@given(model=runtime_models(), rho=st.floats(0.05, 1.6) | near_one, policy=REMOVAL_POLICIES)
+def test_analyze_with_removal_is_a_result_or_a_documented_refusal(model, rho, policy):
+    """MDS and Replication with removal over every runtime model (atoms, far-apart and heavy-tailed
+    slowdowns, continuous job sizes, units 1e-9 to 1e9), task loads up to 1.6 (the frontier with
+    removal can exceed 1) and within 1e-12 of 1: a stable result with a finite positive mean,
+    finite non-negative errors, a busy fraction in [0, 1], finite monotone quantiles and a CDF in
+    [0, 1]; or ``stable=False`` with an infinite mean; or a refusal pointing to ``qt.simulate``
+    or ``qt.grid_budget``; no numpy warning. Explored beforehand on 300 random examples (up to 12
+    s each with numba): no other outcome."""
+    _removal_result_or_refusal(model, rho, policy)
+
+
+@st.composite
+def phase_slowdowns(draw):
+    """Phase-type slowdowns (marched by their phases' states): Erlang of 1 to 16 phases,
+    hyperexponentials with rates up to 400 times apart, a mixture of an exponential and an
+    Erlang."""
+    kind = draw(st.sampled_from(["erlang", "hyperexponential", "mixture"]))
+    if kind == "erlang":
+        return qt.Erlang(draw(st.integers(1, 16)), draw(positive))
+    p = draw(st.floats(0.01, 0.99))
+    if kind == "hyperexponential":
+        return qt.HyperExponential([p, 1 - p], [draw(positive), draw(positive)])
+    return qt.Mixture([qt.Exponential(draw(positive)),
+                       qt.Erlang(draw(st.integers(2, 6)), draw(positive))], [p, 1 - p])
+
+
+@pytest.mark.slow
+@settings(ANALYSIS, max_examples=15)
+@given(S=phase_slowdowns(), X=job_sizes(closed_transform=True), scale=scales,
+       rho=st.floats(0.05, 1.6) | near_one, policy=REMOVAL_POLICIES)
+def test_analyze_with_removal_phase_slowdowns_is_a_result_or_a_documented_refusal(S, X, scale,
+                                                                                  rho, policy):
+    """The outcomes of the test above for S&X with a phase-type slowdown (Erlang up to 16
+    phases, far-apart hyperexponential phases, mixtures), whose march steps the phases' states:
+    a result whose ``method`` says so, an unstable system or a documented refusal."""
+    model = qt.SX(X.scaled(scale), S)
+    p = _removal_result_or_refusal(model, rho, policy)
+    if p is not None and getattr(policy, "m", 1) > 0:
+        assert "phases" in p.method
 
 
 # --------------------------------------------------------------------------------- bad input

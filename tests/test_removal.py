@@ -931,7 +931,8 @@ def test_slowdown_density_with_a_power_at_zero_states_true_errors(atoms, shape, 
         assert p.errors["mean"] == pytest.approx(ir.errors["mean"], rel=1e-4)
 
 
-@pytest.mark.parametrize("key", ["exp_mds23", "erlang2_mds23", "hyper_rep22"])
+@pytest.mark.parametrize("key", [pytest.param("exp_mds23", marks=_SLOW_WITHOUT_NUMBA),  # 12 s
+                                 "erlang2_mds23", "hyper_rep22"])
 def test_continuous_slowdown_small_job_size_atom_with_removal(key):
     # a small atom of X (its runtimes' mean below 0.1 of the mean runtime) with m >= 1 or
     # d >= 2, against the ODE reference. exp_mds23's finest step is 0.39 of the atom's mean
@@ -1008,6 +1009,9 @@ CONTINUOUS_X_REMOVAL = {
                                 3.954739428929234),
     "exp_wide_mds23": (0.11963086305174864, 0.29728579688089035, 0.13654016601569074,
                        2.3455916014407268),
+    # held out (2026-12-06, the march of the slowdown's phases)
+    "exp_mix_mds42": (0.9341107399419868, 8.132552982202112, 7.988046935314239,
+                      15.503966701595518),
 }
 
 
@@ -1019,14 +1023,18 @@ CONTINUOUS_X_REMOVAL = {
     ("erlang2_erlang3_rep13", qt.Erlang(2, 2.0), qt.Erlang(3, 3.0), qt.Replication(1, 3), 0.4),
     ("erlang4_erlang2_mds2010", qt.Erlang(4, 4.0), qt.Erlang(2, 2.0), qt.MDS(20, 10), 0.9),
     ("exp_wide_mds23", qt.Exponential(1.0), qt.HyperExponential([0.5, 0.5], [4.0, 4.0 / 7]),
-     qt.MDS(2, 3), 0.5)])
+     qt.MDS(2, 3), 0.5),
+    ("exp_mix_mds42", qt.Exponential(1.0),
+     qt.Mixture([qt.Exponential(2.0), qt.Erlang(3, 1.5)], [0.4, 0.6]), qt.MDS(4, 2), 1.35)])
 def test_continuous_job_size_and_slowdown_with_removal_against_the_ode(key, X, S, policy,
                                                                        load):
     # continuous X and S with m >= 1 (the rule over X, its doubling, and the grids' convergence
     # all enter the estimates) against an ODE without grid, at the task load `load`. Measured:
     # the first 0.22, 0.46, 0.37 and 0.42 of its estimates (busy, mean, p50, p99; 2e-7 to
     # 1.4e-6 stated); the second, stopped by the cell bound short of the goal (4e-5 relative),
-    # 0.09 to 0.20 of them; the three held out at most 0.42, 0.47 and 0.23
+    # 0.09 to 0.20 of them; the three held out at most 0.42, 0.47 and 0.23; the mixture
+    # slowdown (held out for the march of its phases, stopped by the cell bound at 2e-6
+    # relative) at most 0.48
     runtime = qt.SX(X, S)
     tasks = policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
     p = qt.analyze(qt.System(policy, runtime, arrival_rate=load / runtime.mean_runtime()
@@ -1766,7 +1774,7 @@ def test_sx_m_equal_0_n_equal_1_is_pollaczek_khinchine(S):
 
 
 @pytest.mark.parametrize("S, load, nodes", [
-    (qt.Discrete([1, 10], [0.9, 0.1]), 0.5, 12),
+    pytest.param(qt.Discrete([1, 10], [0.9, 0.1]), 0.5, 12, marks=_SLOW_WITHOUT_NUMBA),  # 10 s
     (qt.Discrete([1, 2], [0.5, 0.5]), 0.5, 8)])
 def test_sx_rule_over_x_falls_back_to_twelve_nodes(S, load, nodes):
     # the rule over X has 8 Gauss-Legendre nodes per piece; where its error keeps a point short
@@ -2547,6 +2555,74 @@ def test_sx_continuous_march_compiled_is_numpy(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("m", [0, 1, 4])
+@pytest.mark.parametrize("z", [1e-9, 1e-3, 0.7, 30.0, 1e4])
+def test_phase_steps_are_their_cells_integrals(z, m):
+    # a phase-type slowdown's step (u, v, E of removal_continuous._Phases) against the
+    # integrals that define it, by mpmath at 30 digits: u_b = int_0^h phi_b(s) s / h ds,
+    # v_b = int_0^h phi_b(s) (1 - s / h) ds, phi_b(s) = e^(-mu s) (mu s)^b / b!, E_(m, b) =
+    # phi_(m-b)(h); z = mu h from a step far finer than the phase to one far coarser
+    import mpmath
+
+    from queuetheory.analysis import removal_continuous as rc
+
+    h = 0.25
+    rate = z / h
+    phases = rc._Phases((np.array([0.7]), np.array([rate]), np.array([m + 1])), np.ones(1))
+    phi, E, u, v = phases.step(h)
+    with mpmath.workdps(30):
+        mu, width = mpmath.mpf(rate), mpmath.mpf(h)
+        for b in range(m + 1):
+            def law(s, b=b):
+                return mpmath.exp(-mu * s) * (mu * s) ** b / mpmath.factorial(b)
+
+            cuts = [0, min(width, 50 / mu), width]
+            assert u[0, b] == pytest.approx(
+                float(0.7 * mpmath.quad(lambda s: law(s) * s / width, cuts)), rel=1e-13)
+            assert v[0, b] == pytest.approx(
+                float(0.7 * mpmath.quad(lambda s: law(s) * (1 - s / width), cuts)), rel=1e-13)
+            assert phi[0, b] == pytest.approx(float(law(width)), rel=1e-13, abs=1e-300)
+            assert E[0, m, b] == phi[0, m - b]
+            assert E[0, b, m] == (phi[0, 0] if b == m else 0.0)
+
+
+@pytest.mark.parametrize("S", [qt.Erlang(2, 2.0), qt.HyperExponential([0.5, 0.5], [0.5, 2.0]),
+                               qt.Mixture([qt.Exponential(2.0), qt.Erlang(3, 1.5)], [0.4, 0.6])])
+def test_phase_march_is_the_history_march(S, monkeypatch):
+    # the march of a phase-type slowdown's states (cells integrated exactly) and that of the
+    # history's convolution (Gauss-Legendre on each cell) are the same product integration:
+    # on X nodes whose runtimes x S the cells resolve, the same arrays to rounding; the numpy
+    # march and the compiled one agree to rounding too; q between the nodes, from the states'
+    # checkpoints, is that of the product integration (removal._q_at), on the grid, just
+    # below its nodes and past its horizon
+    from queuetheory.analysis import removal_continuous as rc
+
+    model = rc._SXContinuousModel(removal._kernel_of(qt.MDS(4, 2), 0.4),
+                                  qt.SX(qt.Discrete([1.0, 2.5], [0.6, 0.4]), S))
+    assert model.phases is not None
+    h, M = 0.05, 700
+    cols = np.array([0.5, 0.5 * (1 + 1e-7)])
+    phases = model.marcher(h, M)(cols)
+    plain = removal.numba
+    monkeypatch.setattr(removal, "numba", None)
+    numpy_phases = model.marcher(h, M)(cols)
+    for a, b in zip(phases, numpy_phases):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    monkeypatch.setattr(removal, "numba", plain)
+    sol = removal._shoot(model, h, M, 0.5)
+    W = h * M
+    # just below nodes too: t / h rounds up to the node's index, t - h i below 0 (had been NaN)
+    t = np.concatenate([[0.0, 17 * h, W - 0.5 * h, W, W + 0.3 * h, W + 5.0, 1e3],
+                        np.random.default_rng(7).uniform(0.0, W, 40),
+                        np.nextafter(h * np.arange(1, 60), 0.0)])
+    between = model.sf_at(sol, t)
+    monkeypatch.setattr(model, "phases", None)
+    history = model.marcher(h, M)(cols)
+    for a, b in zip(phases[:6], history):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(between, model.sf_at(sol, t), rtol=1e-11, atol=1e-15)
+
+
 @pytest.mark.parametrize("offset", [0.0, -6e-5])
 def test_sx_continuous_one_march_shot_is_newtons_root(offset):
     # the finer grids of a continuous slowdown are shot in one march too: the quadratic
@@ -2564,9 +2640,11 @@ def test_sx_continuous_one_march_shot_is_newtons_root(offset):
         np.testing.assert_allclose(getattr(one, name), getattr(newton, name), rtol=0, atol=1e-8)
 
 
+@pytest.mark.parametrize("S", [qt.Erlang(2, 2.0),   # its phases' march, and the history's
+                               qt.Uniform(0.5, 1.5)])
 @pytest.mark.parametrize("X", [qt.Exponential(1.0),   # the rule's check: 2 J nodes
                                qt.Discrete(np.linspace(0.5, 2.0, 32), np.full(32, 1 / 32))])
-def test_sx_continuous_largest_shoot_within_its_memory(X, monkeypatch):
+def test_sx_continuous_largest_shoot_within_its_memory(X, S, monkeypatch):
     # the grids are bounded so that the largest shoot on the finest grid (4 max_cells cells)
     # holds its arrays within _BYTES, counted by tracemalloc (numpy's allocations): the rule's
     # check from the base's F0 (a continuous X), Newton's steps from a poor guess (X on atoms),
@@ -2576,17 +2654,17 @@ def test_sx_continuous_largest_shoot_within_its_memory(X, monkeypatch):
 
     from queuetheory.analysis import removal_continuous as rc
 
-    runtime = qt.SX(X, qt.Erlang(2, 2.0))
+    runtime = qt.SX(X, S)
     kernel = removal._kernel_of(qt.MDS(4, 2), 0.4)
-    J = rc._SXContinuousModel(kernel, runtime).x.size
+    plain = rc._SXContinuousModel(kernel, runtime)
+    J = plain.x.size
     nodes = J if X.atoms is not None else 2 * J   # the doubled rule: at most twice the nodes
-    budget = 4 * 256 * rc._SHOOT * rc._march_bytes(nodes, 2)
+    budget = 4 * 256 * rc._SHOOT * plain.march_bytes(nodes, 2)
     monkeypatch.setattr(rc, "_BYTES", budget)
     model = rc._SXContinuousModel(kernel, runtime)
     assert model.max_cells == 256
     cells = 4 * model.max_cells
     h = 60.0 / cells
-    model.marcher(1.0, 64)(np.full(2, 0.5))   # compiled (numba) outside the count
     if X.atoms is None:
         base = removal._shoot(model, h, cells, 0.5)
         doubled = model.doubled()
@@ -2594,6 +2672,7 @@ def test_sx_continuous_largest_shoot_within_its_memory(X, monkeypatch):
         shoot = lambda: removal._shoot(doubled, h, cells, base.F0, tangent=base)   # noqa: E731
     else:
         shoot = lambda: removal._shoot(model, h, cells, 0.9)   # noqa: E731
+    shoot()   # every compiled function (numba) loaded outside the count
     tracemalloc.start()
     try:
         shoot()
@@ -2622,6 +2701,7 @@ def test_sx_continuous_slowdown_against_an_independent_solver(X, S, lam, busy, m
     assert p.mean == pytest.approx(mean, rel=1e-4)
 
 
+@_slow_without_numba   # 15 s without numba
 def test_sx_exponential_slowdowns_busy_fraction_and_frontier_are_exact():
     # given X = x a task in service finishes at rate 1 / (x E[S]) whatever it has run, and a
     # batch ends at exactly n completions, so it costs n x E[S] of server time: the busy

@@ -69,7 +69,8 @@ points ``w - x s_k`` on the grid as it uses them (:func:`_sx_point`), else numpy
 per node (one gather and one contraction for the ``X`` nodes of a grid node, the geometry
 built a block of nodes at a time); ``benchmarks/bench_removal.py --paths`` times both.
 S&X with a continuous slowdown: fixed ``X`` nodes, each an IR convolution with ``x S``
-(:mod:`.removal_continuous`).
+(:mod:`.removal_continuous`), for a phase-type slowdown (exponential, Erlang,
+hyperexponential, mixtures of them) the convolutions carried by the states of its phases.
 Stability frontier: :func:`frontier`, from the travelling-front form of the equation, with
 an error estimate from four grids (``full_output=True``).
 Heavy tails (``E[R^2] = inf``) are refused, pointing to :func:`queuetheory.simulate`, and so
@@ -1187,7 +1188,8 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
                 # along the columns' axis (1; the continuous slowdowns' q has a third)
                 return _solved(model, h, [np.einsum("ik...,k->i...", a_, weights)
                                           for a_ in arrays],
-                               [np.einsum("ik...,k->i...", a_, slopes) for a_ in arrays])
+                               [np.einsum("ik...,k->i...", a_, slopes) for a_ in arrays]
+                               if model.tangents else None)
         lo, hi = (cols[0], hi) if e[0] < 0 else (lo, cols[0])
         lo, hi = (lo, cols[2]) if e[2] >= 0 else (max(lo, cols[2]), hi)
         slope = b if b > 0 else math.nan
@@ -1207,7 +1209,8 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
             width = cols[1] - cols[0]
             t = step / width
             return _solved(model, h, [a[:, 0] + t * (a[:, 1] - a[:, 0]) for a in out],
-                           [(a[:, 1] - a[:, 0]) / width for a in out])
+                           [(a[:, 1] - a[:, 0]) / width for a in out]
+                           if model.tangents else None)
         new = F0 + step if math.isfinite(step) else math.nan
         if lo < new < hi:
             F0 = new
@@ -1225,10 +1228,10 @@ def _shoot(model, h: float, M: int, guess: float, spread: float = 0.0,
                        "a step too coarse for the runtime)")
 
 
-def _solved(model, h: float, arrays: list, slopes: list) -> _Solution:
+def _solved(model, h: float, arrays: list, slopes: list | None) -> _Solution:
     """The :class:`_Solution` of the march's ``arrays`` at the root, its ``P(C > t)`` at the
     nodes (``model.node_sf``), and ``slopes``, the arrays' derivatives in ``F0`` there (for
-    :func:`_shoot`'s ``tangent``; kept where ``model.tangents``)."""
+    :func:`_shoot`'s ``tangent``; computed and kept only where ``model.tangents``)."""
     sol = _Solution(h, *arrays)
     sol.sf_left, sol.sf_right = model.node_sf(sol)
     if model.tangents:
@@ -4516,6 +4519,11 @@ def _analyze_sx(system: System) -> Prediction:
             "IR convolution with x S")
     if runtime.S.atoms is not None and _one_job_size(runtime):
         rule = "one job size x: the tasks' runtimes x S are independent, the IR march"
+    elif runtime.S.atoms is None:
+        from .removal_continuous import _phase_form
+
+        if _phase_form(runtime.S) is not None:
+            rule += ", marched by the states of the slowdown's phases"
     name = (f"{policy.label()}, S&X runtimes, with removal: mean-field, {where}, conditioned on "
             f"the batch's X ({rule})")
     kernel = _kernel_of(policy, lam)
