@@ -54,6 +54,7 @@ from .removal import (
     _GridModel,
     _History,
     _IRModel,
+    _jit_inline,
     _jit_sums,
     _kink_lattice,
     _kinks,
@@ -292,10 +293,7 @@ def _phase_march_numpy(kernel, E, u, v, first, wx, beta1, slope, h, M, F0, F, fp
         G = np.einsum("jml,kjl->kjm", E, H) + u * fp[i - 1][:, None, None]
         c = G.sum(axis=2)
         A = F[i - 1] + half * fp[i - 1]
-        y = fp[i - 1]
-        for _ in range(2):
-            ph = phi(A[:, None] - c + beta1 * y[:, None])
-            y = lam_t * ((c * ph) @ wx) / (1.0 - lam_t * ((ph * slope) @ wx))
+        y = _node_solve_numpy(A, fp[i - 1], c, beta1, slope, wx, lam_t, phi)
         F[i] = A + half * y
         fp[i] = y
         Q[i] = A[:, None] - c + beta1 * y[:, None]
@@ -340,16 +338,7 @@ def _phase_march(lam_t, mode, n, r, combs, F0, E, u, v, first, start, wx, beta1,
                 for j in range(J):
                     c[j] += G[m, j]
             A = F[i - 1, k] + half * f0
-            y = f0
-            for _ in range(2):
-                for j in range(J):
-                    q[j] = A - c[j] + beta1[j] * y
-                _phi_many(q, J, ph, work, mode, n, r, combs)
-                num = den = 0.0
-                for j in range(J):
-                    num += wx[j] * c[j] * ph[j]
-                    den += wx[j] * slope[j] * ph[j]
-                y = lam_t * num / (1.0 - lam_t * den)
+            y = _node_solve(A, f0, c, q, ph, work, beta1, slope, wx, lam_t, mode, n, r, combs)
             F[i, k] = A + half * y
             fp[i, k] = y
             for j in range(J):
@@ -602,6 +591,33 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
     return F, fm, fp, qbar, qbar, Q
 
 
+@_jit_inline
+def _node_solve(A, y, c, q, ph, work, beta1, slope, wx, lam_t, mode, n, r, combs):
+    """``f_i`` of a node from ``F - q(w_i | x_j) = c_j + slope_j f_i`` and ``F_i = A + h f_i /
+    2`` (so ``q(w_i | x_j) = A - c_j + beta1_j f_i``): two fixed-point steps from ``y =
+    f_{i-1}``, ``phi`` of the ``X`` nodes side by side (:func:`._phi_many`)."""
+    J = wx.size
+    for _ in range(2):
+        for j in range(J):
+            q[j] = A - c[j] + beta1[j] * y
+        _phi_many(q, J, ph, work, mode, n, r, combs)
+        num = den = 0.0
+        for j in range(J):
+            num += wx[j] * c[j] * ph[j]
+            den += wx[j] * slope[j] * ph[j]
+        y = lam_t * num / (1.0 - lam_t * den)
+    return y
+
+
+def _node_solve_numpy(A, y, c, beta1, slope, wx, lam_t, phi):
+    """:func:`_node_solve` for the columns at once (``A``, ``y`` of shape ``(K,)``, ``c`` of
+    ``(K, J)``) with numpy."""
+    for _ in range(2):
+        ph = phi(A[:, None] - c + beta1 * y[:, None])
+        y = lam_t * ((c * ph) @ wx) / (1.0 - lam_t * ((ph * slope) @ wx))
+    return y
+
+
 @_jit_sums
 def _mix_sf(Q, wx, mds, n, r, combs):
     """``P(C > w_i) = sum_j w_j Psi(q(w_i | x_j))`` at the nodes (compiled with numba:
@@ -629,10 +645,7 @@ def _mix_leaf_numpy(lo, hi, history, ab_in, F, fp, fm, beta1, slope, wx, lam_t, 
         u = i - lo
         c = history[i] + np.einsum("uj,uk->kj", ab_in[u:0:-1], fp[lo:i])
         A = F[i - 1] + half * fp[i - 1]
-        y = fp[i - 1]
-        for _ in range(2):
-            ph = phi(A[:, None] - c + beta1 * y[:, None])
-            y = lam_t * ((c * ph) @ wx) / (1.0 - lam_t * ((ph * slope) @ wx))
+        y = _node_solve_numpy(A, fp[i - 1], c, beta1, slope, wx, lam_t, phi)
         F[i] = A + half * y
         fm[i] = fp[i] = y
         Q[i - start] = A[:, None] - c + beta1 * y[:, None]
@@ -656,16 +669,8 @@ def _mix_leaf(lo, hi, history, ab_in, F, fp, fm, beta1, slope, wx, lam_t, mode, 
                 for j in range(J):
                     c[j] += ab_in[i - t, j] * v
             A = F[i - 1, k] + half * fp[i - 1, k]
-            y = fp[i - 1, k]
-            for _ in range(2):
-                for j in range(J):
-                    q[j] = A - c[j] + beta1[j] * y
-                _phi_many(q, J, ph, work, mode, n, r, combs)   # side by side
-                num = den = 0.0
-                for j in range(J):
-                    num += wx[j] * c[j] * ph[j]
-                    den += wx[j] * slope[j] * ph[j]
-                y = lam_t * num / (1.0 - lam_t * den)
+            y = _node_solve(A, fp[i - 1, k], c, q, ph, work, beta1, slope, wx, lam_t, mode, n, r,
+                            combs)
             F[i, k] = A + half * y
             fm[i, k] = y
             fp[i, k] = y
