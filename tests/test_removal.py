@@ -2555,6 +2555,16 @@ def test_sx_continuous_march_compiled_is_numpy(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("e", [0, 1, 2, 5, 17, 63])
+def test_powers_by_squaring_are_the_powers(e):
+    # removal._pow_many (phi and the batch's survival function, points side by side) against
+    # numpy's power, on [0, 1] where the kernels take it, at 0 and 1 too
+    x = np.concatenate([np.random.default_rng(e).uniform(0.0, 1.0, 200), [0.0, 1.0, 1 - 1e-12]])
+    out = np.empty(x.size)
+    removal._pow_many(x.copy(), e, x.size, out)
+    np.testing.assert_allclose(out, x ** e, rtol=1e-14, atol=0)
+
+
 @pytest.mark.parametrize("m", [0, 1, 4])
 @pytest.mark.parametrize("z", [1e-9, 1e-3, 0.7, 30.0, 1e4])
 def test_phase_steps_are_their_cells_integrals(z, m):
