@@ -2633,6 +2633,30 @@ def test_phase_march_is_the_history_march(S, monkeypatch):
     np.testing.assert_allclose(between, model.sf_at(sol, t), rtol=1e-11, atol=1e-15)
 
 
+def test_phase_q_between_nodes_holds_its_memory_bound():
+    # q between the nodes for many times of a slowdown of 16 phases: blocks of times within
+    # _Q_AT_BYTES (4000 times at once had taken 0.9 GB for their steps E(tau), J P^2 floats
+    # per time; found by review), the same values as one time at a time
+    import tracemalloc
+
+    from queuetheory.analysis import removal_continuous as rc
+
+    model = rc._SXContinuousModel(removal._kernel_of(qt.MDS(4, 2), 0.5),
+                                  qt.SX(qt.Exponential(1.0), qt.Erlang(16, 16.0)))
+    sol = removal._shoot(model, 0.05, 800, 0.5)
+    t = np.linspace(40.0, 0.0, 4000)
+    model.sf_at(sol, t[:3])
+    tracemalloc.start()
+    try:
+        sf = model.sf_at(sol, t)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 4 * rc._Q_AT_BYTES
+    alone = [model.sf_at(sol, t[k:k + 1])[0] for k in range(0, t.size, 397)]
+    np.testing.assert_allclose(sf[::397], alone, rtol=1e-14, atol=1e-16)
+
+
 @pytest.mark.parametrize("offset", [0.0, -6e-5])
 def test_sx_continuous_one_march_shot_is_newtons_root(offset):
     # the finer grids of a continuous slowdown are shot in one march too: the quadratic

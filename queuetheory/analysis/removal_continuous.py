@@ -152,6 +152,10 @@ _PHASES = 16
 """Most phases (Erlang stages summed over the components) of a slowdown marched by its states
 (:class:`_Phases`); beyond, by the history convolution of :class:`._History`."""
 _CHECKPOINT = 16
+_Q_AT_BYTES = 2 ** 25
+"""Memory of the arrays of one block of times in :meth:`_Phases.q_at` (its steps ``E(tau)``
+take ``J P^2`` floats per time: 20000 times of an Erlang(16) slowdown at once had taken 4 GB,
+found by review)."""
 """The phase march keeps its states every this many nodes, the starts of ``q`` between the
 nodes (:meth:`_Phases.q_at`: at most this many steps to a time's cell)."""
 
@@ -231,7 +235,20 @@ class _Phases:
         solution's last checkpoint before ``t`` (:data:`_CHECKPOINT`) stepped to ``t``'s cell,
         then across its part (``f`` linear from ``f^+`` to ``f^-`` of the cell's end), the
         approximation the march made at the nodes; ``f`` falls linearly to 0 over the cell past
-        the horizon and is 0 beyond, as for :func:`._q_at`."""
+        the horizon and is 0 beyond, as for :func:`._q_at`. The times are taken in order, in
+        blocks whose steps ``E(tau)`` (``J P^2`` floats per time) stay within
+        :data:`_Q_AT_BYTES`, the states stepped once per cell of a block."""
+        J, P = self.rate.shape
+        block = max(1, _Q_AT_BYTES // (8 * J * P * (P + 4)))
+        order = np.argsort(t, kind="stable")
+        out = np.empty((t.size, J))
+        for a in range(0, t.size, block):
+            rows = order[a:a + block]
+            out[rows] = self._q_block(sol, t[rows])
+        return out
+
+    def _q_block(self, sol, t: np.ndarray) -> np.ndarray:
+        """:meth:`q_at` for one block of times."""
         h, M = sol.h, sol.F.size - 1
         fp = np.append(sol.f_right, 0.0)
         fm = np.append(sol.f_left, [0.0, 0.0])
@@ -241,14 +258,16 @@ class _Phases:
         # the horizon (f = 0) the states decay, to 0 from top on (no overflow of mu tau)
         tau = np.maximum(t - h * i, 0.0)
         tau = np.where(i > M, np.minimum(tau, self.top), tau)
-        base = np.minimum(i, M) // _CHECKPOINT * _CHECKPOINT
-        H = sol.states[base // _CHECKPOINT]                     # (T, J, P)
+        cells, inverse = np.unique(i, return_inverse=True)
+        base = np.minimum(cells, M) // _CHECKPOINT * _CHECKPOINT
+        H = sol.states[base // _CHECKPOINT]                     # (cells, J, P)
         _, E, u, v = self.step(h)
-        for s in range(int((i - base).max(initial=0))):
+        for s in range(int((cells - base).max(initial=0))):
             node = np.minimum(base + s, M)
             moved = (np.einsum("jml,tjl->tjm", E, H) + u * fp[node, None, None]
                      + v * fm[node + 1, None, None])
-            H = np.where((base + s < i)[:, None, None], moved, H)
+            H = np.where((base + s < cells)[:, None, None], moved, H)
+        H = H[inverse.ravel()]                                  # (T, J, P)
         end = fp[i] + tau / h * (fm[i + 1] - fp[i])             # f(t)
         _, E, u, v = self.step(tau[:, None, None])
         H = (np.einsum("tjml,tjl->tjm", E, H) + u * fp[i, None, None]
