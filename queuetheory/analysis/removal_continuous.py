@@ -31,7 +31,7 @@ no history: ``F - q(. | x_j)`` is the sum of the states of its phases, each a co
 phases, the cells' integrals exact (the same product integration: the arrays of the two
 marches agree to rounding where Gauss-Legendre resolves ``x_j S`` on a cell); cost ``O(J P
 M)`` per march (exponential ``X`` times Erlang(2, 2) slowdowns, MDS(4, 2) at load 0.5, mean and
-p99 with numba: 0.35 s of CPU where the history took 3.10 s in the same run). The rule
+p99 with numba: 0.20 s of CPU where the history took 2.84 s in the same run). The rule
 over ``X`` has an error of its own, estimated by doubling its nodes on one grid
 (:func:`.removal.grid_prediction`). ``docs/theory/removal.md`` ("S&X, continuous slowdowns")
 holds the derivation and the checks.
