@@ -2566,12 +2566,13 @@ def test_powers_by_squaring_are_the_powers(e):
 
 
 @pytest.mark.parametrize("m", [0, 1, 4])
-@pytest.mark.parametrize("z", [1e-9, 1e-3, 0.7, 30.0, 1e4])
+@pytest.mark.parametrize("z", [1e-160, 1e-9, 9.99e-6, 1e-3, 0.7, 30.0, 1e4])
 def test_phase_steps_are_their_cells_integrals(z, m):
     # a phase-type slowdown's step (u, v, E of removal_continuous._Phases) against the
     # integrals that define it, by mpmath at 30 digits: u_b = int_0^h phi_b(s) s / h ds,
     # v_b = int_0^h phi_b(s) (1 - s / h) ds, phi_b(s) = e^(-mu s) (mu s)^b / b!, E_(m, b) =
-    # phi_(m-b)(h); z = mu h from a step far finer than the phase to one far coarser
+    # phi_(m-b)(h); z = mu h from a step far finer than the phase (below 1e-5 the series; the
+    # closed form's z^2 had underflowed to NaN at 1e-160) to one far coarser
     import mpmath
 
     from queuetheory.analysis import removal_continuous as rc
@@ -2581,17 +2582,20 @@ def test_phase_steps_are_their_cells_integrals(z, m):
     phases = rc._Phases((np.array([0.7]), np.array([rate]), np.array([m + 1])), np.ones(1))
     phi, E, u, v = phases.step(h)
     with mpmath.workdps(30):
-        mu, width = mpmath.mpf(rate), mpmath.mpf(h)
+        # on y = s / h: u_b = w h z^b / b! int_0^1 e^(-z y) y^(b + 1) dy, v_b the same with
+        # y^b (1 - y) (integrands of order 1, whatever the scale of z)
+        zm = mpmath.mpf(z)
+        cuts = [0, min(1, 50 / zm), 1]
         for b in range(m + 1):
-            def law(s, b=b):
-                return mpmath.exp(-mu * s) * (mu * s) ** b / mpmath.factorial(b)
-
-            cuts = [0, min(width, 50 / mu), width]
-            assert u[0, b] == pytest.approx(
-                float(0.7 * mpmath.quad(lambda s: law(s) * s / width, cuts)), rel=1e-13)
-            assert v[0, b] == pytest.approx(
-                float(0.7 * mpmath.quad(lambda s: law(s) * (1 - s / width), cuts)), rel=1e-13)
-            assert phi[0, b] == pytest.approx(float(law(width)), rel=1e-13, abs=1e-300)
+            scale = 0.7 * h * zm ** b / mpmath.factorial(b)
+            assert u[0, b] == pytest.approx(float(scale * mpmath.quad(
+                lambda y, b=b: mpmath.exp(-zm * y) * y ** (b + 1), cuts)), rel=1e-13,
+                abs=1e-300)
+            assert v[0, b] == pytest.approx(float(scale * mpmath.quad(
+                lambda y, b=b: mpmath.exp(-zm * y) * y ** b * (1 - y), cuts)), rel=1e-13,
+                abs=1e-300)
+            assert phi[0, b] == pytest.approx(
+                float(mpmath.exp(-zm) * zm ** b / mpmath.factorial(b)), rel=1e-13, abs=1e-300)
             assert E[0, m, b] == phi[0, m - b]
             assert E[0, b, m] == (phi[0, 0] if b == m else 0.0)
 

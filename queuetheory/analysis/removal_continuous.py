@@ -213,20 +213,34 @@ class _Phases:
                              indexing="ij")
         self.feeds = (self.start[m] == self.start[fed]) & (self.order[fed] <= self.order[m])
         self.lag = np.where(self.feeds, self.start[m] + self.order[m] - self.order[fed], 0)
-        self.top = 800.0 / self.rate.min()   # phi_m(u) = 0 in floating point from here on
+        self.top = 800.0 / self.rate.min()   # phi_m(u) below 1e-300 from here on
 
     def step(self, tau) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(phi(tau), E(tau), u(tau), v(tau))`` for steps ``tau >= 0`` (a float, or of shape
         ``(T, 1, 1)``): ``phi_m`` of each phase and the rest of shape ``(..., J, P)``, ``E`` of
-        ``(..., J, P, P)``; at ``tau = 0``, ``E = I`` and ``u = v = 0``."""
+        ``(..., J, P, P)``; at ``tau = 0``, ``E = I`` and ``u = v = 0``. Below ``z = mu tau =
+        1e-5``, ``u`` and ``v`` by the series ``P(a, z) = z^a e^(-z) / a! (1 + z / (a + 1) + z^2
+        / ((a + 1) (a + 2)) + ...)`` to ``z^2`` (relative remainder below 2e-16): the closed form
+        divides by ``z^2``, which underflows below 1.5e-154 (``q`` at times below 1e-154 had been
+        NaN; found by review)."""
         z = self.rate * tau
         m = self.order
-        live = z > 0
-        zs = np.where(live, z, 1.0)
+        large = z >= 1e-5
+        zs = np.where(large, z, 1.0)
         phi = np.exp(-z + special.xlogy(m, z) - special.gammaln(m + 1))
         one, two = special.gammainc(m + 1, zs), special.gammainc(m + 2, zs)
-        u = np.where(live, self.weight * tau * (m + 1) * two / (zs * zs), 0.0)
-        v = np.where(live, self.weight * tau * (one / zs - (m + 1) * two / (zs * zs)), 0.0)
+        u = self.weight * tau * (m + 1) * two / (zs * zs)
+        v = self.weight * tau * (one / zs - (m + 1) * two / (zs * zs))
+        # the series: u = w tau (m + 1) z^m e^(-z) S(m + 2) / (m + 2)!, v = w tau z^m e^(-z)
+        # ((m + 2) S(m + 1) - (m + 1) S(m + 2)) / (m + 2)!, S(a) = 1 + z / (a + 1) + ...
+        zt = np.where(large, 0.0, z)
+        lead = self.weight * tau * phi / ((m + 1) * (m + 2))      # w tau z^m e^(-z) / (m + 2)!
+
+        def series(a):
+            return 1.0 + zt / (a + 1) * (1.0 + zt / (a + 2))
+
+        u = np.where(large, u, (m + 1) * lead * series(m + 2))
+        v = np.where(large, v, lead * ((m + 2) * series(m + 1) - (m + 1) * series(m + 2)))
         E = np.where(self.feeds, phi[..., self.lag], 0.0)
         return phi, E, u, v
 
@@ -543,7 +557,9 @@ class _SXContinuousModel(_GridModel):
         """``P(C > t)`` at the nodes from ``q(w_i | x_j)`` of the solution (interpolated
         between the march's columns like ``F``: ``Psi`` of each column, interpolated, had left
         a floor of 8e-11 in the tail where a column's ``q`` exceeds 1 and ``Psi`` clips it),
-        which it then drops (memory: ``8 J (M + 1)`` bytes); continuous: no jumps."""
+        which it then drops (memory: ``8 J (M + 1)`` bytes), keeping a phase march's states
+        every :data:`_CHECKPOINT` nodes for ``q`` between the nodes (``8 J P (M / 16 + 1)``
+        bytes); continuous: no jumps."""
         compiled = self.kernel.compiled_sf()
         if compiled is None:
             sf = self.kernel.batch_sf(sol.extra[0]) @ self.w
@@ -557,7 +573,8 @@ class _SXContinuousModel(_GridModel):
 
     def sf_at(self, sol, t: np.ndarray) -> np.ndarray:
         """``P(C > t)`` at the times ``t >= 0``: ``q(t | x_j)`` by the product integration of
-        :func:`._q_at` (the approximation the march used at the nodes)."""
+        :func:`._q_at`, or of a phase march's states (:meth:`_Phases.q_at`): the approximation
+        the march used at the nodes."""
         if self.phases is not None:
             return self.kernel.batch_sf(self.phases.q_at(sol, t)) @ self.w
         J = self.x.size
