@@ -121,7 +121,8 @@ def continuous():
     """CPU seconds of a point (mean and p99, best of 2) under S&X with a continuous slowdown
     (:mod:`queuetheory.analysis.removal_continuous`): numpy and numba side by side, and for a
     phase-type slowdown (marched by its phases' states) the history's convolution with numba
-    (the march for any other continuous slowdown)."""
+    (the march for any other continuous slowdown: the last row, a continuous job size times a
+    uniform slowdown)."""
     from queuetheory.analysis import removal_continuous
 
     compiled, phase_form = removal.numba, removal_continuous._phase_form
@@ -130,7 +131,8 @@ def continuous():
              ("exp X, S Erlang(2, 2)", qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))),
              ("exp X, S HyperExp", qt.SX(qt.Exponential(1.0),
                                          qt.HyperExponential([0.5, 0.5], [0.5, 2.0]))),
-             ("Erlang(2) X, S Exp(1)", qt.SX(qt.Erlang(2, 2.0), qt.Exponential(1.0))))
+             ("Erlang(2) X, S Exp(1)", qt.SX(qt.Erlang(2, 2.0), qt.Exponential(1.0))),
+             ("exp X, S Uniform(0.5, 1.5)", qt.SX(qt.Exponential(1.0), qt.Uniform(0.5, 1.5))))
     print("S&X, continuous slowdown: numpy vs numba, and the history's march for phase-type "
           "slowdowns (CPU s; point best of 2 at load 0.5)")
     for name, runtime in cases:

@@ -588,6 +588,25 @@ class Distribution:
             return ()
         return tuple(sorted({float(c) for c in self._support() if 0 < c < math.inf}))
 
+    def _phases(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The continuous part as a mixture of Erlang laws, ``(p, rate, k)``: ``P(X > x) =
+        P(atoms > x) + sum_c p_c e^(-rate_c x) sum_(m < k_c) (rate_c x)^m / m!`` (``p`` sums
+        to the continuous part's mass; empty arrays for a law on finitely many points), or
+        ``None`` where it is not one (the phase-type laws: ``Exponential``, ``Erlang``,
+        ``HyperExponential``, and mixtures of them and of atoms).
+
+        Examples
+        --------
+        >>> import queuetheory as qt
+        >>> p, rate, k = qt.Mixture([qt.Erlang(3, 2.0), qt.Deterministic(1.0)],
+        ...                         [0.25, 0.75])._phases()
+        >>> p.tolist(), rate.tolist(), k.tolist()
+        ([0.25], [2.0], [3])
+        >>> qt.Uniform(0.0, 1.0)._phases() is None
+        True
+        """
+        return None
+
     def _inside(self, x: np.ndarray) -> tuple[np.ndarray, float]:
         """Where ``_cdf`` and ``_sf`` are called, ``a < x < b`` (``a <= x`` with an atom at
         ``a``), and ``b``."""
@@ -1113,6 +1132,9 @@ class Exponential(Distribution):
     def _scaled(self, c):
         return Exponential(self.rate / c)
 
+    def _phases(self):
+        return np.ones(1), np.array([self.rate]), np.ones(1, dtype=np.intp)
+
 
 class Discrete(Distribution):
     """Distribution on finitely many non-negative values.
@@ -1292,6 +1314,9 @@ class Discrete(Distribution):
     def _scaled(self, c):
         return Discrete(c * self.values, self.probs)
 
+    def _phases(self):
+        return np.empty(0), np.empty(0), np.empty(0, dtype=np.intp)
+
 
 def _count_table(probs: np.ndarray):
     """For ``Discrete._sample``: ``#{j: cdf_j <= u}`` for ``u`` in cell ``[g, g + 1) / cells``
@@ -1443,6 +1468,9 @@ class Erlang(Distribution):
     def _scaled(self, c):
         return Erlang(self.k, self.rate / c)
 
+    def _phases(self):
+        return np.ones(1), np.array([self.rate]), np.array([self.k], dtype=np.intp)
+
 
 _ERLANG_PRODUCT = 256
 """Erlang moments up to this order as products (relative error about ``n`` ulps), beyond from
@@ -1506,10 +1534,12 @@ def _compiled_root():
     """:func:`_hyperexponential_root` compiled with numba (imported on the first call, not with
     the package), or ``None`` when numba is not installed (numpy operations, slower)."""
     try:
-        import numba
+        import numba  # noqa: F401
     except ImportError:
         return None
-    return numba.njit(cache=True, nogil=True)(_hyperexponential_root)
+    from ._jit import njit
+
+    return njit(nogil=True)(_hyperexponential_root)
 
 
 class HyperExponential(Distribution):
@@ -1630,6 +1660,10 @@ class HyperExponential(Distribution):
 
     def _scaled(self, c):
         return HyperExponential(self.probs, self.rates / c)
+
+    def _phases(self):
+        keep = self.probs > 0
+        return self.probs[keep], self.rates[keep], np.ones(int(keep.sum()), dtype=np.intp)
 
 
 class ShiftedExponential(Distribution):
@@ -2084,6 +2118,14 @@ class Mixture(Distribution):
         values, where = np.unique(np.concatenate([m[0] for m, _ in parts]), return_inverse=True)
         probs = np.bincount(where, np.concatenate([w * m[1] for m, w in parts]), values.size)
         return values, probs
+
+    def _phases(self):
+        parts = [(c._phases(), w) for c, w in zip(self.components, self.weights) if w > 0]
+        if any(form is None for form, _ in parts):
+            return None
+        return (np.concatenate([w * form[0] for form, w in parts]),
+                np.concatenate([form[1] for form, _ in parts]),
+                np.concatenate([form[2] for form, _ in parts]).astype(np.intp))
 
     def _kinks(self):
         if self._smooth or self.atoms is not None:
@@ -2853,29 +2895,17 @@ transform is the generic quadrature)."""
 
 def _exponential_pieces(law: Distribution):
     """``P(X > x) = c_j + sum_k w_k exp(-mu_k x)`` on ``[b_j, b_(j+1))`` for a law made of atoms
-    (``Discrete``, ``Deterministic``) and exponentials (``Exponential``, ``HyperExponential``),
-    alone or in a ``Mixture``: ``(b, c, w, mu)`` with ``b`` from 0 through the atoms to ``inf``
-    and ``c_j`` the mass of the atoms above the piece; ``None`` for any other law."""
-    masses = law._point_masses()
-    if masses is None or (masses[0].size and masses[0][0] <= 0):
+    and exponentials (:meth:`Distribution._phases` of one phase each: ``Discrete``,
+    ``Exponential``, ``HyperExponential`` and mixtures of them): ``(b, c, w, mu)`` with ``b``
+    from 0 through the atoms to ``inf`` and ``c_j`` the mass of the atoms above the piece;
+    ``None`` for any other law."""
+    masses, form = law._point_masses(), law._phases()
+    if (masses is None or (masses[0].size and masses[0][0] <= 0) or form is None
+            or np.any(form[2] != 1)):
         return None
     values, mass = masses
-    parts = zip(law.components, law.weights) if isinstance(law, Mixture) else ((law, 1.0),)
-    weights, rates = [], []
-    for part, weight in parts:
-        if weight == 0 or isinstance(part, Discrete):      # atoms: in the point masses
-            continue
-        if isinstance(part, Exponential):
-            weights.append(weight)
-            rates.append(part.rate)
-        elif isinstance(part, HyperExponential):
-            weights += list(weight * np.asarray(part.probs, dtype=float))
-            rates += list(part.rates)
-        else:
-            return None
     above = np.append(np.cumsum(mass[::-1])[::-1], 0.0)      # mass of the atoms >= b_(j+1)
-    return (np.concatenate([[0.0], values, [np.inf]]), above,
-            np.asarray(weights, dtype=float), np.asarray(rates, dtype=float))
+    return np.concatenate([[0.0], values, [np.inf]]), above, form[0], form[1]
 
 
 def _exponential_powers(weights: np.ndarray, rates: np.ndarray, i: int):

@@ -1958,3 +1958,35 @@ def test_erlang_cdf_and_sf_in_both_tails(k, rate, sf, cdf, rtol):
         assert law._sf(np.array(x[i])).shape == law._cdf(np.array(x[i])).shape == ()
         assert law._sf(np.array(x[i])) == law.sf(x)[i] and law._cdf(np.array(x[i])) == law.cdf(x)[i]
     assert law._cdf(x.reshape(5, 1)).shape == (5, 1)
+
+
+PHASE_LAWS = [qt.Exponential(2.5), qt.Erlang(4, 3.0), qt.HyperExponential([0.3, 0.0, 0.7],
+                                                                          [0.2, 5.0, 9.0]),
+              qt.Deterministic(1.5), qt.Discrete([0.5, 2.0], [0.4, 0.6]),
+              qt.Mixture([qt.Erlang(3, 2.0), qt.Deterministic(1.0), qt.Exponential(0.5)],
+                         [0.25, 0.5, 0.25]),
+              qt.Mixture([qt.Mixture([qt.Erlang(2, 1.0), qt.Uniform(0, 1)], [1.0, 0.0]),
+                          qt.HyperExponential([0.5, 0.5], [1.0, 3.0])], [0.6, 0.4])]
+
+
+@pytest.mark.parametrize("law", PHASE_LAWS)
+def test_phases_are_the_continuous_part(law):
+    # Distribution._phases: P(X > x) = P(atoms > x) + sum_c p_c e^(-r_c x) sum_(m < k_c)
+    # (r_c x)^m / m!, against the law's own survival function (mpmath for the Erlang sums)
+    p, rate, k = law._phases()
+    values, masses = law._point_masses()
+    assert p.sum() + masses.sum() == pytest.approx(1.0, abs=1e-15)
+    for x in (0.0, 0.3, 1.0, 1.5, 2.7, 12.0):
+        expected = float(sum(masses[values > x]) + sum(
+            pc * mpmath.exp(-rc * x) * sum((rc * x) ** m / mpmath.factorial(m)
+                                            for m in range(int(kc)))
+            for pc, rc, kc in zip(p, rate, k)))
+        assert law.sf(x) == pytest.approx(expected, rel=1e-13, abs=1e-300)
+
+
+@pytest.mark.parametrize("law", [qt.Uniform(0.5, 1.5), qt.Pareto(2.5, 1.0),
+                                 qt.Mixture([qt.Exponential(1.0), qt.Uniform(0, 1)],
+                                            [0.5, 0.5]),
+                                 qt.BoundedPareto(1.5, 1.0, 10.0)])
+def test_laws_without_phases_say_so(law):
+    assert law._phases() is None

@@ -27,11 +27,12 @@ and -1.4e-6 off Pollaczek-Khinchine on horizons 3000, 6000 and 12000; 2.4604e-5 
 now, as the IR march of ``R = S``). Cost ``O(J M log^2 M)`` per march. A phase-type
 slowdown (exponential, Erlang, hyperexponential, mixtures of them; :class:`_Phases`) needs
 no history: ``F - q(. | x_j)`` is the sum of the states of its phases, each a convolution of
-``f`` with ``e^(-mu u) (mu u)^m / m!``, stepped from node to node in ``O(J P)`` for ``P``
-phases, the cells' integrals exact (the same product integration: the arrays of the two
-marches agree to rounding where Gauss-Legendre resolves ``x_j S`` on a cell); cost ``O(J P
-M)`` per march (exponential ``X`` times Erlang(2, 2) slowdowns, MDS(4, 2) at load 0.5, mean and
-p99 with numba: 0.20 s of CPU where the history took 2.84 s in the same run). The rule
+``f`` with ``e^(-mu u) (mu u)^m / m!``, stepped from node to node in ``O(J sum_c k_c (k_c +
+1) / 2)`` for parts of ``k_c`` phases (compiled; ``O(J P^2)`` for ``P`` phases with numpy and
+between the nodes), the cells' integrals exact (the same product integration: the arrays of
+the two marches agree to rounding where Gauss-Legendre resolves ``x_j S`` on a cell); no
+``log^2 M`` factor (exponential ``X`` times Erlang(2, 2) slowdowns, MDS(4, 2) at load 0.5,
+mean and p99 with numba: 0.20 s of CPU where the history took 2.84 s in the same run). The rule
 over ``X`` has an error of its own, estimated by doubling its nodes on one grid
 (:func:`.removal.grid_prediction`). ``docs/theory/removal.md`` ("S&X, continuous slowdowns")
 holds the derivation and the checks.
@@ -42,7 +43,6 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ..distributions import Erlang, Exponential, HyperExponential, Mixture
 from .removal import (
     _COARSE_STEP_MEAN,
     _LEAF,
@@ -152,36 +152,26 @@ _PHASES = 16
 """Most phases (Erlang stages summed over the components) of a slowdown marched by its states
 (:class:`_Phases`); beyond, by the history convolution of :class:`._History`."""
 _CHECKPOINT = 16
+"""The phase march keeps its states every this many nodes at least, the starts of ``q``
+between the nodes (:meth:`_Phases.q_at`: at most that many steps to a time's cell)."""
+_STATES_BYTES = 2 ** 22
+"""Memory of the states a solution keeps (:meth:`_Phases.every`: the checkpoints spaced by
+:data:`_CHECKPOINT` times the power of 2 that holds them within this). A prediction keeps
+four solutions (its three grids and the rule's check): an exponential job size times an
+Erlang(16) slowdown had kept 55 MB of states every 16 nodes."""
 _Q_AT_BYTES = 2 ** 25
 """Memory of the arrays of one block of times in :meth:`_Phases.q_at` (its steps ``E(tau)``
 take ``J P^2`` floats per time: 20000 times of an Erlang(16) slowdown at once had taken 4 GB,
 found by review)."""
-"""The phase march keeps its states every this many nodes, the starts of ``q`` between the
-nodes (:meth:`_Phases.q_at`: at most this many steps to a time's cell)."""
 
 
 def _phase_form(S) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(p, rate, k)`` with ``P(S > s) = sum_c p_c e^(-rate_c s) sum_{m < k_c} (rate_c s)^m /
-    m!`` for an ``Exponential``, ``Erlang`` or ``HyperExponential`` slowdown or a ``Mixture`` of
-    them, of at most :data:`_PHASES` phases; else ``None``."""
-    if isinstance(S, Mixture):
-        parts = [(_phase_form(c), w) for c, w in zip(S.components, S.weights) if w > 0]
-        if any(form is None for form, _ in parts):
-            return None
-        p = np.concatenate([w * form[0] for form, w in parts])
-        rate = np.concatenate([form[1] for form, _ in parts])
-        k = np.concatenate([form[2] for form, _ in parts])
-    elif isinstance(S, Exponential):
-        p, rate, k = np.ones(1), np.array([S.rate]), np.ones(1, dtype=np.intp)
-    elif isinstance(S, Erlang):
-        p, rate, k = np.ones(1), np.array([S.rate]), np.array([S.k], dtype=np.intp)
-    elif isinstance(S, HyperExponential):
-        keep = S.probs > 0
-        p, rate = S.probs[keep], S.rates[keep]
-        k = np.ones(p.size, dtype=np.intp)
-    else:
-        return None
-    return (p, rate, k) if k.sum() <= _PHASES else None
+    m!`` (:meth:`.Distribution._phases`) for a slowdown without atoms of at most
+    :data:`_PHASES` phases (``Exponential``, ``Erlang``, ``HyperExponential`` and mixtures of
+    them); else ``None``."""
+    form = None if S._has_atoms else S._phases()
+    return form if form is not None and 0 < form[2].sum() <= _PHASES else None
 
 
 class _Phases:
@@ -197,8 +187,9 @@ class _Phases:
     z) / z^2`` and ``v_m = p_c int_0^h phi_m(s) (1 - s / h) ds = p_c h (P(m + 1, z) / z - (m +
     1) P(m + 2, z) / z^2)``, ``z = mu h``, ``P`` the regularized lower incomplete gamma
     function: the product integration of :class:`._Weights` with its cells' integrals exact,
-    ``O(J P)`` per node instead of the history's convolution (``P`` phases; ``sum_m v_m`` is
-    the weight ``beta_bar_1`` of ``f^-`` at the node)."""
+    ``E`` block lower triangular (one block per part ``c``): ``O(J sum_c k_c (k_c + 1) / 2)``
+    per node compiled, ``O(J P^2)`` with numpy, instead of the history's convolution
+    (``sum_m v_m`` is the weight ``beta_bar_1`` of ``f^-`` at the node)."""
 
     def __init__(self, form: tuple, x: np.ndarray):
         p, rate, k = form
@@ -214,6 +205,15 @@ class _Phases:
         self.feeds = (self.start[m] == self.start[fed]) & (self.order[fed] <= self.order[m])
         self.lag = np.where(self.feeds, self.start[m] + self.order[m] - self.order[fed], 0)
         self.top = 800.0 / self.rate.min()   # phi_m(u) below 1e-300 from here on
+
+    def every(self, M: int) -> int:
+        """The spacing of the states kept by a march of ``M`` cells: :data:`_CHECKPOINT` times
+        the smallest power of 2 that holds them (``8 J P (M / every + 1)`` bytes) within
+        :data:`_STATES_BYTES`."""
+        every, size = _CHECKPOINT, 8 * self.rate.size
+        while size * (M // every + 1) > _STATES_BYTES and every < M:
+            every *= 2
+        return every
 
     def step(self, tau) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(phi(tau), E(tau), u(tau), v(tau))`` for steps ``tau >= 0`` (a float, or of shape
@@ -246,8 +246,8 @@ class _Phases:
 
     def q_at(self, sol, t: np.ndarray) -> np.ndarray:
         """``q(t | x_j)``, of shape ``(T, J)``, at the times ``t >= 0``: the states of the
-        solution's last checkpoint before ``t`` (:data:`_CHECKPOINT`) stepped to ``t``'s cell,
-        then across its part (``f`` linear from ``f^+`` to ``f^-`` of the cell's end), the
+        solution's last checkpoint before ``t`` (every ``sol.every`` nodes) stepped to ``t``'s
+        cell, then across its part (``f`` linear from ``f^+`` to ``f^-`` of the cell's end), the
         approximation the march made at the nodes; ``f`` falls linearly to 0 over the cell past
         the horizon and is 0 beyond, as for :func:`._q_at`. The times are taken in order, in
         blocks whose steps ``E(tau)`` (``J P^2`` floats per time) stay within
@@ -273,8 +273,9 @@ class _Phases:
         tau = np.maximum(t - h * i, 0.0)
         tau = np.where(i > M, np.minimum(tau, self.top), tau)
         cells, inverse = np.unique(i, return_inverse=True)
-        base = np.minimum(cells, M) // _CHECKPOINT * _CHECKPOINT
-        H = sol.states[base // _CHECKPOINT]                     # (cells, J, P)
+        every = sol.every
+        base = np.minimum(cells, M) // every * every
+        H = sol.states[base // every]                           # (cells, J, P)
         _, E, u, v = self.step(h)
         for s in range(int((cells - base).max(initial=0))):
             node = np.minimum(base + s, M)
@@ -292,30 +293,32 @@ class _Phases:
 def _march_phases(kernel, phases: _Phases, wx: np.ndarray, h: float, M: int, F0: np.ndarray):
     """The march of :func:`_march_mix` for a phase-type slowdown (:class:`_Phases`): the
     states stepped node by node, no history; returns its arrays and the states every
-    :data:`_CHECKPOINT` nodes, of shape ``(M // _CHECKPOINT + 1, columns, J, P)``."""
+    ``phases.every(M)`` nodes, of shape ``(M // every + 1, columns, J, P)``."""
     K, J, P = F0.size, wx.size, phases.order.size
+    every = phases.every(M)
     _, E, u, v = phases.step(h)
     slope = v.sum(axis=1)                                   # beta_bar_1: f^- at the node
     beta1 = 0.5 * h - slope
     F, fp = np.empty((M + 1, K)), np.empty((M + 1, K))
     Q = np.empty((M + 1, K, J))
-    states = np.empty((M // _CHECKPOINT + 1, K, J, P))
+    states = np.empty((M // every + 1, K, J, P))
     compiled = kernel.compiled_phi()
     if compiled is not None:
         _phase_march(kernel.lam_t, compiled[0], kernel.n, kernel.r, compiled[1], F0,
                      np.ascontiguousarray(E.transpose(1, 2, 0)), np.ascontiguousarray(u.T),
                      np.ascontiguousarray(v.T), phases.first, phases.start, wx, beta1, slope, h,
-                     M, _CHECKPOINT, F, fp, Q, states)
+                     M, every, F, fp, Q, states)
     else:
-        _phase_march_numpy(kernel, E, u, v, phases.first, wx, beta1, slope, h, M, F0, F, fp,
-                           Q, states)
+        _phase_march_numpy(kernel, E, u, v, phases.first, wx, beta1, slope, h, M, every, F0,
+                           F, fp, Q, states)
     fm = fp.copy()
     fm[0] = 0.0
     qbar = Q @ wx
     return F, fm, fp, qbar, qbar, Q, states
 
 
-def _phase_march_numpy(kernel, E, u, v, first, wx, beta1, slope, h, M, F0, F, fp, Q, states):
+def _phase_march_numpy(kernel, E, u, v, first, wx, beta1, slope, h, M, every, F0, F, fp, Q,
+                       states):
     """:func:`_march_phases`'s march with numpy, the columns, ``X`` nodes and phases
     vectorised (:func:`_mix_leaf_numpy`'s fixed-point steps on ``F - q = c + slope f``)."""
     lam_t, half, phi = kernel.lam_t, 0.5 * h, kernel.phi
@@ -331,8 +334,8 @@ def _phase_march_numpy(kernel, E, u, v, first, wx, beta1, slope, h, M, F0, F, fp
         fp[i] = y
         Q[i] = A[:, None] - c + beta1 * y[:, None]
         H = G + v * y[:, None, None]
-        if i % _CHECKPOINT == 0:
-            states[i // _CHECKPOINT] = H
+        if i % every == 0:
+            states[i // every] = H
 
 
 @_jit_sums
@@ -527,14 +530,16 @@ class _SXContinuousModel(_GridModel):
         """Bytes per cell of a march with ``nodes`` ``X`` nodes and ``columns`` columns and
         its shoot's solution: :func:`_march_bytes`, or for a phase-type slowdown (no history)
         8 per node and column for ``q``, 24 for the solution's ``q`` and the temporaries of
-        the root's interpolation, the states every :data:`_CHECKPOINT` nodes, and 128 per
+        its ``P(C > t)`` (numpy), the states of each column and of the solution every
+        :data:`_CHECKPOINT` nodes (at most; fewer beyond :data:`_STATES_BYTES`), and 128 per
         column (measured with ``tracemalloc``, two columns: 34 to 43 per node at J = 213 and
         38 to 47 at J = 32, on 1024 and 4096 cells, exponential, Erlang(2) and Erlang(5)
-        slowdowns)."""
+        slowdowns; 66 with Erlang(16), where the solution's states had been left out and the
+        shoot took 0.99 of its budget)."""
         if self.phases is None:
             return _march_bytes(nodes, columns)
         phases = self.phases.order.size
-        per_node = 8 * (columns + 3) + 8 * columns * phases / _CHECKPOINT
+        per_node = 8 * (columns + 3) + 8 * (columns + 1) * phases / _CHECKPOINT
         return int(nodes * per_node) + 128 * columns
 
     def doubled(self) -> _SXContinuousModel | None:
@@ -558,8 +563,8 @@ class _SXContinuousModel(_GridModel):
         between the march's columns like ``F``: ``Psi`` of each column, interpolated, had left
         a floor of 8e-11 in the tail where a column's ``q`` exceeds 1 and ``Psi`` clips it),
         which it then drops (memory: ``8 J (M + 1)`` bytes), keeping a phase march's states
-        every :data:`_CHECKPOINT` nodes for ``q`` between the nodes (``8 J P (M / 16 + 1)``
-        bytes); continuous: no jumps."""
+        every :meth:`_Phases.every` nodes for ``q`` between the nodes (at most
+        :data:`_STATES_BYTES`); continuous: no jumps."""
         compiled = self.kernel.compiled_sf()
         if compiled is None:
             sf = self.kernel.batch_sf(sol.extra[0]) @ self.w
@@ -567,7 +572,7 @@ class _SXContinuousModel(_GridModel):
             sf = _mix_sf(sol.extra[0], self.w, compiled[0], self.kernel.n, self.kernel.r,
                          compiled[1])
         if self.phases is not None:
-            sol.states = sol.extra[1]
+            sol.states, sol.every = sol.extra[1], self.phases.every(sol.F.size - 1)
         sol.extra = ()
         return sf, sf
 

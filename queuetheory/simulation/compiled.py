@@ -5,14 +5,16 @@ arrival, with the same floating-point operations in the same order, so both engi
 bit-identical results from the same random draws (which numpy makes in both cases). Where the
 numpy kernel sums over the servers of an arrival (the cost), both kernels write the per-server
 terms and the sum is taken by the same numpy call. Compiled functions are cached on disk
-(``cache=True``): the first call in a fresh environment compiles (a few seconds), later
-processes load the machine code.
+(:func:`.._jit.njit`, under a stamp of the package's sources): the first call in a fresh
+environment, or after any change to the package, compiles (a few seconds), later processes
+load the machine code.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._jit import njit
 from . import engine
 
 try:
@@ -20,7 +22,7 @@ try:
 except ImportError:  # importable anyway (e.g. by doctest collection); the kernels then stay
     numba = None     # plain Python, and simulate(engine="numba") refuses to run
 
-_jit = (lambda function: function) if numba is None else numba.njit(cache=True, nogil=True)
+_jit = (lambda function: function) if numba is None else njit(nogil=True)
 
 
 @_jit
