@@ -2562,6 +2562,23 @@ def test_sx_continuous_march_compiled_is_numpy(monkeypatch):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+def test_root_arrays_across_the_columns():
+    # removal._across (the shoot's root and slopes from the march's columns, one einsum pass):
+    # weights (-1, 1) over the width give (a_1 - a_0) / width bit for bit (the slopes; -a_0 / w
+    # + a_1 / w had lost 7 digits, found by review), and a convex combination is within two units
+    # of rounding of a_0 + t (a_1 - a_0), on arrays of the march's shapes
+    rng = np.random.default_rng(3)
+    arrays = [1.0 + 1e-7 * rng.standard_normal((50, 2)) * np.array([0.0, 1.0]) + 0.5,
+              rng.uniform(0.0, 1.0, (50, 2, 7)), rng.uniform(0.0, 1.0, (4, 2, 7, 3))]
+    width = 3.7e-8
+    for a, slope in zip(arrays, removal._across(arrays, np.array([-1.0, 1.0]), width)):
+        np.testing.assert_array_equal(slope, (a[:, 1] - a[:, 0]) / width)
+    for t in (0.0, 0.37, 1.0):
+        for a, value in zip(arrays, removal._across(arrays, np.array([1.0 - t, t]))):
+            np.testing.assert_allclose(value, a[:, 0] + t * (a[:, 1] - a[:, 0]), rtol=4.5e-16,
+                                       atol=0)
+
+
 @pytest.mark.parametrize("e", [0, 1, 2, 5, 17, 63])
 def test_powers_by_squaring_are_the_powers(e):
     # removal._pow_many (phi and the batch's survival function, points side by side) against
