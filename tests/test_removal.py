@@ -2661,6 +2661,29 @@ def test_phase_march_is_the_history_march(S, monkeypatch):
     np.testing.assert_allclose(between, model.sf_at(sol, t), rtol=1e-11, atol=1e-15)
 
 
+@pytest.mark.parametrize("S", [qt.Uniform(0.5, 1.5), qt.Erlang(3, 3.0)])
+def test_history_blocks_take_the_lags_their_kernels_reach(S):
+    # the history's large blocks convolve each chunk of kernels only over the lags where one
+    # is not 0 (_MixWeights.reach: the short runtimes x_j S of the small X nodes): the same
+    # sums as over every lag, to rounding, on a grid whose large blocks reach past the kernels
+    # of the small X nodes (a uniform slowdown's end 1.5 x_j; an Erlang one's survival function
+    # underflowing to 0)
+    from queuetheory.analysis import removal_continuous as rc
+
+    model = rc._SXContinuousModel(removal._kernel_of(qt.MDS(4, 2), 0.4),
+                                  qt.SX(qt.Exponential(1.0), S))
+    h, M = 0.02, 2048
+    leaf = rc._COMPILED_LEAF if removal.numba is not None else removal._LEAF
+    weights = rc._MixWeights(model, h, M, leaf)
+    cols = np.array([0.5, 0.5 * (1 + 1e-7)])
+    short = rc._march_mix(model.kernel, weights, model.w, h, M, cols, leaf)
+    assert np.min(weights.reach) < 64 and np.max(weights.reach) >= M // 2
+    weights.reach = None
+    every = rc._march_mix(model.kernel, weights, model.w, h, M, cols, leaf)
+    for a, b in zip(short, every):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-15)
+
+
 def test_phase_q_between_nodes_holds_its_memory_bound():
     # q between the nodes for many times of a slowdown of 16 phases: blocks of times within
     # _Q_AT_BYTES (4000 times at once had taken 0.9 GB for their steps E(tau), J P^2 floats

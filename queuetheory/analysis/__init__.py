@@ -126,21 +126,21 @@ def grid_budget(factor: float) -> Iterator[None]:
     """Within the block, the workload grids may take ``factor`` times the cells and memory.
 
     The grids of MDS and Replication with removal (and of the systems solved through them, as
-    for :func:`accuracy_goal`) are refined until their estimated errors meet the goal or until
-    a bound stops them: on their cells (16384 for the coarsest of the last three grids; 4096
-    under S&X, except for a job size on at most 16 atoms) and, under S&X, on the memory of
-    their ``X`` nodes (256 MB of tables with discrete slowdowns, 512 MB for the largest march
-    with continuous ones). A point stopped there says so in its ``method`` ("short of the 1e-6
-    goal: the grid has reached its limit"). Both bounds are multiplied by ``factor``: memory
-    and time grow about in proportion (the step halves once per factor of 2 to 4; choose a
-    factor the machine's memory holds: at 64, 16 GB of ``X`` nodes). The stated errors shrink
-    where a bound is what limits them: the grids' step (as in the example below, a Pareto
-    tail), or the memory that keeps the second solve with twelve nodes over ``X`` off the first
-    solve's grids; not where the rule over ``X`` binds with twelve nodes. Held out (S&X M/G/1 through the grid
-    against Pollaczek-Khinchine), the stated relative errors at factors 1, 4 and 16 were
-    2.1e-5, 7.4e-7 and 5.5e-7 for HyperExponential([0.9, 0.1], [10, 0.5]) job sizes times the
-    Facebook slowdowns at load 0.5 (3.3, 9.6 and 16 s of CPU, peak memory 0.4, 0.8 and 1.4 GB);
-    4.1e-4, 5.2e-5 and 8.8e-6 for HyperExponential([0.7, 0.3], [3, 0.3]) times {0.1, 1, 10}
+    for :func:`accuracy_goal`) are refined until their estimated errors meet the goal or until a
+    bound stops them: on their cells (16384 for the coarsest of the last three grids; 4096 under
+    S&X, except for a job size on at most 16 atoms) and, under S&X, on the memory of their ``X``
+    nodes (256 MB of tables with discrete slowdowns, 512 MB for the largest march with
+    continuous ones). A point stopped there says so in its ``method`` ("short of the 1e-6 goal:
+    the grid has reached its limit"). Both bounds are multiplied by ``factor``: memory and time
+    grow about in proportion (the step halves once per factor of 2 to 4; choose a factor the
+    machine's memory holds: at 64, 16 GB of ``X`` nodes). The stated errors shrink where a bound
+    is what limits them: the grids' step (as in the example below, a Pareto tail), or the memory
+    that keeps the second solve with twelve nodes over ``X`` off the first solve's grids; not
+    where the rule over ``X`` binds with twelve nodes. Held out (S&X M/G/1 through the grid
+    against Pollaczek-Khinchine), the stated relative errors at factors 1, 4 and 16 were 2.1e-5,
+    7.4e-7 and 5.5e-7 for HyperExponential([0.9, 0.1], [10, 0.5]) job sizes times the Facebook
+    slowdowns at load 0.5 (3.3, 9.6 and 16 s of CPU, peak memory 0.4, 0.8 and 1.4 GB); 4.1e-4,
+    5.2e-5 and 8.8e-6 for HyperExponential([0.7, 0.3], [3, 0.3]) times {0.1, 1, 10}
     (probabilities 0.3, 0.5, 0.2) at 0.5; 3.0e-4, 8.3e-5 and 8.1e-5 for the first times {1, 10}
     (0.9, 0.1) at 0.5, where the rule binds; 2.6e-6, 1.3e-6 and 1.3e-6 for
     HyperExponential([0.5, 0.5], [1, 0.2]) times {1, 10} at 0.7. The true errors were at most

@@ -898,8 +898,12 @@ class _History:
     the order of the terms changed: rounding differences about 1e-16 of the history sums)."""
 
     def __init__(self, alpha, beta, spectra: dict, M: int, fp, fm, history,
-                 fft_min: int = _FFT_MIN, leaf: int = _LEAF, kernels: tuple | None = None):
+                 fft_min: int = _FFT_MIN, leaf: int = _LEAF, kernels: tuple | None = None,
+                 reach: np.ndarray | None = None):
         self.M, self.fp, self.fm, self.history = M, fp, fm, history
+        # J kernels: per chunk of _KERNEL_CHUNK, the largest lag at which one is not 0 (None:
+        # taken as reaching every lag)
+        self.reach = reach
         self.leaf = leaf
         self.size = self.size_of(M, leaf)
         # one kernel (IR), or J of them side by side (a trailing axis: S&X, continuous S);
@@ -991,21 +995,34 @@ class _History:
     def _cross_kernels(self, n, P, top, mid, fp, fm):
         """:meth:`_cross` by FFT with ``J`` kernels (a trailing axis): ``_KERNEL_CHUNK`` kernels
         at a time, their spectra kept up to blocks of ``_SPECTRA_MAX`` (memory: the
-        temporaries of one chunk, not of all ``J``)."""
+        temporaries of one chunk, not of all ``J``). A chunk whose kernels are 0 beyond lag
+        ``r`` (``reach``), ``r <= P' < P`` for a power of 2 ``P'`` (at least ``fft_min / 2``),
+        takes the block's last ``P'`` sources and first ``P'`` targets only: the other pairs
+        are more than ``P'`` apart, their terms 0 (an FFT of size ``2 P'``, the same sums)."""
         terms = self._terms(fp, fm)
-        values = [np.fft.rfft(f, n, axis=0)[:, :, None] for _, f in terms]
-        keep = n <= _SPECTRA_MAX
+        values = {}   # the sources' spectra at each size
         for start in range(0, self.a.shape[1], _KERNEL_CHUNK):
             part = slice(start, start + _KERNEL_CHUNK)
-            kernels = self.spectra.get((n, start)) if keep else None
+            Q = P if self.reach is None else min(P, max(
+                1 << int(self.reach[start // _KERNEL_CHUNK] - 1).bit_length(),
+                self.fft_min // 2))
+            size = 2 * Q
+            if size not in values:
+                values[size] = [np.fft.rfft(f[P - Q:], size, axis=0)[:, :, None]
+                                for _, f in terms]
+            keep = size <= _SPECTRA_MAX
+            kernels = self.spectra.get((size, start)) if keep else None
             if kernels is None:
-                kernels = [np.fft.rfft(kernel[:n, part], axis=0)[:, None] for kernel, _ in terms]
+                kernels = [np.fft.rfft(kernel[:size, part], axis=0)[:, None]
+                           for kernel, _ in terms]
                 if keep:
-                    self.spectra[(n, start)] = kernels
-            spectrum = kernels[0] * values[0]
-            for k, v in zip(kernels[1:], values[1:]):
+                    self.spectra[(size, start)] = kernels
+            spectrum = kernels[0] * values[size][0]
+            for k, v in zip(kernels[1:], values[size][1:]):
                 spectrum += k * v
-            self.history[mid:mid + top, :, part] += np.fft.irfft(spectrum, n, axis=0)[P:P + top]
+            rows = min(top, Q)
+            self.history[mid:mid + rows, :, part] += np.fft.irfft(spectrum, size,
+                                                                  axis=0)[Q:Q + rows]
 
 
 _DIRECT_ROWS = 8

@@ -45,6 +45,7 @@ from scipy import special
 
 from .removal import (
     _COARSE_STEP_MEAN,
+    _KERNEL_CHUNK,
     _LEAF,
     _ROUGH_STEP_FASTEST,
     _UNRESOLVED_STEP_FASTEST,
@@ -138,13 +139,19 @@ class _MixWeights:
         Gbar, head = np.empty((J, M + 1)), np.zeros((J, M + 1))
         kernel = np.zeros((J, _History.size_of(M, leaf)))
         self.beta1, self.slope = np.empty(J), np.empty(J)
+        last = np.zeros(J, dtype=np.intp)   # the largest lag where each kernel is not 0
         for j, (R, kinks) in enumerate(zip(model.laws, model.kinks)):
             w = _Weights(R, h, M, kinks, bars=True)
             Gbar[j], self.beta1[j], self.slope[j] = w.Gbar_left, w.beta1, w.beta_bar[0]
             kernel[j, 1:M + 1] = w.alpha_bar
             kernel[j, 1:M] += w.beta_bar[1:]
             head[j, 1:M] = w.beta_bar[1:]
+            nonzero = np.flatnonzero(kernel[j, :M + 1])
+            last[j] = nonzero[-1] if nonzero.size else 0
         self.Gbar, self.head, self.kernels = Gbar.T, head.T, (kernel.T, None)
+        # per chunk of kernels, the lags the history's blocks need (._History's reach: the
+        # short runtimes of small x_j take a small FFT in the large blocks)
+        self.reach = np.maximum.reduceat(last, np.arange(0, J, _KERNEL_CHUNK))
         self.spectra = {}
 
 
@@ -614,7 +621,7 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
                - fp[0][None, :, None] * weights.head[:, None, :])
     compiled = kernel.compiled_phi()
     blocks = _History(None, None, weights.spectra, M, fp, None, history, fft_min=_FFT_MIN,
-                      leaf=leaf, kernels=weights.kernels)
+                      leaf=leaf, kernels=weights.kernels, reach=weights.reach)
     ab_in = np.ascontiguousarray(blocks.a[:blocks.leaf])
     phi = kernel.phi
 
