@@ -89,7 +89,8 @@ def _cache_class():
 
 def njit(**options) -> Callable:
     """``numba.njit(**options)`` cached on disk under :func:`package_stamp` (module
-    docstring); uncached where that cannot be set up. Needs numba.
+    docstring); uncached where that cannot be set up. Without numba, the function itself
+    (the kernels then run as plain Python).
 
     Examples
     --------
@@ -99,7 +100,10 @@ def njit(**options) -> Callable:
     >>> twice(1.5)
     3.0
     """
-    import numba
+    try:
+        import numba
+    except ImportError:
+        return lambda function: function
 
     def decorate(function):
         dispatcher = numba.njit(**options)(function)

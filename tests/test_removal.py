@@ -2661,23 +2661,27 @@ def test_phase_march_is_the_history_march(S, monkeypatch):
     np.testing.assert_allclose(between, model.sf_at(sol, t), rtol=1e-11, atol=1e-15)
 
 
-@pytest.mark.parametrize("S", [qt.Uniform(0.5, 1.5), qt.Erlang(3, 3.0)])
-def test_history_blocks_take_the_lags_their_kernels_reach(S):
+@pytest.mark.parametrize(("X", "S"), [(qt.Exponential(1.0), qt.Uniform(0.5, 1.5)),
+                                      (qt.Exponential(1.0), qt.Erlang(3, 3.0)),
+                                      (qt.Discrete([0.01, 0.3], [0.5, 0.5]),
+                                       qt.Uniform(0.5, 1.5))])
+def test_history_blocks_take_the_lags_their_kernels_reach(X, S):
     # the history's large blocks convolve each chunk of kernels only over the lags where one
     # is not 0 (_MixWeights.reach: the short runtimes x_j S of the small X nodes): the same
     # sums as over every lag, to rounding, on a grid whose large blocks reach past the kernels
     # of the small X nodes (a uniform slowdown's end 1.5 x_j; an Erlang one's survival function
-    # underflowing to 0)
+    # underflowing to 0), and for a job size on atoms whose kernels all end early
     from queuetheory.analysis import removal_continuous as rc
 
     model = rc._SXContinuousModel(removal._kernel_of(qt.MDS(4, 2), 0.4),
-                                  qt.SX(qt.Exponential(1.0), S))
+                                  qt.SX(X, S))
     h, M = 0.02, 2048
     leaf = rc._COMPILED_LEAF if removal.numba is not None else removal._LEAF
     weights = rc._MixWeights(model, h, M, leaf)
     cols = np.array([0.5, 0.5 * (1 + 1e-7)])
     short = rc._march_mix(model.kernel, weights, model.w, h, M, cols, leaf)
-    assert np.min(weights.reach) < 64 and np.max(weights.reach) >= M // 2
+    assert np.min(weights.reach) < 64
+    assert np.max(weights.reach) >= M // 2 if X.atoms is None else np.max(weights.reach) < 64
     weights.reach = None
     every = rc._march_mix(model.kernel, weights, model.w, h, M, cols, leaf)
     for a, b in zip(short, every):
@@ -2758,7 +2762,7 @@ def test_sx_continuous_largest_shoot_within_its_memory(X, S, monkeypatch):
     # holds its arrays within _BYTES, counted by tracemalloc (numpy's allocations): the rule's
     # check from the base's F0 (a continuous X), Newton's steps from a poor guess (X on atoms),
     # marches of two columns; a budget that puts max_cells on a power of 2 (measured: 0.72 to
-    # 0.87 of it, numba or not, 0.51 for the compiled march of Erlang(2) slowdowns, whose
+    # 0.87 of it, numba or not, 0.514 for the compiled march of Erlang(2) slowdowns, whose
     # P(C > t) takes no temporaries; a bound on the march's arrays alone, 1.015 to 1.056 times
     # it; 16 phases had taken 0.98 and 0.99 of it before the solution's states were counted)
     import tracemalloc
@@ -2790,7 +2794,7 @@ def test_sx_continuous_largest_shoot_within_its_memory(X, S, monkeypatch):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert 0.4 * budget < peak <= budget
+    assert 0.5 * budget < peak <= budget
 
 
 @pytest.mark.slow  # 5 to 12 s each with numba

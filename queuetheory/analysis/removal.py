@@ -113,14 +113,13 @@ try:
     import numba
 except ImportError:  # the S&X march then runs as numpy operations per node (slower)
     numba = None
-# compiled, cached on disk under a stamp of the package's sources (.._jit)
-_jit = (lambda function: function) if numba is None else njit(nogil=True)
+# compiled, cached on disk under a stamp of the package's sources (.._jit; plain Python
+# without numba)
+_jit = njit(nogil=True)
 # the same, inlined where it is called (a helper of the inner loops)
-_jit_inline = ((lambda function: function) if numba is None else
-               njit(nogil=True, inline="always"))
+_jit_inline = njit(nogil=True, inline="always")
 # the same, free to reorder the terms of a sum (SIMD: several times faster history sums)
-_jit_sums = ((lambda function: function) if numba is None else
-             njit(nogil=True, fastmath={"reassoc", "contract"}))
+_jit_sums = njit(nogil=True, fastmath={"reassoc", "contract"})
 
 __all__ = ["analyze_removal", "frontier", "necessary_rate", "RemovalBatchTime",
            "ExponentialBatchTime", "RemovalError"]

@@ -215,8 +215,9 @@ class _Phases:
 
     def every(self, M: int) -> int:
         """The spacing of the states kept by a march of ``M`` cells: :data:`_CHECKPOINT` times
-        the smallest power of 2 that holds them (``8 J P (M / every + 1)`` bytes) within
-        :data:`_STATES_BYTES`."""
+        the smallest power of 2 that holds a solution's (``8 J P (M / every + 1)`` bytes; the
+        march's, one set per column) within :data:`_STATES_BYTES`; at most ``M`` (two sets, which
+        exceed it only for ``J P`` above 262144)."""
         every, size = _CHECKPOINT, 8 * self.rate.size
         while size * (M // every + 1) > _STATES_BYTES and every < M:
             every *= 2

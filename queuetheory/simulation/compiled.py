@@ -17,12 +17,9 @@ import numpy as np
 from .._jit import njit
 from . import engine
 
-try:
-    import numba
-except ImportError:  # importable anyway (e.g. by doctest collection); the kernels then stay
-    numba = None     # plain Python, and simulate(engine="numba") refuses to run
-
-_jit = (lambda function: function) if numba is None else njit(nogil=True)
+# importable without numba too (e.g. by doctest collection): the kernels then stay plain
+# Python, and simulate(engine="numba") refuses to run
+_jit = njit(nogil=True)
 
 
 @_jit
