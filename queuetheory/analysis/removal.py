@@ -3381,11 +3381,19 @@ class RemovalBatchTime(BatchCompletionTime):
             # the rule over X moves P(C > t) by up to its error at the nodes around t (two
             # steps of that grid either side), or at t itself, where it may be larger (S&X,
             # Uniform(1, 3) x {1, 2, 5}: 1.2e-9 at a p50, 2.4e-10 at the nodes around it)
-            nodes, rule, checks, base = self._rule_error
+            nodes, rule, checks, base, coarser = self._rule_error
             step = nodes[1] - nodes[0]
             at_base = self._model.sf_at(base, times)
-            at_t = sum(2 * np.max([np.abs(check.sf_at(d, times) - at_base) for d in solved],
-                                  axis=0) for check, solved in checks)
+            changes = [np.max([np.abs(check.sf_at(d, times) - at_base) for d in solved], axis=0)
+                       for check, solved in checks]
+            if coarser is not None:
+                # the extrapolation's change, from the grid before the finest too (as for the
+                # mean, grid_prediction); the doubled rule is the first check
+                doubled, check, before = coarser
+                changes[0] = np.maximum(changes[0], np.abs(_extrapolated_change(
+                    doubled.sf_at(checks[0][1][0], times) - at_base,
+                    doubled.sf_at(check, times) - self._model.sf_at(before, times))))
+            at_t = 2 * sum(changes)
             for i, t in enumerate(times):
                 near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
                 extra[i] += max(float(near.max()) if near.size else float(rule.max()), at_t[i])
@@ -3445,8 +3453,19 @@ class RemovalBatchTime(BatchCompletionTime):
                 below, 0)])), left)
             right = np.where(above < jumps.size, np.minimum(right, 0.5 * (times + jumps[
                 np.minimum(above, jumps.size - 1)])), right)
-        sf = self._extrapolated_sf(np.concatenate([left, right]))
-        density = (sf[:times.size] - sf[times.size:]) / (right - left)
+        sf = self._extrapolated_sf(np.concatenate([left, times, right]))
+        low, mid, high = sf[:times.size], sf[times.size:-times.size], sf[-times.size:]
+        density = (low - high) / (right - left)
+        # the smaller of the one-sided densities, where the slope of P(C > t) bends between
+        # them (S&X Uniform(0.5, 1.5) x {1, 10}, MDS(2, 1) at 0.1 of its frontier: just past
+        # t = 15, the top of 10 X, where the density falls about thirtyfold, a p99.9986 3.2e-5
+        # off with 2.2e-6 stated; found by an independent audit); not at a jump, whose
+        # quantiles both extrapolations have exactly
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sides = np.minimum(np.where(times > left, (low - mid) / (times - left), np.inf),
+                               np.where(right > times, (mid - high) / (right - times), np.inf))
+        density = np.where(np.isin(times, self._jumps) | ~np.isfinite(sides), density,
+                           np.minimum(density, sides))
         with np.errstate(divide="ignore"):
             errors = np.where(density > 0, np.maximum(errors.ravel(), factor * window / density)
                               + extra / density, math.inf)
@@ -3867,6 +3886,22 @@ stated the rough estimate, 2.0e-5 to 5.3e-2 relative and 1 to 33 times their tru
 2.2e-5, 4.0e-6 off, now +- 1.1e-9). Over 50 IR frontiers (ten laws, five codes) 10 changed,
 their estimates now 1.0e-9 to 2.6e-7 relative, the slowest in 0.68 s of CPU (0.08 s at 8);
 S&X frontiers are held by the memory of their ``X`` nodes first (none of 12 changed)."""
+_FRONT_STEP_MEAN = 0.5
+"""Largest step of the frontier's grids, in mean runtimes (:meth:`_Front.refinement`): on the
+longer horizons a slowly forming front asks for, 256 cells had taken steps of 4 to 8 mean
+runtimes, where the front's level is not even monotone in the rate (S&X exponential ``X`` times
+``HyperExponential([0.9, 0.1], [1.8, 0.2])``, MDS(10, 5): 0.82 at step 4, 6.1 at step 8, and
+between 0.91 and 1.46 at one rate's neighbours), so Brent's method found no bracket and the
+frontier was refused. Over 160 systems (IR hyperexponential, lognormal(1), gamma(0.3),
+deterministic and two-point laws; S&X exponential, Erlang(2), uniform and two-atom job sizes
+times hyperexponential, Erlang(2), uniform and discrete slowdowns; MDS(2, 1), MDS(4, 2),
+MDS(10, 5), Replication(2, 2) and Replication(1, 3)) 21 had been refused, 3 are (fronts
+whose cells at this step exceed the bound); of the 139 answered before 82 moved, by at most
+0.42 of their earlier estimates; against the same grids four times finer (104 systems) 103
+are within their estimates (the one beyond, X on {0.01, 3} times Erlang(2, 2) slowdowns,
+Replication(1, 3), 1.2e-8 relative off with 3.1e-9 stated, did not move). Bounded by
+:meth:`_Front.max_cells`: at 1 mean runtime, without the bound, one search let the horizon grow
+to 3.4e7 and asked for 27 GB."""
 _FRONT_CELLS = (256, 512, 1024, 2048)
 """Cells of the grids of :func:`frontier` on one horizon: Richardson-extrapolated from the two
 finest, the error estimate that of :func:`_guarded` (the coarsest grid guards it: with three
@@ -3963,10 +3998,12 @@ def frontier(policy: MDS | Replication, R: Distribution | SX, *,
     from the bound downwards: near the no-removal limit the front forms slowly) on a grid of
     256 cells, which also fixes the horizon ``W`` (doubled until the front has passed); then on
     grids of 256, 512, 1024 and 2048 cells on that horizon, each bracketed around the value the
-    coarser grids predict. Richardson-extrapolated from the two finest grids, with the error
+    coarser grids predict; every grid's cells multiplied by a power of 2 where the horizon needs
+    it to keep its step within :data:`_FRONT_STEP_MEAN` mean runtimes (refused beyond the cell
+    bound). Richardson-extrapolated from the two finest grids, with the error
     estimate of :func:`_guarded` (atoms of ``R`` off the grid: the finest value, first order;
     a finest step over the mean of the runtime's fastest part, S&X ``E[X] min S``, IR
-    :func:`_fastest_mean`: every grid refined by up to 8 times to resolve it, else the rough
+    :func:`_fastest_mean`: every grid refined by up to 32 times to resolve it, else the rough
     estimate, :data:`_FRONT_ROUGH_STEP_FASTEST`) plus the
     root-finding tolerance (S&X with a continuous ``X``: plus twice the change of the 512-cell
     root when the rule over ``X`` is doubled). Exponential runtimes: ``mu`` exactly; S&X with
@@ -4046,11 +4083,11 @@ class _Front:
         """``F(inf) - 1`` at ``rate``; the horizon doubled until the front passes (``grow``, at
         most ``doublings`` times, then :class:`RemovalError`), else :class:`_FrontNotPassed`."""
         self.model.kernel = _kernel_of(self.policy, rate)
-        cells *= self.factor
         for _ in range(doublings):
-            key = (rate, cells, self.horizon)
+            grid = cells * self.refinement(cells)
+            key = (rate, grid, self.horizon)
             if key not in self.levels:
-                self.levels[key] = _front_level(self.model, cells, self.horizon)
+                self.levels[key] = _front_level(self.model, grid, self.horizon)
             level = self.levels[key]
             if level is not None:
                 return level - 1.0
@@ -4066,8 +4103,32 @@ class _Front:
         """Whether the estimates on grids up to ``cells`` cells are the rough ones: the model's
         (:attr:`_GridModel.rough`), or a step over its ``front_rough_above``."""
         model = self.model
-        return bool(model.rough or _front_step(model, cells * self.factor, self.horizon)
+        return bool(model.rough or _front_step(model, cells * self.refinement(cells), self.horizon)
                     > model.front_rough_above)
+
+    def refinement(self, cells: int, horizon: float | None = None) -> int:
+        """What the grid of ``cells`` of :data:`_FRONT_CELLS` is refined by on ``horizon`` (by
+        default the current one): :meth:`resolve`'s ``factor``, at least the smallest power of
+        2 that keeps the coarsest grid's step within :data:`_FRONT_STEP_MEAN` mean runtimes.
+        :class:`RemovalError` where that grid would then exceed :meth:`max_cells` (a front
+        that forms too slowly)."""
+        model = self.model
+        horizon = self.horizon if horizon is None else horizon
+        h = _front_step(model, _FRONT_CELLS[0], horizon)
+        floor = 1
+        while h / floor > _FRONT_STEP_MEAN * model.scale:
+            floor *= 2
+        if floor > self.factor and floor * cells > self.max_cells():
+            raise RemovalError(
+                f"the travelling front forms too slowly: on [0, {horizon:.4g}] the "
+                f"frontier's grids would need more than {self.max_cells()} cells to keep "
+                f"their step within {_FRONT_STEP_MEAN} mean runtimes; use qt.simulate")
+        return max(self.factor, floor)
+
+    def max_cells(self) -> int:
+        """Most cells of the frontier's finest grid: :data:`_FRONT_MAX_CELLS`, and four times
+        the model's ``max_cells`` (S&X: the memory of its ``X`` nodes)."""
+        return min(_FRONT_MAX_CELLS, 4 * self.model.max_cells)
 
     def resolve(self) -> bool:
         """Set ``factor``, the grids' cells over :data:`_FRONT_CELLS`: the smallest power of 2
@@ -4084,8 +4145,7 @@ class _Front:
         while (self.plain_at != self.horizon and h / factor > model.front_rough_above
                and factor <= _FRONT_REFINE):
             factor *= 2
-        bound = min(_FRONT_MAX_CELLS, 4 * model.max_cells)
-        if factor > _FRONT_REFINE or factor * self.horizon / h > bound:
+        if factor > _FRONT_REFINE or factor * self.horizon / h > self.max_cells():
             factor = 1
         changed, self.factor = factor != self.factor, factor
         return changed
@@ -4232,7 +4292,8 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
     model = front.model
     model.kernel = _kernel_of(front.policy, values[0])
     while (front.horizon > 32.0 * model.scale * 1.5
-           and _front_level(model, coarsest, 0.5 * front.horizon) is not None):
+           and _front_level(model, coarsest * front.refinement(coarsest, 0.5 * front.horizon),
+                            0.5 * front.horizon) is not None):
         front.horizon *= 0.5
     attempts = 0
     while attempts < _HORIZON_DOUBLINGS:
@@ -4347,6 +4408,12 @@ def _rule_binds(achieved: float, rule: float, quantiles: float) -> bool:
     return mean or 1 < quantiles <= 16
 
 
+def _extrapolated_change(finest: float, before: float) -> float:
+    """The change of the Richardson extrapolation ``(4 v_{h/4} - v_{h/2}) / 3`` of two grids
+    whose values change by ``finest`` and ``before``."""
+    return (4.0 * finest - before) / 3.0
+
+
 def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Kernel, model,
                      exact: bool, references: tuple,
                      plan: tuple | None = None) -> tuple[Prediction, tuple, tuple]:
@@ -4429,6 +4496,7 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     base = sols[-1]
     nodes = base.h * np.arange(base.F.size)
     checks = []   # (model, its solutions on the grids of the check)
+    coarser_check = None   # the doubled rule's solution on the grid before the finest
     doubled = None if isinstance(model, _IRModel) else model.doubled()
     if doubled is not None:
         # the error of the Gauss-Legendre rule over X: twice the change on the finest grid
@@ -4443,6 +4511,15 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         model.release()   # the grids' X nodes: not needed any more
         checks.append((doubled, [_shoot(doubled, base.h, base.F.size - 1, base.F0,
                                         tangent=base)]))
+        if order == 2:
+            # and on the grid before: the extrapolation (4 m_{h/4} - m_{h/2}) / 3 moves by
+            # the same combination of the two grids' changes, which can exceed the finest's
+            # (S&X Uniform(0.5, 1.5) x {1, 2}, MDS(4, 2) at 0.4 of its frontier: the mean
+            # 1.0e-8 off an independent reference with 7.1e-9 stated, 1.4e-9 off with 16 nodes;
+            # found by an independent audit)
+            before = sols[-2]
+            coarser_check = _shoot(doubled, before.h, before.F.size - 1, before.F0,
+                                   tangent=before)
         doubled.release()
     if shifted is not None:
         # atoms between the nodes: an O(h^2) term that depends on where each atom (and its
@@ -4467,6 +4544,13 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
     for check, solved in checks:
         mean_part = 2 * max(abs(_grid_mean(d) - _grid_mean(base)) for d in solved)
         busy_part = 2 * max(abs(d.F0 - base.F0) for d in solved)
+        if check is doubled and coarser_check is not None:
+            before = sols[-2]
+            mean_part = max(mean_part, 2 * abs(_extrapolated_change(
+                _grid_mean(solved[0]) - _grid_mean(base),
+                _grid_mean(coarser_check) - _grid_mean(before))))
+            busy_part = max(busy_part, 2 * abs(_extrapolated_change(
+                solved[0].F0 - base.F0, coarser_check.F0 - before.F0)))
         mean_error += mean_part
         busy_error += busy_part
         # and of P(C > t): twice its change at each node (for the quantiles' errors)
@@ -4477,7 +4561,8 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
             rule_share = max(mean_part / abs(_grid_mean(base)),
                              busy_part / max(1.0 - base.F0, 1e-300)) / goal()
             rule_quantiles = _rule_quantiles(base, change) / (10 * goal())
-    rule_error = (nodes, rule, checks, base) if checks else None
+    coarser = None if coarser_check is None else (doubled, coarser_check, sols[-2])
+    rule_error = (nodes, rule, checks, base, coarser) if checks else None
     # int_W^inf P(C > t) dt, P(C > W) below max(_TAIL, tail) decaying at least at the rate
     # the horizon assumed (W >= log(1 / _TAIL) / rate): at most that times W / 27
     W = sols[-1].h * (sols[-1].F.size - 1)
