@@ -129,7 +129,7 @@ class Front:
         return self.lam_t * np.sum(self.ps * self.phi(q) * np.sum(self.wt * (F - y), axis=1))
 
     def level(self, tol=1e-13, Wmax=1e6, Fstop=1.5, method="Radau"):
-        """March; returns (L, F(W), D(W), W, status)."""
+        """March; returns (L, F(W), D(W), W, status, number of right-hand side calls)."""
         start = np.zeros(1 + self.xs.size * self.stages)
         start[0] = self.seed
 

@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 from scipy.optimize import brentq
-from scipy.special import bdtr, comb
+from scipy.special import comb
 
 
 class Pol:
@@ -39,17 +39,6 @@ class Pol:
             self.d = r; self.M = r - 1
             self.coef = np.zeros(self.M + 1); self.coef[0] = 1.0
             self.tasks_per_job = r
-    def phi(self, q):
-        q = np.clip(q, 0, 1)
-        if self.kind == 'mds':
-            return bdtr(self.n - 1, self.N - 1, q)
-        return (1 - q) ** (self.d - 1)
-    def Psi(self, q, one_minus_q=None):   # P(C > t)
-        q = np.clip(q, 0, 1)
-        p = 1 - q if one_minus_q is None else np.clip(one_minus_q, 0, 1)
-        if self.kind == 'mds':
-            return bdtr(self.n - 1, self.N, q)
-        return -np.expm1(self.n * np.log1p(-p ** self.d))
 
 
 GX, GW = np.polynomial.legendre.leggauss(12)

@@ -3179,7 +3179,8 @@ class RemovalBatchTime(BatchCompletionTime):
         # a step beyond model.coarse_above (grid_prediction): the larger of the last `coarse`
         # differences of the grids (twice, with the factor of the rough estimates)
         self._coarse = coarse
-        # (nodes, error of P(C > t) there) of the rule over a continuous X, or None
+        # (nodes, error of P(C > t) there, the checks, the finest grid's solution, the doubled
+        # rule on the grid before it or None) of the rule over a continuous X, or None
         self._order, self._rule_error = order, rule_error
         # the shortest possible runtime of a task (a batch takes at least that long), and
         # where P(C > t) jumps (q does, by the atom of V at 0 times an atom of the runtime)
@@ -3375,7 +3376,8 @@ class RemovalBatchTime(BatchCompletionTime):
             errors = np.maximum(errors, np.abs(coarse - self._quantile_sets(q, (2,))[0]))
         times = np.atleast_1d(np.asarray(values, dtype=float)).ravel()
         # errors of P(C > t) the difference above does not see, each turned into one of the
-        # quantile by the density (a central difference over the coarsest step)
+        # quantile by the density (the smaller one-sided difference over the coarsest step,
+        # below)
         extra = np.zeros(times.size)
         if self._rule_error is not None:
             # the rule over X moves P(C > t) by up to its error at the nodes around t (two
@@ -3384,15 +3386,15 @@ class RemovalBatchTime(BatchCompletionTime):
             nodes, rule, checks, base, coarser = self._rule_error
             step = nodes[1] - nodes[0]
             at_base = self._model.sf_at(base, times)
-            changes = [np.max([np.abs(check.sf_at(d, times) - at_base) for d in solved], axis=0)
-                       for check, solved in checks]
+            moved = [[check.sf_at(d, times) - at_base for d in solved] for check, solved in checks]
+            changes = [np.max(np.abs(m), axis=0) for m in moved]
             if coarser is not None:
                 # the extrapolation's change, from the grid before the finest too (as for the
                 # mean, grid_prediction); the doubled rule is the first check
-                doubled, check, before = coarser
+                doubled, doubled_before, before = coarser
                 changes[0] = np.maximum(changes[0], np.abs(_extrapolated_change(
-                    doubled.sf_at(checks[0][1][0], times) - at_base,
-                    doubled.sf_at(check, times) - self._model.sf_at(before, times))))
+                    moved[0][0], doubled.sf_at(doubled_before, times)
+                    - self._model.sf_at(before, times))))
             at_t = 2 * sum(changes)
             for i, t in enumerate(times):
                 near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
@@ -3460,12 +3462,18 @@ class RemovalBatchTime(BatchCompletionTime):
         # them (S&X Uniform(0.5, 1.5) x {1, 10}, MDS(2, 1) at 0.1 of its frontier: just past
         # t = 15, the top of 10 X, where the density falls about thirtyfold, a p99.9986 3.2e-5
         # off with 2.2e-6 stated; found by an independent audit); not at a jump, whose
-        # quantiles both extrapolations have exactly
+        # quantiles both extrapolations have exactly (the central difference is the two sides'
+        # mean weighted by their widths, never below the smaller). A side narrower than a
+        # quarter of the step (shrunk next to a jump) or without a fall is left out: its
+        # difference is rounding
+        quarter = 0.25 * h
         with np.errstate(divide="ignore", invalid="ignore"):
-            sides = np.minimum(np.where(times > left, (low - mid) / (times - left), np.inf),
-                               np.where(right > times, (mid - high) / (right - times), np.inf))
-        density = np.where(np.isin(times, self._jumps) | ~np.isfinite(sides), density,
-                           np.minimum(density, sides))
+            sides = np.minimum(
+                np.where((times - left >= quarter) & (low > mid), (low - mid) / (times - left),
+                         np.inf),
+                np.where((right - times >= quarter) & (mid > high),
+                         (mid - high) / (right - times), np.inf))
+        density = np.where(np.isin(times, self._jumps) | ~np.isfinite(sides), density, sides)
         with np.errstate(divide="ignore"):
             errors = np.where(density > 0, np.maximum(errors.ravel(), factor * window / density)
                               + extra / density, math.inf)
@@ -4029,7 +4037,9 @@ def frontier(policy: MDS | Replication, R: Distribution | SX, *,
     ------
     RemovalError
         When the grid method cannot place the front (near the no-removal limit, or where the
-        front stalls at its foot).
+        front stalls at its foot), or where its grids would need more than the cell bound to
+        keep their step within :data:`_FRONT_STEP_MEAN` mean runtimes (a front that forms
+        too slowly).
 
     Examples
     --------
@@ -4110,15 +4120,18 @@ class _Front:
         """What the grid of ``cells`` of :data:`_FRONT_CELLS` is refined by on ``horizon`` (by
         default the current one): :meth:`resolve`'s ``factor``, at least the smallest power of
         2 that keeps the coarsest grid's step within :data:`_FRONT_STEP_MEAN` mean runtimes.
-        :class:`RemovalError` where that grid would then exceed :meth:`max_cells` (a front
-        that forms too slowly)."""
+        :class:`RemovalError` where that grid would then hold more than :meth:`max_cells`
+        cells (a front that forms too slowly; on a lattice the step is lowered to a divisor of
+        the atoms' common step, and the cells counted so)."""
         model = self.model
         horizon = self.horizon if horizon is None else horizon
         h = _front_step(model, _FRONT_CELLS[0], horizon)
         floor = 1
         while h / floor > _FRONT_STEP_MEAN * model.scale:
             floor *= 2
-        if floor > self.factor and floor * cells > self.max_cells():
+        # the cells the grid holds (a lattice lowers the step below W / cells)
+        if floor > self.factor and horizon / _front_step(model, cells * floor, horizon) > (
+                self.max_cells()):
             raise RemovalError(
                 f"the travelling front forms too slowly: on [0, {horizon:.4g}] the "
                 f"frontier's grids would need more than {self.max_cells()} cells to keep "
@@ -4152,7 +4165,8 @@ class _Front:
 
     def fallback(self) -> bool:
         """Where the front has not passed the horizon on the refined grids: the grids of
-        :data:`_FRONT_CELLS` on the same horizon (``True``), as without the refinement;
+        :data:`_FRONT_CELLS` on the same horizon (``True``), as without :meth:`resolve`'s
+        refinement (:meth:`refinement`'s floor on the step still holds);
         ``False`` where they were not refined (the horizon is to grow, and :meth:`resolve`
         refines again on the longer one: IR gamma(0.3), MDS(10, 2) passed on neither grid at
         w = 76.8, and the unrefined grids kept at 153.6 stated 1.6e-3, 2.5e-4 off, where the
@@ -4295,6 +4309,7 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
            and _front_level(model, coarsest * front.refinement(coarsest, 0.5 * front.horizon),
                             0.5 * front.horizon) is not None):
         front.horizon *= 0.5
+    front.refinement(_FRONT_CELLS[-1])   # refused here where the finest grid would not fit
     attempts = 0
     while attempts < _HORIZON_DOUBLINGS:
         front.resolve()   # the grids refined for the fastest part on this horizon
@@ -4408,7 +4423,8 @@ def _rule_binds(achieved: float, rule: float, quantiles: float) -> bool:
     return mean or 1 < quantiles <= 16
 
 
-def _extrapolated_change(finest: float, before: float) -> float:
+def _extrapolated_change(finest: float | np.ndarray,
+                         before: float | np.ndarray) -> float | np.ndarray:
     """The change of the Richardson extrapolation ``(4 v_{h/4} - v_{h/2}) / 3`` of two grids
     whose values change by ``finest`` and ``before``."""
     return (4.0 * finest - before) / 3.0
@@ -4556,6 +4572,11 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         # and of P(C > t): twice its change at each node (for the quantiles' errors)
         change = 2 * np.max([np.abs((d.sf_right if d.h == base.h else check.sf_at(d, nodes))
                                     - base.sf_right) for d in solved], axis=0)
+        if check is doubled and coarser_check is not None:
+            # at the nodes of the grid before (every other node), the extrapolation's change
+            change[::2] = np.maximum(change[::2], 2 * np.abs(_extrapolated_change(
+                solved[0].sf_right[::2] - base.sf_right[::2],
+                coarser_check.sf_right - sols[-2].sf_right)))
         rule += change
         if check is doubled:
             rule_share = max(mean_part / abs(_grid_mean(base)),
@@ -4641,8 +4662,9 @@ def _rule_quantiles(base: _Solution, change: np.ndarray) -> float:
     """The largest relative error of a quantile at levels 0.05 to 0.999 that the change
     ``change`` of ``P(C > t)`` at the nodes of ``base`` makes, where it is at most 16 times the
     quantiles' goal (beyond, more nodes over ``X`` cannot bring it within): at each node, the
-    largest change within two nodes over the density (a central difference), as
-    :meth:`RemovalBatchTime._quantile_errors` takes the rule's error; not next to a jump of
+    largest change within two nodes over the density (a central difference; at a bend of
+    ``P(C > t)`` :meth:`RemovalBatchTime._quantile_errors` takes the smaller one-sided one, so
+    this share can be smaller than the stated errors' there); not next to a jump of
     ``P(C > t)`` (a level inside it has the jump's time as its quantile), nor at the ends."""
     sf, h = base.sf_right, base.h
     i = np.arange(1, sf.size - 1)
