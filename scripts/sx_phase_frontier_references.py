@@ -22,7 +22,10 @@ per piece instead of 12, 1.4e-12 (8 nodes: 1.1e-9); deeper grading of the rule, 
 horizon), 0.9e-11 to 1.7e-11; BDF instead of Radau at rtol 1e-13, 8e-12. The values printed (16
 nodes per piece, rtol 1e-12, tolerance 1e-13) are good to about 5e-11 relative.
 
-Run: ``python scripts/sx_phase_frontier_references.py [A B ...]`` (1 to 3 minutes per system)
+``ATOMS``: a job size on atoms, {0.01, 3} times Erlang(2, 2), Replication(1, 3): 0.5490232697397904;
+seed 1e-14, 0.5490232697405264; rtol 1e-11 and tolerance 1e-12, 0.5490232697392968.
+
+Run: ``python scripts/sx_phase_frontier_references.py [A B ... H]`` (1 to 3 minutes per system)
 prints ``name: lam*``.
 """
 from __future__ import annotations
@@ -224,6 +227,23 @@ def accurate(name, guess, width, per_piece, rtol, seed, tol, method="Radau"):
     return optimize.brentq(g, lo, hi, xtol=1e-13 * guess, rtol=1e-15)
 
 
+# name: (job size atoms, their probabilities, slowdown, mds, n, r or d), bracket of lam*
+ATOMS = {
+    "H": ((0.01, 3.0), (0.5, 0.5), ((1.0, 2, 2.0),), False, 1, 3, (0.5, 0.6)),
+}
+
+
+def atoms_frontier(name, rtol=1e-12, seed=1e-12, tol=1e-13):
+    """``lam*`` of a job size on atoms (no rule over ``X``) by Brent's method in its bracket."""
+    xs, ps, ph, mds, n, r, bracket = ATOMS[name]
+
+    def g(lam):
+        return Front(mds, n, r, lam, xs, ps, ph, rtol=rtol, seed=seed).level(tol=tol)[0] - 1.0
+    return optimize.brentq(g, *bracket, xtol=1e-15, rtol=1e-15)
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or sorted(SYSTEMS):
-        print(f"{name}: {accurate(name, rough(name), 1e-5, **BEST)!r}", flush=True)
+    for name in sys.argv[1:] or sorted(SYSTEMS) + sorted(ATOMS):
+        value = atoms_frontier(name) if name in ATOMS else accurate(name, rough(name), 1e-5,
+                                                                    **BEST)
+        print(f"{name}: {value!r}", flush=True)

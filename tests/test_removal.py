@@ -2949,6 +2949,19 @@ def test_frontier_of_a_slowly_forming_front(X, policy, reference):
     assert abs(value - reference) <= error <= 5e-5 * value
 
 
+@_slow_without_numba
+def test_frontier_of_a_small_job_size_atom_times_a_continuous_slowdown():
+    # X on {0.01, 3} times Erlang(2, 2) slowdowns: the smallest atom's runtimes (mean 0.01) were
+    # not resolved by the frontier's grids, and their estimate missed it, 0.5490232614 +- 1.7e-9
+    # (4.9 times; found against grids four times finer, then the ODE). Now they are refined
+    # for it as for a job size with a density. Reference: the front's ODE, no grid::
+    #
+    #     python scripts/sx_phase_frontier_references.py H
+    runtime = qt.SX(qt.Discrete([0.01, 3.0], [0.5, 0.5]), qt.Erlang(2, 2.0))
+    value, error = qt.stability_frontier(runtime, qt.Replication(1, 3), full_output=True)
+    assert abs(value - 0.5490232697397904) <= error <= 1e-8 * value
+
+
 def test_frontier_refinement_counts_the_cells_of_a_lattice():
     # on a lattice the step is lowered to a divisor of the atoms' common step, so a grid holds
     # more than its nominal cells: Deterministic(1) on [0, 131072] has a step of 0.5 at 256

@@ -3907,7 +3907,8 @@ MDS(10, 5), Replication(2, 2) and Replication(1, 3)) 21 had been refused, 3 are 
 whose cells at this step exceed the bound); of the 139 answered before 80 moved, by at most
 0.42 of their earlier estimates; against the same grids four times finer (104 systems) 103
 are within their estimates (the one beyond, X on {0.01, 3} times Erlang(2, 2) slowdowns,
-Replication(1, 3), 1.2e-8 relative off with 3.1e-9 stated, did not move). Bounded by
+Replication(1, 3), 1.5e-8 relative off the front's ODE with 3.1e-9 stated, did not move here;
+it is now refined for its smallest atom, ``front_rough_above``). Bounded by
 :meth:`_Front.max_cells`: at 1 mean runtime, without the bound, one search let the horizon grow
 to 3.4e7 and asked for 27 GB."""
 _FRONT_CELLS = (256, 512, 1024, 2048)

@@ -45,6 +45,7 @@ from scipy import special
 
 from .removal import (
     _COARSE_STEP_MEAN,
+    _FRONT_ROUGH_STEP_FASTEST,
     _KERNEL_CHUNK,
     _LEAF,
     _ROUGH_STEP_FASTEST,
@@ -528,6 +529,10 @@ class _SXContinuousModel(_GridModel):
                     self.fastest_text = "the smallest job size times the slowdown's fastest part"
                 self.unresolved_above = _UNRESOLVED_STEP_FASTEST * self.fastest
                 self.rough_above = self.resolve_above = _ROUGH_STEP_FASTEST * self.fastest
+                # the frontier's grids refined to resolve it too (X on {0.01, 3} times Erlang(2,
+                # 2), Replication(1, 3): 0.5490232614 +- 1.7e-9 where the front's ODE,
+                # scripts/sx_phase_frontier_references.py, gives 0.5490232697)
+                self.front_rough_above = _FRONT_ROUGH_STEP_FASTEST * self.fastest
                 self.refuse_unresolved = fastest < _SMALL_ATOM * self.scale
         # steps coarse beside the mean runtime, as for IR runtimes (X = 1 is the IR analysis)
         self.coarse_above = _COARSE_STEP_MEAN * self.scale
