@@ -83,11 +83,8 @@ class Front:
         return -(self.r - 1) * (1.0 - qc) ** max(self.r - 2, 0)
 
     def q_of(self, y):
-        q, start = 0.0, 0
-        for w, k, _ in self.phases:
-            q = q + w * y[:, start + k - 1]
-            start += k
-        return q
+        """``q(w | x_j)`` for every atom from the stages ``y`` (the last stage of each phase)."""
+        return y @ self.lastw
 
     def rhs(self, _, state):
         F, y = state[0], state[1:].reshape(self.xs.size, self.stages)
@@ -95,7 +92,7 @@ class Front:
         prev[:, 1:] = y[:, :-1]
         prev[:, self.first] = F
         dy = self.nu * (prev - y)
-        q = y @ self.lastw
+        q = self.q_of(y)
         dF = self.lam_t * np.dot(self.ps, (F - q) * self.phi(q))
         out = np.empty(state.size)
         out[0] = dF
