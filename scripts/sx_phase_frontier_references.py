@@ -25,7 +25,10 @@ nodes per piece, rtol 1e-12, tolerance 1e-13) are good to about 5e-11 relative.
 ``ATOMS``: a job size on atoms, {0.01, 3} times Erlang(2, 2), Replication(1, 3): 0.5490232697397904;
 seed 1e-14, 0.5490232697405264; rtol 1e-11 and tolerance 1e-12, 0.5490232697392968.
 
-Run: ``python scripts/sx_phase_frontier_references.py [A B ... H]`` (1 to 3 minutes per system)
+``I`` (Erlang(2) times ``HyperExponential([0.5, 0.5], [0.5, 2])``, Replication(1, 3), for
+tests/test_removal.py::test_frontier_of_a_balanced_hyperexponential_slowdown): 0.9703149954302025.
+
+Run: ``python scripts/sx_phase_frontier_references.py [A B ... I]`` (1 to 3 minutes per system)
 prints ``name: lam*``.
 """
 from __future__ import annotations
@@ -161,6 +164,7 @@ class Front:
 
 HYPER = ((0.9, 1, 1.8), (0.1, 1, 0.2))
 HYPER2 = ((0.7, 1, 3.0), (0.3, 1, 0.3))
+HYPER3 = ((0.5, 1, 0.5), (0.5, 1, 2.0))
 
 # name: (k of X ~ Erlang(k, k), slowdown, mds, n, r)
 SYSTEMS = {
@@ -171,6 +175,7 @@ SYSTEMS = {
     "E": (1, HYPER, False, 1, 3),
     "F": (1, HYPER2, True, 4, 2),
     "G": (2, HYPER, True, 2, 1),
+    "I": (2, HYPER3, False, 1, 3),
 }
 
 

@@ -1,7 +1,6 @@
-"""Reference for tests/test_removal.py::test_sx_quantile_past_a_bend_of_the_density (independent
-of queuetheory; written for an audit, 2026-12-07): MDS(n, m) and Replication(n, d) WITH removal in
-the mean-field limit, S&X runtimes ``X S`` with a continuous job size (Exponential or Uniform) and
-discrete slowdowns::
+"""References for tests/test_removal.py (independent of queuetheory; written for an audit,
+2026-12-07): MDS(n, m) and Replication(n, d) WITH removal in the mean-field limit, S&X runtimes
+``X S`` with a continuous job size (Exponential, Erlang(2) or Uniform) and discrete slowdowns::
 
     f(w) = lam_t E_X[(F(w) - q(w|X)) phi(q(w|X))],   q(w|x) = sum_j p_j F(w - x s_j).
 
@@ -11,14 +10,20 @@ nodes, Adams-Moulton of order 4 (trapezoid and AM2 to start, restarted at the ki
 integral over ``X`` by 12-point Gauss-Legendre on pieces split at every jump (``x = w / s_j``)
 and kink (``(w - kink) / s_j``) of the integrand; shooting on ``F(0)`` by Brent's method so that
 ``F(W) = 1``; values on ``h``, ``h/2``, ``h/4`` fitted exactly to ``v + A h^3 + B h^4``.
-``P(C > t) = E_X[Psi(q(t|X))]`` by the same rule; quantiles by Brent's method on it.
+``P(C > t) = E_X[Psi(q(t|X))]`` by the same rule; quantiles by Brent's method on it. The
+stability frontier (``FRONTIERS``): the same march from ``F(0) = 1e-12`` reaches the level behind
+the travelling front, ``F(W)`` (settled: ``F(3 W / 4)`` within 1e-14); Brent's method on the
+rate where it is 1, on each grid, extrapolated as the values.
 
 Checks (measured 2026-12-07): the S&X M/G/1 (MDS(1, 0)) against Pollaczek-Khinchine, busy
 fraction within 5e-10 and mean within 8e-9; the raw grids converge monotonically at O(h^3) (five
 grids, h = 1/16 to 1/256), extrapolations from different starting grids agree to about 1e-10.
+The frontier (2026-12-07): grids from h = 1/16 and from 1/32 agree to 7.7e-12, seed 1e-14 moves it
+by 5e-13, the horizon 800 instead of 400 not at all. Near the frontier (``NEAR_FRONTIER``, from
+h = 1/16): the extrapolations' spreads are at most 4.6e-10.
 
-Run: ``python scripts/sx_uniform_kink_references.py`` (numba; about a minute) prints the values
-pinned in the test.
+Run: ``python scripts/sx_uniform_kink_references.py`` (numba; about two minutes) prints the values
+pinned in the tests.
 """
 import math
 
@@ -94,7 +99,12 @@ def xint(w, Fw, Fv, fv, h, imax, sv, sp, xkind, xa, xb, kinks, coef, M, mode, ps
             a0 = u0 + sp_ * L
             for g in range(GX.shape[0]):
                 x = a0 + (GX[g] + 1) * 0.5 * L
-                dens = (1.0 / (xb - xa)) if xkind == 1 else xa * math.exp(-xa * x)
+                if xkind == 1:
+                    dens = 1.0 / (xb - xa)
+                elif xkind == 2:
+                    dens = xa * xa * x * math.exp(-xa * x)
+                else:
+                    dens = xa * math.exp(-xa * x)
                 q = 0.0
                 for j in range(sv.shape[0]):
                     q += sp[j] * Fi(w - x * sv[j], Fv, fv, h, imax)
@@ -110,6 +120,8 @@ def xint(w, Fw, Fv, fv, h, imax, sv, sp, xkind, xa, xb, kinks, coef, M, mode, ps
     # remainder x > up (q = 0): integrand Fw (mode 0) or 1 (mode 1)
     if xkind == 1:
         rem = (xb - max(up, xa)) / (xb - xa) if up < xb else 0.0
+    elif xkind == 2:
+        rem = math.exp(-xa * up) * (1.0 + xa * up)
     else:
         rem = math.exp(-xa * up)
     return tot + rem * (Fw if mode == 0 else 1.0)
@@ -147,12 +159,13 @@ def march(F0, lam_t, h, nn, sv, sp, xkind, xa, xb, kinks, coef, M, GX, GW, Fcap,
 
 class SXGrid:
     def __init__(self, X, S, pol, lam):
-        # X: ('exp', rate) or ('unif', a, b); S: (values, probs)
+        # X: ('exp', rate), ('erlang2', rate) or ('unif', a, b); S: (values, probs)
         self.pol = pol; self.lam_t = lam * pol.tasks_per_job
         self.sv = np.array(S[0], float); self.sp = np.array(S[1], float)
-        if X[0] == 'exp':
-            self.xkind, self.xa, self.xb = 0, float(X[1]), 0.0; kinks = []
-            self.EX = 1 / X[1]
+        if X[0] in ('exp', 'erlang2'):
+            self.xkind, self.xa, self.xb = (0 if X[0] == 'exp' else 2), float(X[1]), 0.0
+            kinks = []
+            self.EX = (1 if X[0] == 'exp' else 2) / X[1]
         else:
             self.xkind, self.xa, self.xb = 1, float(X[1]), float(X[2])
             kinks = sorted(set([X[1] * s for s in S[0]] + [X[2] * s for s in S[0]]))
@@ -204,6 +217,13 @@ class SXGrid:
         Fat = lambda y: Fi(y, Fv, fv, h, nn)
         return dict(busy=1 - F0, mean=mean, q=qs, tail=(1 - Fat(W / 4), 1 - Fat(W / 2)), F0=F0)
 
+    def front_level(self, h, W, seed=1e-12):
+        """The level behind the travelling front: ``F(W)`` marched from ``F(0) = seed`` (and
+        ``F(3 W / 4)``, to see that it has settled)."""
+        nn = int(round(W / h))
+        Fv, _, _ = self.run(seed, h, W, Fcap=1e300)
+        return Fv[nn], Fv[3 * nn // 4]
+
     def auto_W(self, h):
         W = 40 * self.EX * self.sv @ self.sp
         while True:
@@ -229,6 +249,29 @@ CASES = [
     (([1, 2], [0.7, 0.3]), ('mds', 2, 1), 0.06899817644027326, [0.999, 0.998961051361], 104.0),
 ]
 
+NEAR_FRONTIER = [
+    # (job size, slowdowns, policy, arrival rate): mean, busy fraction and p99 at 0.97 and 0.99
+    # of the frontier, for tests/test_removal.py::test_point_near_the_frontier_on_a_finer_step
+    (('exp', 1.0), ([1, 10], [0.9, 0.1]), ('rep', 5, 3), 0.5601908062748266),
+    (('exp', 1.0), ([1, 10], [0.9, 0.1]), ('rep', 5, 3), 0.5717411321774004),
+]
+
+FRONTIERS = [
+    # (job size, slowdowns, policy, bracket of the frontier, horizon): the rate where the level
+    # behind the front is 1, for tests/test_removal.py::test_frontier_bracketed_on_finer_grids
+    (('erlang2', 2.0), ([1, 10], [0.9, 0.1]), ('rep', 1, 3), (0.58, 0.59), 400.0),
+]
+
+
+def frontier(X, S, spec, bracket, W, h, seed=1e-12):
+    """The frontier on the grid of step ``h``: Brent's method on the front's level minus 1."""
+    def excess(lam):
+        level, earlier = SXGrid(X, S, Pol(*spec), lam).front_level(h, W, seed)
+        assert abs(level - earlier) < 1e-14, (lam, level, earlier)   # the front has passed
+        return level - 1.0
+    return brentq(excess, *bracket, xtol=1e-15, rtol=1e-15)
+
+
 MEANS = [
     # (slowdowns, policy, arrival rate): the mean, for
     # tests/test_removal.py::test_sx_rule_error_of_the_extrapolated_mean
@@ -249,3 +292,15 @@ if __name__ == "__main__":
         res = [grid.stats(h, W, [0.5]) for h in hs[1:] + (hs[-1] / 2,)]
         value, spread, _ = richardson([r['mean'] for r in res], [hs[1]])
         print(f"{S} {spec} lam={lam!r} mean: {float(value)!r} (+- {spread:.1e})")
+    for X, S, spec, lam in NEAR_FRONTIER:
+        grid = SXGrid(X, S, Pol(*spec), lam)
+        W = 2 * grid.auto_W(0.0625)[0]
+        res = [grid.stats(h, W, [0.99]) for h in (0.0625,) + hs[:2]]
+        values = [richardson([r[key] for r in res], [0.0625])[:2]
+                  for key in ('mean', 'busy')] + [richardson([r['q'][0] for r in res], [0.0625])[:2]]
+        print(f"{X} x {S} {spec} lam={lam!r}: mean, busy, p99 " +
+              ", ".join(f"{float(v)!r} (+- {e:.1e})" for v, e in values))
+    for X, S, spec, bracket, W in FRONTIERS:
+        values = [frontier(X, S, spec, bracket, W, h) for h in hs]
+        value, spread, _ = richardson(values, [hs[0]])
+        print(f"{X} x {S} {spec} frontier: {float(value)!r} (+- {spread:.1e})")

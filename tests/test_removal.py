@@ -2909,6 +2909,45 @@ def test_sx_rule_error_of_the_extrapolated_mean():
     assert abs(p.mean - 1.7372560070534715) + 1.6e-9 <= p.errors["mean"] <= 1e-7
 
 
+
+@_slow_without_numba   # 6 to 8 s each without numba
+@pytest.mark.parametrize("lam, mean, busy, p99", [
+    # exponential X x {1, 10} w.p. .9, .1, Replication(5, 3), at 0.97 and 0.99 of its frontier
+    # 0.5775162951; the independent grid (no code of the package), its spreads at most 4.6e-10::
+    #
+    #     python scripts/sx_uniform_kink_references.py   (its NEAR_FRONTIER)
+    (0.5601908062748266, 4.837958185326133, 0.9773336919182869, 9.562432997621364),
+    (0.5717411321774004, 5.983142169050355, 0.9917499796957787, 10.718339231132653)])
+def test_point_near_the_frontier_on_a_finer_step(lam, mean, busy, p99):
+    # the grid placing the horizon (128 cells of 2.28, 1.2 mean runtimes) found no root of
+    # F(W) = 1, F(W) not monotone in F(0) there, and the point was refused inside the stable
+    # region (found by an independent audit; 0.975 and 0.98 were answered). Now a failed shoot
+    # halves the step (as it did where bends are placed), and where the guard's grid (twice the
+    # coarsest step) fails, one finer grid makes a guard of the coarsest
+    runtime = qt.SX(qt.Exponential(1.0), qt.Discrete([1, 10], [0.9, 0.1]))
+    p = qt.analyze(qt.System(qt.Replication(5, 3), runtime, arrival_rate=lam))
+    assert p.stable
+    assert abs(p.mean - mean) + 4.6e-10 <= p.errors["mean"] <= 1e-6 * mean
+    assert abs(p.busy_fraction - busy) + 3.8e-9 <= p.errors["busy_fraction"]
+    assert abs(p.response_time.quantile(0.99) - p99) + 4.6e-10 <= (
+        p.response_time.quantile_error(0.99)) <= 1e-5 * p99
+
+
+@pytest.mark.parametrize("policy", [qt.Replication(1, 3), 3])
+def test_frontier_bracketed_on_finer_grids(policy):
+    # the coarsest grid's bracket [lo, hi] of the frontier had lo within 2.3e-4 of its root
+    # (lo = no-removal limit + a power of 2 of the width), and lo stayed the lower end of the
+    # finer grids' brackets: their roots lay below it, and the frontier was refused ("does not
+    # cross 1 ... on a finer grid"; Redundancy-3 fell back to its scan, 0.58324 +- 1.4e-3).
+    # Now the finer grids bracket down to the no-removal limit. Reference: the front's level by
+    # the independent grid (no code of the package; grids from h = 1/16 and 1/32 agree to
+    # 7.7e-12)::
+    #
+    #     python scripts/sx_uniform_kink_references.py   (its FRONTIERS)
+    runtime = qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 10], [0.9, 0.1]))
+    value, error = qt.stability_frontier(runtime, policy, full_output=True)
+    assert abs(value - 0.5832212239959728) <= error <= 1e-5 * value
+
 _SLOW_FRONT_S = qt.HyperExponential([0.9, 0.1], [1.8, 0.2])
 _SLOW_FRONT = [
     # S&X X x _SLOW_FRONT_S: the frontier by the ODE of the front (no grid, no code of the
@@ -2948,6 +2987,18 @@ def test_frontier_of_a_slowly_forming_front(X, policy, reference):
     assert max(steps) <= removal._FRONT_STEP_MEAN
     assert abs(value - reference) <= error <= 5e-5 * value
 
+
+
+@_slow_without_numba
+def test_frontier_of_a_balanced_hyperexponential_slowdown():
+    # refused until the frontier grids kept their step within half a mean runtime (the old
+    # refusal test's system), then answered without an independent check. Reference: the
+    # front's ODE, no grid::
+    #
+    #     python scripts/sx_phase_frontier_references.py I
+    runtime = qt.SX(qt.Erlang(2, 2.0), qt.HyperExponential([0.5, 0.5], [0.5, 2.0]))
+    value, error = qt.stability_frontier(runtime, qt.Replication(1, 3), full_output=True)
+    assert abs(value - 0.9703149954302025) <= error <= 5e-5 * value
 
 @_slow_without_numba
 def test_frontier_of_a_small_job_size_atom_times_a_continuous_slowdown():

@@ -2562,11 +2562,13 @@ def _solve_grids(model, guess: float):
         try:
             coarse = _shoot(model, h, M, guess)
         except RemovalError as error:
-            # a step too coarse for the runtime, where bends are placed on cells wider than the
+            # a step too coarse for the runtime: where bends are placed on cells wider than the
             # pieces of X's density (S&X 0.67 U(0.057, 0.35) + 0.33 U(2.484, 3.589) x five
-            # slowdowns at load 0.95: F(W) = 1 had no root at h = 1.5): a finer step (with
-            # bends only: elsewhere a failed shoot is a load at or beyond the frontier)
-            if model.bends is None or cells >= limit or finer >= _FINER:
+            # slowdowns at load 0.95: F(W) = 1 had no root at h = 1.5), or near the frontier
+            # (exponential X x {1, 10} w.p. .9, .1, Replication(5, 3) at 0.97 of its frontier:
+            # F(W) not monotone in F0 at h = 2.28, 1.2 mean runtimes): a finer step. Beyond the
+            # frontier the finer steps fail too, and the frontier decides (_grid_or_frontier)
+            if cells >= limit or finer >= _FINER:
                 raise
             failed = ((h, M), error)
             finer *= 2
@@ -2867,7 +2869,8 @@ def _quantile_excess(model, sols, order: int) -> float:
 
 def _refine(model, sols, order: int):
     """The IR grids: ``sols`` (``h``, ``h / 2``, ``h / 4``), one grid of step ``2 h`` ahead of them
-    (for the guard of :func:`_guarded`; when it holds the atoms as nodes), and finer grids
+    (for the guard of :func:`_guarded`; when it holds the atoms as nodes; where it is too coarse
+    to solve, at least one finer grid, so that ``h`` guards), and finer grids
     (``h`` divided by a power of 2, grids already solved reused) until the estimated relative
     errors of the mean and the busy fraction are below ``_TARGET`` and those of the quantiles at
     :data:`_QUANTILE_LEVELS` below ``_QUANTILE_TARGET`` and (at the default goal) the finest
@@ -2879,15 +2882,17 @@ def _refine(model, sols, order: int):
     M, h = sols[0].F.size - 1, sols[0].h
     steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
     steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
+    unguarded = False   # the guard's grid too coarse to solve: one finer grid brings one
     if M % 2 == 0 and all(abs(j - round(j)) < 1e-9 * j for j in steps):
         try:
             sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
         except RemovalError:
-            # too coarse for the runtime with bends placed (the guard only: S&X Uniform(0.087,
-            # 0.952) x {1, 2.4183} at load 0.9, 64 cells of 1.97, F(W) = 1 had no root): the
-            # estimates without the guard (elsewhere the error stands)
-            if model.bends is None:
-                raise
+            # too coarse for the runtime (S&X Uniform(0.087, 0.952) x {1, 2.4183} at load 0.9,
+            # 64 cells of 1.97; exponential X x {1, 10} w.p. .9, .1, Replication(5, 3) at 0.97
+            # of its frontier, 128 cells of 2.28: F(W) = 1 had no root, F(W) not monotone in
+            # F0): the three grids solved stand, and one finer grid makes the coarsest of them
+            # the guard (the estimates of three grids alone can vanish by accident)
+            unguarded = True
     while True:
         M = sols[-3].F.size - 1
         means, idles = [_grid_mean(s) for s in sols], [s.F0 for s in sols]
@@ -2920,7 +2925,8 @@ def _refine(model, sols, order: int):
             coarse = sols[-1].h / model.unresolved_above
         else:
             coarse = 0.0
-        if guarded <= 1 and quantiles <= 1 and coarse <= 1:
+        if guarded <= 1 and quantiles <= 1 and coarse <= 1 and not (unguarded
+                                                                     and len(sols) < 4):
             return sols, False
         # the factor from the last three grids (the guard reads a coarser, less regular one)
         power = (0.5 if rough else 0.25) if order == 2 else 1.0
@@ -4007,10 +4013,11 @@ def frontier(policy: MDS | Replication, R: Distribution | SX, *,
     from the bound downwards: near the no-removal limit the front forms slowly) on a grid of
     256 cells, which also fixes the horizon ``W`` (doubled until the front has passed); then on
     grids of 256, 512, 1024 and 2048 cells on that horizon, each bracketed around the value the
-    coarser grids predict; every grid's cells multiplied by a power of 2 where the horizon needs
-    it to keep its step within :data:`_FRONT_STEP_MEAN` mean runtimes (refused beyond the cell
-    bound). Richardson-extrapolated from the two finest grids, with the error
-    estimate of :func:`_guarded` (atoms of ``R`` off the grid: the finest value, first order;
+    coarser grids predict (widened down to the no-removal limit); every grid's cells
+    multiplied by a power of 2 where the horizon needs it to keep its step within
+    :data:`_FRONT_STEP_MEAN` mean runtimes (refused beyond the cell bound).
+    Richardson-extrapolated from the two finest grids, with the error estimate of
+    :func:`_guarded` (atoms of ``R`` off the grid: the finest value, first order;
     a finest step over the mean of the runtime's fastest part, S&X ``E[X] min S``, IR
     :func:`_fastest_mean`: every grid refined by up to 32 times to resolve it, else the rough
     estimate, :data:`_FRONT_ROUGH_STEP_FASTEST`) plus the
@@ -4314,8 +4321,9 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
     attempts = 0
     while attempts < _HORIZON_DOUBLINGS:
         front.resolve()   # the grids refined for the fastest part on this horizon
-        try:
-            values = _front_roots(values[0], lo, upper, tol, excess, root)
+        try:   # down to the no-removal limit: a finer root can lie below the coarsest's bracket
+            # (S&X Erlang(2) x {1, 10}, Replication(1, 3): its lower end 2.3e-4 below the root)
+            values = _front_roots(values[0], no_removal, upper, tol, excess, root)
             break
         except _FrontNotPassed:
             if not front.fallback():
