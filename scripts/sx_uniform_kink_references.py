@@ -20,7 +20,7 @@ fraction within 5e-10 and mean within 8e-9; the raw grids converge monotonically
 grids, h = 1/16 to 1/256), extrapolations from different starting grids agree to about 1e-10.
 The frontier (2026-12-07): grids from h = 1/16 and from 1/32 agree to 7.7e-12, seed 1e-14 moves it
 by 5e-13, the horizon 800 instead of 400 not at all. Near the frontier (``NEAR_FRONTIER``, from
-h = 1/16): the extrapolations' spreads are at most 4.6e-10.
+h = 1/16): the extrapolations' spreads are at most 3.8e-9 (busy fraction) and 4.6e-10 (mean, p99).
 
 Run: ``python scripts/sx_uniform_kink_references.py`` (numba; about two minutes) prints the values
 pinned in the tests.

@@ -2909,11 +2909,11 @@ def test_sx_rule_error_of_the_extrapolated_mean():
     assert abs(p.mean - 1.7372560070534715) + 1.6e-9 <= p.errors["mean"] <= 1e-7
 
 
-
 @_slow_without_numba   # 6 to 8 s each without numba
 @pytest.mark.parametrize("lam, mean, busy, p99", [
     # exponential X x {1, 10} w.p. .9, .1, Replication(5, 3), at 0.97 and 0.99 of its frontier
-    # 0.5775162951; the independent grid (no code of the package), its spreads at most 4.6e-10::
+    # 0.5775162951; the independent grid (no code of the package), its spreads at most
+    # 3.8e-9 (busy fraction) and 4.6e-10 (mean, p99)::
     #
     #     python scripts/sx_uniform_kink_references.py   (its NEAR_FRONTIER)
     (0.5601908062748266, 4.837958185326133, 0.9773336919182869, 9.562432997621364),
@@ -2987,6 +2987,46 @@ def test_frontier_of_a_slowly_forming_front(X, policy, reference):
     assert max(steps) <= removal._FRONT_STEP_MEAN
     assert abs(value - reference) <= error <= 5e-5 * value
 
+
+def test_frontier_refused_where_a_finer_level_does_not_cross_below_the_first_bracket():
+    # the finer grids bracket down to the no-removal limit, where the front does not pass any
+    # horizon: below the coarsest grid's bracket (0.58 here) they stop there, and a level that
+    # does not cross 1 is refused at once, not after doubling the horizon (found by review).
+    # The finer grids' level is moved up by 0.5 so that it does not cross
+    runtime = qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 10], [0.9, 0.1]))
+    front = removal._Front(qt.Replication(1, 3), runtime)
+    front.excess(0.58, removal._FRONT_CELLS[0])   # places the horizon (passed from 0.58 on)
+
+    def shifted(rate, cells, grow=True):
+        return front.excess(rate, cells, grow) + (0.5 if cells > removal._FRONT_CELLS[0] else 0)
+
+    def root(cells, lo, hi, grow=True):
+        return optimize.brentq(lambda rate: shifted(rate, cells, grow), lo, hi, xtol=1e-13)
+
+    with pytest.raises(removal.RemovalError, match="does not cross 1"):
+        removal._front_roots(0.5834846, front.no_removal, front.upper, 1e-12, shifted, root,
+                             0.58)
+
+
+def test_a_stable_verdict_without_the_frontier_says_so():
+    # beyond the no-removal limit a point's verdict is checked against the frontier; where the
+    # frontier could not be placed (SX hyperexponential X and S, MDS(8, 1), at 1.01 of the
+    # no-removal limit: a front too slow for its grids; 4 s with numba) the grids' law was
+    # returned as stable with nothing said (found by review). Here the frontier is made to fail
+    system = qt.System(qt.MDS(4, 2), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.8)
+    checked = qt.analyze(system)
+
+    def refused(*args, **kwargs):
+        raise removal.RemovalError("the travelling front forms too slowly")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(removal, "_front_side", lambda *args: 0)
+        patch.setattr(removal, "frontier", refused)
+        unchecked = qt.analyze(system)
+    assert unchecked.stable and unchecked.mean == checked.mean
+    assert "could not be placed" not in checked.method
+    assert unchecked.method.startswith(checked.method)
+    assert unchecked.method.endswith("can also find for an unstable system")
 
 
 @_slow_without_numba
@@ -3074,7 +3114,8 @@ def test_a_frontier_the_front_cannot_place_is_a_not_implemented_error():
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(removal, "_front_level", recorded)
-        with pytest.raises(NotImplementedError, match="would need more than.*simulate"):
+        with pytest.raises(NotImplementedError,
+                           match="would need more than.*grid_budget.*simulate"):
             qt.stability_frontier(R, policy, full_output=True)
     assert max(cells) <= removal._Front(policy, R.R).max_cells()   # memory bounded
 

@@ -2533,7 +2533,9 @@ def _check_fastest(model, step: float) -> None:
 
 
 def _solve_grids(model, guess: float):
-    """The horizon ``W`` (growing), then the solutions on grids ``h``, ``h / 2``, ``h / 4``.
+    """The horizon ``W`` (growing), then the solutions on grids ``h``, ``h / 2``, ``h / 4``;
+    also whether the grids are aligned (second order) and the ``(h, M)`` of the last grid
+    whose shoot failed as too coarse, or ``None``.
     The grids that place the horizon keep ``h`` within twice the mean runtime (within their
     cell bound): coarser, they do not resolve the runtime, and their tail can vanish where the
     true one does not (M/E2/1 at load 0.999: ``h = 32``, ``P(V > 3 W / 4) = 0`` at
@@ -2644,7 +2646,8 @@ def _solve_grids(model, guess: float):
             spread = 0.2 * abs(change) if model.one_march else 0.0
         sols.append(_shoot(model, h / factor, M * factor, guess, spread))
     return sols, aligned and (on_nodes or between or model.bends is not None
-                              or not (model.has_atoms or kinks is not None))
+                              or not (model.has_atoms or kinks is not None)), (
+        failed[0] if failed is not None else None)
 
 
 _ROUGH_STEP = 0.1
@@ -2867,7 +2870,7 @@ def _quantile_excess(model, sols, order: int) -> float:
     return float(relative.max()) / _targets()[1]
 
 
-def _refine(model, sols, order: int):
+def _refine(model, sols, order: int, failed: tuple[float, int] | None = None):
     """The IR grids: ``sols`` (``h``, ``h / 2``, ``h / 4``), one grid of step ``2 h`` ahead of them
     (for the guard of :func:`_guarded`; when it holds the atoms as nodes; where it is too coarse
     to solve, at least one finer grid, so that ``h`` guards), and finer grids
@@ -2878,20 +2881,25 @@ def _refine(model, sols, order: int):
     ``_M_MAX`` cells (then the estimates say what was reached). The factor is chosen for an
     ``h^4`` rate of the mean and ``h^3`` of the quantiles (``h`` for ``order = 1``); if that was
     optimistic the loop refines again. Returns the last four grids (``2 h``, ``h``, ``h / 2``,
-    ``h / 4``), or three, and whether the cell bound stopped the refinement."""
+    ``h / 4``), or three, and whether the cell bound stopped the refinement. ``failed``: the
+    ``(h, M)`` of a grid whose shoot failed (:func:`_solve_grids`), not shot again."""
     M, h = sols[0].F.size - 1, sols[0].h
     steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
     steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
     unguarded = False   # the guard's grid too coarse to solve: one finer grid brings one
     if M % 2 == 0 and all(abs(j - round(j)) < 1e-9 * j for j in steps):
+        # too coarse for the runtime (S&X Uniform(0.087, 0.952) x {1, 2.4183} at load 0.9, 64
+        # cells of 1.97; exponential X x {1, 10} w.p. .9, .1, Replication(5, 3) at 0.97 of its
+        # frontier, 128 cells of 2.28: F(W) = 1 had no root, F(W) not monotone in F0): the
+        # three grids solved stand, and one finer grid makes the coarsest of them the guard
+        # (the estimates of three grids alone can vanish by accident). Not shot again where
+        # _solve_grids saw it fail
+        unguarded = (failed is not None and failed[1] == M // 2
+                     and abs(failed[0] / (2 * h) - 1) < 1e-9)
         try:
-            sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
+            if not unguarded:
+                sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
         except RemovalError:
-            # too coarse for the runtime (S&X Uniform(0.087, 0.952) x {1, 2.4183} at load 0.9,
-            # 64 cells of 1.97; exponential X x {1, 10} w.p. .9, .1, Replication(5, 3) at 0.97
-            # of its frontier, 128 cells of 2.28: F(W) = 1 had no root, F(W) not monotone in
-            # F0): the three grids solved stand, and one finer grid makes the coarsest of them
-            # the guard (the estimates of three grids alone can vanish by accident)
             unguarded = True
     while True:
         M = sols[-3].F.size - 1
@@ -3823,7 +3831,12 @@ def _grid_or_frontier(system: System, name: str, assumptions: tuple,
     try:
         lam_star, error = frontier(policy, law, full_output=True)
     except RemovalError:
-        return prediction
+        # said in the method: a verdict without the frontier's check (SX of hyperexponential X
+        # and S, MDS(8, 1), at 1.01 of the no-removal limit: a front too slow for its grids)
+        return prediction._relabelled("", suffix=(
+            "; the stability frontier could not be placed (qt.stability_frontier says why): "
+            "this load is taken as stable because the grids found a stationary law, which "
+            "within their error of the frontier they can also find for an unstable system"))
     if frontier_verdict(f"{policy.label()} with removal", lam, lam_star, error):
         return prediction
     return _beyond_frontier(system, name, assumptions, lam_star, error)
@@ -4143,7 +4156,8 @@ class _Front:
             raise RemovalError(
                 f"the travelling front forms too slowly: on [0, {horizon:.4g}] the "
                 f"frontier's grids would need more than {self.max_cells()} cells to keep "
-                f"their step within {_FRONT_STEP_MEAN} mean runtimes; use qt.simulate")
+                f"their step within {_FRONT_STEP_MEAN} mean runtimes (qt.grid_budget raises "
+                f"the bound); use qt.simulate")
         return max(self.factor, floor)
 
     def max_cells(self) -> int:
@@ -4323,7 +4337,7 @@ def _frontier_and_error(policy, R) -> tuple[float, float]:
         front.resolve()   # the grids refined for the fastest part on this horizon
         try:   # down to the no-removal limit: a finer root can lie below the coarsest's bracket
             # (S&X Erlang(2) x {1, 10}, Replication(1, 3): its lower end 2.3e-4 below the root)
-            values = _front_roots(values[0], no_removal, upper, tol, excess, root)
+            values = _front_roots(values[0], no_removal, upper, tol, excess, root, lo)
             break
         except _FrontNotPassed:
             if not front.fallback():
@@ -4357,10 +4371,12 @@ class _FrontNotPassed(Exception):
     """The travelling front has not passed the fixed horizon (see :func:`_front_roots`)."""
 
 
-def _front_roots(guess, low, high, tol, excess, root) -> list:
+def _front_roots(guess, low, high, tol, excess, root, passed) -> list:
     """The frontier on each grid of ``_FRONT_CELLS`` on the fixed horizon, each bracketed around
     the value the coarser grids predict (widened until it brackets, within ``[low, high]``);
-    :class:`_FrontNotPassed` if the front does not pass the horizon at some rate tried,
+    :class:`_FrontNotPassed` if the front does not pass the horizon at some rate tried from
+    ``passed`` on (the lower end of the coarsest grid's bracket; below it, where the front
+    forms ever more slowly towards the no-removal limit, the brackets stop at ``passed``),
     :class:`RemovalError` if no bracket is found (the level is not monotone in the rate
     there)."""
     values = []
@@ -4372,12 +4388,20 @@ def _front_roots(guess, low, high, tol, excess, root) -> list:
             guess, half = values[-1], 1e-3 * abs(values[-1]) + 4 * tol
         else:
             half = 1e-6 * abs(guess) + 4 * tol
+        floor = low
         while True:
-            lo, hi = max(guess - half, low), min(guess + half, high)
-            if excess(lo, cells, False) < 0 <= excess(hi, cells, False):
+            lo, hi = max(guess - half, floor), min(guess + half, high)
+            try:
+                below = excess(lo, cells, False) < 0
+            except _FrontNotPassed:
+                if lo >= passed:
+                    raise
+                floor = passed   # below the coarsest grid's bracket the front did not pass
+                continue
+            if below and 0 <= excess(hi, cells, False):
                 break
-            if lo == low and hi == high:
-                if excess(lo, cells, False) >= 0:
+            if lo == floor and hi == high:
+                if not below:
                     raise RemovalError("the front's level does not cross 1 between the "
                                        "no-removal limit and the necessary bound on a finer "
                                        "grid; use qt.simulate")
@@ -4460,7 +4484,8 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         model.rough = True
     mean_runtime = runtime.mean_runtime()
     if plan is None:
-        sols, aligned = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime, 0.05))
+        sols, aligned, failed = _solve_grids(model, max(1.0 - kernel.lam_t * mean_runtime,
+                                                        0.05))
         order = 2 if aligned else 1
         horizon = sols[0].h * (sols[0].F.size - 1)
         _check_resolved(model, horizon)
@@ -4468,7 +4493,7 @@ def _grid_prediction(system: System, name: str, assumptions: tuple, kernel: _Ker
         # the fastest part the refusal below is certain, before the refinement's marches (X on
         # {0.0025, 3} times a hyperexponential S, MDS(2, 3) at 0.8: 12 s of them without numba)
         _check_fastest(model, horizon / (4 * model.max_cells))
-        sols, at_limit = _refine(model, sols, order)
+        sols, at_limit = _refine(model, sols, order, failed)
     else:
         grids, aligned, at_limit, model.rough = plan
         order = 2 if aligned else 1
