@@ -28,7 +28,13 @@ seed 1e-14, 0.5490232697405264; rtol 1e-11 and tolerance 1e-12, 0.54902326973929
 ``I`` (Erlang(2) times ``HyperExponential([0.5, 0.5], [0.5, 2])``, Replication(1, 3), for
 tests/test_removal.py::test_frontier_of_a_balanced_hyperexponential_slowdown): 0.9703149954302025.
 
-Run: ``python scripts/sx_phase_frontier_references.py [A B ... I]`` (1 to 3 minutes per system)
+``J`` (``HYPER_X``: a hyperexponential job size, its rule the union of its phases' exponential
+rules, times a hyperexponential slowdown, MDS(8, 1), for
+tests/test_removal.py::test_frontier_of_a_slowly_forming_front_within_the_memory_bound):
+3.3783761290554595 (6 minutes); seed 1e-14, 3.3783761290590553; 12 nodes per piece, rtol 1e-10
+and tolerance 1e-11, 3.378376129036417 (measured 2026-12-07).
+
+Run: ``python scripts/sx_phase_frontier_references.py [A B ... J]`` (1 to 3 minutes per system)
 prints ``name: lam*``.
 """
 from __future__ import annotations
@@ -244,8 +250,28 @@ def atoms_frontier(name, rtol=1e-12, seed=1e-12, tol=1e-13):
     return optimize.brentq(g, *bracket, xtol=1e-15, rtol=1e-15)
 
 
+# name: (job size phases (weight, rate), slowdown, mds, n, r or d), bracket of lam*: a
+# hyperexponential job size, its rule the union of each phase's exponential rule
+HYPER_X = {
+    "J": (((0.238743, 0.616588), (0.761257, 4.89854)),
+          ((0.397813, 1, 1.12526), (0.602187, 1, 3.02744)), True, 8, 1, (3.37, 3.39)),
+}
+
+
+def hyper_x_frontier(name, per_piece=16, rtol=1e-12, seed=1e-12, tol=1e-13):
+    """``lam*`` of a hyperexponential job size by Brent's method in its bracket."""
+    xphases, ph, mds, n, r, bracket = HYPER_X[name]
+    rules = [job_size_rule(1, rate, per_piece) for _, rate in xphases]
+    xs = np.concatenate([x for x, _ in rules])
+    ps = np.concatenate([w * p for (w, _), (_, p) in zip(xphases, rules)])
+
+    def g(lam):
+        return Front(mds, n, r, lam, xs, ps, ph, rtol=rtol, seed=seed).level(tol=tol)[0] - 1.0
+    return optimize.brentq(g, *bracket, xtol=1e-15, rtol=1e-15)
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or sorted(SYSTEMS) + sorted(ATOMS):
-        value = atoms_frontier(name) if name in ATOMS else accurate(name, rough(name), 1e-5,
-                                                                    **BEST)
+    for name in sys.argv[1:] or sorted(SYSTEMS) + sorted(ATOMS) + sorted(HYPER_X):
+        value = (atoms_frontier(name) if name in ATOMS else hyper_x_frontier(name)
+                 if name in HYPER_X else accurate(name, rough(name), 1e-5, **BEST))
         print(f"{name}: {value!r}", flush=True)

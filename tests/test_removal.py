@@ -3061,6 +3061,22 @@ def test_frontier_of_a_balanced_hyperexponential_slowdown():
     value, error = qt.stability_frontier(runtime, qt.Replication(1, 3), full_output=True)
     assert abs(value - 0.9703149954302025) <= error <= 5e-5 * value
 
+
+@_slow_without_numba   # 17 s without numba
+def test_frontier_of_a_slowly_forming_front_within_the_memory_bound():
+    # the front passes at w = 614, 2000 mean runtimes: half a mean runtime asks for 32768 cells
+    # on the finest grid, where the points' cell bound of S&X (4 * 4096) had refused it (found
+    # by an independent sweep, 2 of 80 random frontiers refused). The frontier's grids now take
+    # the memory bound of the X nodes, up to the IR cell bound (here 4 * 11719). Reference: the
+    # front's ODE, no grid (the job size's rule the union of its phases' exponential rules)::
+    #
+    #     python scripts/sx_phase_frontier_references.py J
+    runtime = qt.SX(qt.HyperExponential([0.238743, 0.761257], [0.616588, 4.89854]),
+                    qt.HyperExponential([0.397813, 0.602187], [1.12526, 3.02744]))
+    value, error = qt.stability_frontier(runtime, qt.MDS(8, 1), full_output=True)
+    assert abs(value - 3.3783761290554595) <= error <= 1e-6 * value
+
+
 @_slow_without_numba
 def test_frontier_of_a_small_job_size_atom_times_a_continuous_slowdown():
     # X on {0.01, 3} times Erlang(2, 2) slowdowns: the smallest atom's runtimes (mean 0.01) were

@@ -723,6 +723,10 @@ class _GridModel:
     size on atoms on continuous slowdowns (the IR march's steps: ``X = 1`` is the IR analysis
     of ``S`` to 1e-12)."""
     _max_cells: int | None = None
+    memory_cells: int | None = None
+    """S&X: the cells its memory bound alone allows the coarsest grid (its ``X`` nodes; the
+    frontier's grids take it up to the IR cell bound, :meth:`_Front.max_cells`), else
+    ``None``."""
 
     @property
     def max_cells(self) -> int:
@@ -1473,8 +1477,8 @@ class _SXModel(_GridModel):
         columns = (X.values.size if self.discrete_x else
                    (self.levels.size - 1 + self.s.size) * self.rule_nodes)
         bound = _sx_cell_bound(self.discrete_x, columns)
-        self.max_cells = max(_M_BASE, min(_budgeted(bound),
-                                          int(_budgeted(_SX_BYTES) / (256 * columns))))
+        self.memory_cells = max(_M_BASE, int(_budgeted(_SX_BYTES) / (256 * columns)))
+        self.max_cells = min(max(_M_BASE, _budgeted(bound)), self.memory_cells)
 
     def shifted_steps(self, sol: _Solution) -> tuple[float, float] | None:
         """For a job size on atoms (:func:`_shifted_steps` of the products ``x s``: placed
@@ -4162,8 +4166,14 @@ class _Front:
 
     def max_cells(self) -> int:
         """Most cells of the frontier's finest grid: :data:`_FRONT_MAX_CELLS`, and four times
-        the model's ``max_cells`` (S&X: the memory of its ``X`` nodes)."""
-        return min(_FRONT_MAX_CELLS, 4 * self.model.max_cells)
+        the model's ``max_cells``, under S&X its memory bound up to the IR cell bound
+        (``memory_cells``: the points' lower bound :data:`_M_MAX_SX` had refused a slowly forming
+        front, hyperexponential X and S, MDS(8, 1), whose finest grid needed 32768 cells)."""
+        model = self.model
+        cells = model.max_cells
+        if model.memory_cells is not None:
+            cells = max(cells, min(_budgeted(_M_MAX), model.memory_cells))
+        return min(_FRONT_MAX_CELLS, 4 * cells)
 
     def resolve(self) -> bool:
         """Set ``factor``, the grids' cells over :data:`_FRONT_CELLS`: the smallest power of 2

@@ -487,8 +487,10 @@ class _SXContinuousModel(_GridModel):
         # at load 0.8, M/G/1: 3.95e-6 off Pollaczek-Khinchine on 4 * 4096 cells, where the IR
         # grids of the slowdown reach 5.0e-7 on 4 * 16384)
         nodes = 2 * self.x.size if not self.discrete_x else self.x.size
-        self.max_cells = max(128, min(_budgeted(_sx_cell_bound(self.discrete_x, self.x.size)), int(
-            _budgeted(_BYTES) / (4 * _SHOOT * self.march_bytes(nodes, 2)))))
+        self.memory_cells = max(128, int(_budgeted(_BYTES)
+                                         / (4 * _SHOOT * self.march_bytes(nodes, 2))))
+        self.max_cells = min(max(128, _budgeted(_sx_cell_bound(self.discrete_x, self.x.size))),
+                             self.memory_cells)
         self.lower = _sx_lower(runtime)
         if self.discrete_x:
             # the smallest atom's runtimes x S: f has a spike of their scale at w = 0, an error
