@@ -3024,16 +3024,17 @@ def test_frontier_refused_where_a_finer_level_does_not_cross_below_the_first_bra
     def root(cells, lo, hi, grow=True):
         return optimize.brentq(lambda rate: shifted(rate, cells, grow), lo, hi, xtol=1e-13)
 
-    with pytest.raises(removal.RemovalError, match="does not cross 1"):
+    with pytest.raises(removal.RemovalError, match=r"does not cross 1 between 0\.58 \(below"):
         removal._front_roots(0.5834846, front.no_removal, front.upper, 1e-12, shifted, root,
                              0.58)
 
 
 def test_a_stable_verdict_without_the_frontier_says_so():
     # beyond the no-removal limit a point's verdict is checked against the frontier; where the
-    # frontier could not be placed (SX hyperexponential X and S, MDS(8, 1), at 1.01 of the
-    # no-removal limit: a front too slow for its grids; 4 s with numba) the grids' law was
-    # returned as stable with nothing said (found by review). Here the frontier is made to fail
+    # frontier could not be placed (SX of X on {0.44, 3.76, 4.12} times a hyperexponential S,
+    # Replication(4, 4), at 1.01 of the no-removal limit: a front too slow for its grids) the
+    # grids' law was returned as stable with nothing said (found by review). Here the frontier
+    # is made to fail
     system = qt.System(qt.MDS(4, 2), qt.IR(qt.Deterministic(1.0)), arrival_rate=0.8)
     checked = qt.analyze(system)
 

@@ -3835,8 +3835,9 @@ def _grid_or_frontier(system: System, name: str, assumptions: tuple,
     try:
         lam_star, error = frontier(policy, law, full_output=True)
     except RemovalError:
-        # said in the method: a verdict without the frontier's check (SX of hyperexponential X
-        # and S, MDS(8, 1), at 1.01 of the no-removal limit: a front too slow for its grids)
+        # said in the method: a verdict without the frontier's check (SX of X on {0.44, 3.76,
+        # 4.12} times a hyperexponential S, Replication(4, 4), at 1.01 of the no-removal limit:
+        # a front too slow for its grids)
         return prediction._relabelled("", suffix=(
             "; the stability frontier could not be placed (qt.stability_frontier says why): "
             "this load is taken as stable because the grids found a stationary law, which "
@@ -3916,7 +3917,11 @@ stated the rough estimate, 2.0e-5 to 5.3e-2 relative and 1 to 33 times their tru
 469.37630 +- 1.2e-4; HyperExponential([0.5, 0.5], [100, 0.5]), MDS(10, 2): 1.0967661 +-
 2.2e-5, 4.0e-6 off, now +- 1.1e-9). Over 50 IR frontiers (ten laws, five codes) 10 changed,
 their estimates now 1.0e-9 to 2.6e-7 relative, the slowest in 0.68 s of CPU (0.08 s at 8);
-S&X frontiers are held by the memory of their ``X`` nodes first (none of 12 changed)."""
+S&X frontiers are held by the memory of their ``X`` nodes first (none of 12 changed; since
+the frontier's grids take that memory bound rather than the points' S&X cell bound, a job size
+on more than 16 atoms times a continuous slowdown is refined where it took the rough estimate:
+20 atoms from 0.15 times ``HyperExponential([0.9, 0.1], [1.8, 0.2])``, Replication(1, 3),
+0.15771647 +- 1.7e-5 before, 0.1577163621 +- 1.6e-10 now, in at most 0.25 s)."""
 _FRONT_STEP_MEAN = 0.5
 """Largest step of the frontier's grids, in mean runtimes (:meth:`_Front.refinement`): on the
 longer horizons a slowly forming front asks for, 256 cells had taken steps of 4 to 8 mean
@@ -4157,11 +4162,12 @@ class _Front:
         # the cells the grid holds (a lattice lowers the step below W / cells)
         if floor > self.factor and horizon / _front_step(model, cells * floor, horizon) > (
                 self.max_cells()):
+            bound = self.max_cells()
+            hint = " (qt.grid_budget raises the bound)" if bound < _FRONT_MAX_CELLS else ""
             raise RemovalError(
                 f"the travelling front forms too slowly: on [0, {horizon:.4g}] the "
-                f"frontier's grids would need more than {self.max_cells()} cells to keep "
-                f"their step within {_FRONT_STEP_MEAN} mean runtimes (qt.grid_budget raises "
-                f"the bound); use qt.simulate")
+                f"frontier's grids would need more than {bound} cells to keep their step "
+                f"within {_FRONT_STEP_MEAN} mean runtimes{hint}; use qt.simulate")
         return max(self.factor, floor)
 
     def max_cells(self) -> int:
@@ -4179,8 +4185,7 @@ class _Front:
         """Set ``factor``, the grids' cells over :data:`_FRONT_CELLS`: the smallest power of 2
         whose finest step on the current horizon is at most the model's ``front_rough_above``
         (the mean of the runtime's fastest part), where that is at most :data:`_FRONT_REFINE`
-        and the finest grid then holds at most :data:`_FRONT_MAX_CELLS` and four times the
-        model's ``max_cells`` cells (S&X: the memory of its ``X`` nodes); else 1 (the rough
+        and the finest grid then holds at most :meth:`max_cells` cells; else 1 (the rough
         estimate: refining part of the way only costs time, and where a slowly forming front
         asks for a horizon of 1e9 it tripled the time of a refusal). ``True`` if it changed
         (the levels found are kept, keyed by their cells)."""
@@ -4412,9 +4417,11 @@ def _front_roots(guess, low, high, tol, excess, root, passed) -> list:
                 break
             if lo == floor and hi == high:
                 if not below:
-                    raise RemovalError("the front's level does not cross 1 between the "
-                                       "no-removal limit and the necessary bound on a finer "
-                                       "grid; use qt.simulate")
+                    where = ("the no-removal limit" if floor == low else
+                             f"{floor:.6g} (below it the front does not pass the horizon)")
+                    raise RemovalError(f"the front's level does not cross 1 between {where} "
+                                       f"and the necessary bound on a finer grid; use "
+                                       f"qt.simulate")
                 break
             half *= 8.0
         values.append(root(cells, lo, hi, False))
