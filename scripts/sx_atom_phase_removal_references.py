@@ -120,24 +120,9 @@ class Reference:
         phi = self.phi(q)
         dF_dq = self.lam_t * self.ps * (-phi + (F - q) * self.phi_prime(q))
         dm_dq = self.ps * self.batch_sf_prime(q)
-        J, size = self.xs.size, 2 + self.xs.size * self.stages
-        rows, cols, vals = [[0]], [[0]], [[self.lam_t * np.sum(self.ps * phi)]]
-        base, start = 1 + np.arange(J) * self.stages, 0
-        for w, k, rate in self.phases:
-            nu = rate / self.xs
-            first, last = base + start, base + start + k - 1
-            zero = np.zeros(J, dtype=int)
-            rows += [first, first, zero, np.full(J, size - 1)]
-            cols += [zero, first, last, last]
-            vals += [nu, -nu, w * dF_dq, w * dm_dq]
-            for i in range(1, k):
-                rows += [first + i, first + i]
-                cols += [first + i - 1, first + i]
-                vals += [nu, -nu]
-            start += k
-        return sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows),
-                                                         np.concatenate(cols))),
-                                 shape=(size, size))
+        size = 2 + self.xs.size * self.stages
+        return stage_jacobian(self.xs, self.phases, self.lam_t * np.sum(self.ps * phi),
+                              [(0, dF_dq), (size - 1, dm_dq)], size)
 
     def march(self, F0: float, W: float, dense: bool = False):
         start = np.zeros(2 + self.xs.size * self.stages)
@@ -164,6 +149,35 @@ class Reference:
 
 _LOW = (0.0,) + tuple(0.5 * 4.0 ** np.arange(-16, 1))
 _HIGH = tuple(0.5 * 4.0 ** -np.arange(0, 23)) + (0.0,)
+
+
+def stage_jacobian(xs, phases, dF_dF: float, from_q, size: int) -> sparse.csc_matrix:
+    """The sparse Jacobian of a state ``(F, y_(j, stage), ...)``: each phase's first stage
+    driven by ``F``, each later one by the stage before (rate ``rate / x_j``), ``dF_dF`` at
+    ``(0, 0)``, and for each ``(row, d_dq)`` of ``from_q`` the derivative of that row by every
+    last stage, ``w d_dq`` (``q`` weighs the last stages by the phases' weights ``w``);
+    ``size`` the state's length (rows past the stages: their own entries only)."""
+    J = xs.size
+    stages = sum(k for _, k, _ in phases)
+    rows, cols, vals = [[0]], [[0]], [[dF_dF]]
+    base, start = 1 + np.arange(J) * stages, 0
+    for w, k, rate in phases:
+        nu = rate / xs
+        first, last = base + start, base + start + k - 1
+        rows += [first, first]
+        cols += [np.zeros(J, dtype=int), first]
+        vals += [nu, -nu]
+        for row, d_dq in from_q:
+            rows.append(np.full(J, row))
+            cols.append(last)
+            vals.append(w * d_dq)
+        for i in range(1, k):
+            rows += [first + i, first + i]
+            cols += [first + i - 1, first + i]
+            vals += [nu, -nu]
+        start += k
+    return sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(size, size))
 
 
 def erlang_job_size_rule(k: int, rate: float, per_piece: int = 12):

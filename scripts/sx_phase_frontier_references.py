@@ -43,8 +43,9 @@ import math
 import sys
 
 import numpy as np
-from scipy import integrate, optimize, sparse, special
+from scipy import integrate, optimize, special
 from sx_atom_phase_removal_references import erlang_job_size_rule as job_size_rule
+from sx_atom_phase_removal_references import stage_jacobian
 
 
 class Front:
@@ -113,23 +114,8 @@ class Front:
         q = self.q_of(y)
         phi = self.phi(q)
         dF_dq = self.lam_t * self.ps * (-phi + (F - q) * self.phi_prime(q))
-        J, size = self.xs.size, 1 + self.xs.size * self.stages
-        rows, cols, vals = [[0]], [[0]], [[self.lam_t * np.sum(self.ps * phi)]]
-        base, start = 1 + np.arange(J) * self.stages, 0
-        for w, k, rate in self.phases:
-            nu = rate / self.xs
-            first, last = base + start, base + start + k - 1
-            zero = np.zeros(J, dtype=int)
-            rows += [first, first, zero]
-            cols += [zero, first, last]
-            vals += [nu, -nu, w * dF_dq]
-            for i in range(1, k):
-                rows += [first + i, first + i]
-                cols += [first + i - 1, first + i]
-                vals += [nu, -nu]
-            start += k
-        return sparse.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                 shape=(size, size))
+        return stage_jacobian(self.xs, self.phases, self.lam_t * np.sum(self.ps * phi),
+                              [(0, dF_dq)], 1 + self.xs.size * self.stages)
 
     def deficit(self, state):
         """D: the remaining increase of F if F were frozen now."""
