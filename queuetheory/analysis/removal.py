@@ -1855,20 +1855,20 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
 
     def solve(A, cq):
         """``f_i^-`` (three fixed-point steps from ``f_{i-1}^+``) for ``F_i = A + h f_i^- / 2``;
-        ``phi`` evaluated once at the ``X`` nodes whose ``q`` does not depend on ``f_i^-``
-        (``bq = 0``), as :func:`_march_sx_compiled` does, and three times at the others."""
+        after the first, ``phi`` evaluated again only at the ``X`` nodes whose ``q`` depends on
+        ``f_i^-`` (``bq != 0``; the same values at the others, as :func:`_march_sx_compiled`
+        takes them)."""
         y = previous[:, 1]
         wg = (A - cq) * (lam_t * w)[:, None]       # y = lam_t num / den, lam_t folded in
         wb = (lam_t * w) * (half - bq[:, 0])
-        moving = bq[:, 0] != 0.0
-        fixed = ~moving
-        ph = phi(cq[fixed])
-        num = (wg[fixed] * ph).sum(axis=0) + lam_t * A * ptop
-        den = 1.0 - lam_t * half * ptop - wb[fixed] @ ph
-        cq, bq_m, wg, wb = cq[moving], bq[moving], wg[moving], wb[moving]
-        for _ in range(3):
-            ph = phi(cq + bq_m * y)
-            y = (num + (wg * ph).sum(axis=0)) / (den - wb @ ph)
+        a_top, d_top = lam_t * A * ptop, 1.0 - lam_t * half * ptop
+        moving = np.flatnonzero(bq[:, 0])
+        cq_moving, bq_moving = cq[moving], bq[moving]
+        ph = phi(cq + bq * y)
+        for step in range(3):
+            if step:
+                ph[moving] = phi(cq_moving + bq_moving * y)
+            y = ((wg * ph).sum(axis=0) + a_top) / (d_top - wb @ ph)
         return y
 
     for i in range(1, M + 1):
