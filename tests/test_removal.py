@@ -1299,8 +1299,10 @@ def test_sx_compiled_march_is_the_numpy_march(policy, runtime, monkeypatch):
 def test_sx_settled_points_are_the_placed_points():
     # a node x that keeps its slot: from the node _sx_settle returns on, each point w_i - x s_k
     # is summed from its cached cell offset and coefficients; the same sums as placing it
-    # afresh (_sx_point), to rounding, for three columns; the slowdowns far apart (x s_k
-    # from 0.3 to 30 cells)
+    # afresh (_sx_point), to rounding, for three columns, with the same coefficient bq of the
+    # unknown f_i^- where a point falls in the cell ending at the node (x s_k below h, down to
+    # below the node's ulp: there at the cell's end, as _sx_point caps it); the slowdowns far
+    # apart (x s_k from 1e-298 to 30 cells)
     pytest.importorskip("numba")
     rng = np.random.default_rng(7)
     h, M = 0.05, 600
@@ -1308,9 +1310,8 @@ def test_sx_settled_points_are_the_placed_points():
     st = rng.random((M + 1, 3, 3))
     empty = np.zeros(0, dtype=np.int64)
     shift, coef = np.zeros(s.size, dtype=np.int64), np.zeros((s.size, 2))
-    # x s_1 within the first cell below the node (the unknown's): never settled
-    assert removal._sx_settle(10, h, 1 / h, 0.03, s, p, shift, coef, 0) > M
-    for x in (0.123456, 0.2 + 1e-9, 1.0 / 3.0):
+    for x, unknown in ((0.123456, False), (0.2 + 1e-9, False), (1.0 / 3.0, False),
+                       (0.0312345, True), (1e-300, True)):
         # settled once every point is a cell above 0: w_i > x s_max + h
         ready = removal._sx_settle(10, h, 1 / h, x, s, p, shift, coef, 0)
         assert ready == max(10, math.ceil(x * s.max() / h) + 1)
@@ -1319,9 +1320,9 @@ def test_sx_settled_points_are_the_placed_points():
         for i in range(ready, M + 1):
             placed = removal._sx_point(i, h, 1 / h, x, s, p, st, 3, empty, empty, np.zeros(0),
                                        np.zeros((0, 3)))
-            assert placed[0] == placed[1] == 0.0   # no point in the unknown's cell or at 0
+            assert placed[1] == 0.0 and (placed[0] > 0.0) == unknown   # no point at 0
             np.testing.assert_allclose(removal._sx_settled(i, shift, coef, p, st, 3),
-                                       placed[2:], rtol=1e-13, atol=1e-15)
+                                       (placed[0],) + placed[2:], rtol=1e-13, atol=1e-15)
 
 
 def test_sx_compiled_march_with_settled_nodes_is_the_numpy_march(monkeypatch):
