@@ -2100,7 +2100,7 @@ def _sx_settle(i, h, inverse, x, s, p, shift, coef, products):
     node, ``x s_k`` below its ulp, in that cell at its end, as :func:`_sx_point` places it:
     the smallest ``X`` nodes settle too; exponential ``X`` times the Facebook slowdowns, 2048
     cells, a march of three columns 19 ms and ``P(C > t)`` at the nodes 8.4 ms, where they had
-    been placed afresh at every node 25 and 10 ms); never with products between the nodes
+    been placed afresh at every node 22 and 10 ms); never with products between the nodes
     (their sawtooth)."""
     first_row = i
     for k in range(s.size):
