@@ -92,9 +92,11 @@ exponential and Erlang(2) job sizes, MDS(4, 2) at 0.5 and M/G/1 at 0.5 and 0.9):
 gamma and lognormal slowdowns, MDS(4, 2), 2.1e-7, 2.0e-7 and 2.3e-7 stated where 1.3e-6,
 2.7e-6 and 3.7e-7 had been; M/G/1 within the goal in 9 of 16 systems, 8 before; no value
 beyond half its estimate; the time within the noise of the runs (measured by an independent
-audit). Where steps are coarser (long horizons) the knee lies higher; uniform slowdowns at
-load 0.9 moved further from Pollaczek-Khinchine (9.8e-7, then 3.8e-6 relative off, with 1.2e-5
-and 2.5e-5 stated)."""
+audit); a phase-type slowdown's march, whose cost grows with the nodes, took 5 to 10% more
+(exponential ``X`` times Erlang(2, 2) and a hyperexponential, MDS(4, 2) and MDS(20, 10): 0.23
+to 0.41 s where 0.21 to 0.37, the stated errors 3 to 11% smaller). Where steps are coarser
+(long horizons) the knee lies higher; uniform slowdowns at load 0.9 moved further from
+Pollaczek-Khinchine (9.8e-7, then 3.8e-6 relative off, with 1.2e-5 and 2.5e-5 stated)."""
 _COMPILED_LEAF = 32
 """Nodes per block of the compiled block solve (:func:`_mix_leaf`): its direct sums cost
 ``O(32 J)`` per node and column, and the larger blocks spare two levels of FFT products
