@@ -154,6 +154,14 @@ def _memory_cells(nodes: int, form: tuple | None) -> int:
     return max(128, int(_budgeted(_BYTES) / (4 * _SHOOT * _shoot_bytes(nodes, 2, phases))))
 
 
+def _max_cells(J: int, discrete_x: bool, form: tuple | None) -> int:
+    """:attr:`_SXContinuousModel.max_cells` of ``J`` ``X`` nodes: the S&X cell bound, and the
+    memory of the largest shoot (:func:`_memory_cells`: the rule's check, ``2 J`` nodes, for a
+    continuous ``X``, else Newton's marches, ``J``)."""
+    return min(max(128, _budgeted(_sx_cell_bound(discrete_x, J))),
+               _memory_cells(J if discrete_x else 2 * J, form))
+
+
 _FFT_MIN = 64
 """Blocks from this size on are convolved by FFT (the Toeplitz kernels of ``J`` nodes would
 take ``2 J P^2`` floats per block size)."""
@@ -503,9 +511,8 @@ class _SXContinuousModel(_GridModel):
             inside = (lo < cut) & (cut < hi) & (np.minimum(cut - lo, hi - cut) > 1e-14)
             if inside.any() and knee is not False:
                 split_x, split_w = rule(np.sort(np.append(lo, cut)), np.sort(np.append(hi, cut)))
-                bound = _budgeted(_sx_cell_bound(False, 0))
-                if knee or (min(bound, _memory_cells(2 * np.count_nonzero(split_w), form))
-                            >= min(bound, _memory_cells(2 * np.count_nonzero(w), form))):
+                if knee or (_max_cells(np.count_nonzero(split_w), False, form)
+                            >= _max_cells(np.count_nonzero(w), False, form)):
                     x, w = split_x, split_w
                     self.knee = True
         x, w = np.asarray(x, dtype=float), np.asarray(w, dtype=float)
@@ -542,8 +549,7 @@ class _SXContinuousModel(_GridModel):
         # grids of the slowdown reach 5.0e-7 on 4 * 16384)
         self.memory_cells = _memory_cells(2 * self.x.size if not self.discrete_x
                                           else self.x.size, form)
-        self.max_cells = min(max(128, _budgeted(_sx_cell_bound(self.discrete_x, self.x.size))),
-                             self.memory_cells)
+        self.max_cells = _max_cells(self.x.size, self.discrete_x, form)
         self.lower = _sx_lower(runtime)
         if self.discrete_x:
             # the smallest atom's runtimes x S: f has a spike of their scale at w = 0, an error
