@@ -1873,6 +1873,8 @@ def test_sx_fallback_keeps_the_twelve_nodes_memory_bound(monkeypatch):
     columns = (model.levels.size - 1 + model.s.size) * 8   # X nodes per grid node
     monkeypatch.setattr(removal, "_SX_BYTES", 256 * 256 * columns)
     monkeypatch.setattr(removal, "_rule_binds", lambda *args: True)
+    # and not skipped where the first solve's coarser grids show it cannot do better
+    monkeypatch.setattr(removal, "_coarser_short", lambda *args: 0.0)
     eight = removal._SXModel(kernel, system.runtime)
     twelve = removal._SXModel(kernel, system.runtime, 12)
     assert (eight.max_cells, twelve.max_cells) == (256, 170)
@@ -1887,6 +1889,41 @@ def test_sx_fallback_keeps_the_twelve_nodes_memory_bound(monkeypatch):
     assert max(M for nodes, M in marches if nodes == 8) == 4 * 256
     assert max(M for nodes, M in marches if nodes == 12) <= 4 * 170
     assert abs(p.mean - exact) <= p.errors["mean"]
+
+
+@_slow_without_numba   # 2 s with numba
+def test_sx_fallback_skipped_where_its_coarser_grids_cannot_do_better(monkeypatch):
+    # hyperexponential X times {1, 10}, MDS(20, 10) at load 0.5: the first solve (8 nodes)
+    # reaches the cell bound on 16384 cells, short of the goal, the rule's part of the
+    # quantiles' errors beyond their goal (within 16 times it); 12 nodes fit only grids one
+    # level coarser, where the grids' differences alone keep it
+    # further from the goal (_coarser_short, from the first solve's coarser grids): the
+    # second solve is not made. Forced, it states more than that bound and is discarded:
+    # the same prediction
+    X = qt.HyperExponential([0.9, 0.1], [10.0, 0.5])
+    runtime = qt.SX(X, qt.Discrete([1.0, 10.0], [0.9, 0.1]))
+    system = qt.System(qt.MDS(20, 10), runtime, arrival_rate=0.5 / runtime.mean_runtime())
+    shorts, bounds = [], []
+    solve, bound = removal._grid_prediction, removal._coarser_short
+
+    def solved(*args, **kwargs):
+        out = solve(*args, **kwargs)
+        shorts.append(out[1])
+        return out
+
+    monkeypatch.setattr(removal, "_grid_prediction", solved)
+    monkeypatch.setattr(removal, "_coarser_short",
+                        lambda *args: (bounds.append(bound(*args)), bounds[-1])[1])
+    p = removal.grid_prediction(system, "MDS(20, 10)", ())
+    (achieved, rule, quantiles), = shorts
+    assert removal._rule_binds(achieved, rule, quantiles)
+    assert bounds[0] >= max(achieved, quantiles) > 1
+    assert "short of the 1e-6 goal: the grid has reached its limit of 16384 cells" in p.method
+    monkeypatch.setattr(removal, "_coarser_short", lambda *args: 0.0)
+    forced = removal.grid_prediction(system, "MDS(20, 10)", ())
+    assert len(shorts) == 3 and shorts[2][0] >= bounds[0]
+    assert (forced.method, forced.mean, forced.errors) == (p.method, p.mean, p.errors)
+    assert forced.response_time.ppf(0.99) == p.response_time.ppf(0.99)
 
 
 def test_piece_rule_gives_fewer_nodes_to_narrow_and_low_pieces():
