@@ -1896,10 +1896,9 @@ def test_sx_fallback_skipped_where_its_coarser_grids_cannot_do_better(monkeypatc
     # hyperexponential X times {1, 10}, MDS(20, 10) at load 0.5: the first solve (8 nodes)
     # reaches the cell bound on 16384 cells, short of the goal, the rule's part of the
     # quantiles' errors beyond their goal (within 16 times it); 12 nodes fit only grids one
-    # level coarser, where the grids' differences alone keep it
-    # further from the goal (_coarser_short, from the first solve's coarser grids): the
-    # second solve is not made. Forced, it states more than that bound and is discarded:
-    # the same prediction
+    # level coarser, where the grids' differences alone keep it further from the goal
+    # (_coarser_short, from the first solve's coarser grids): the second solve is not made.
+    # Forced, it states more than that bound and is discarded: the same prediction
     X = qt.HyperExponential([0.9, 0.1], [10.0, 0.5])
     runtime = qt.SX(X, qt.Discrete([1.0, 10.0], [0.9, 0.1]))
     system = qt.System(qt.MDS(20, 10), runtime, arrival_rate=0.5 / runtime.mean_runtime())
