@@ -1864,8 +1864,8 @@ def test_sx_fallback_solves_the_first_grids_along_their_tangents(monkeypatch):
     # the fallback to 12 nodes solves the grids of the 8-node solution again (no horizon
     # search, no refinement), each by one march of one column along the 8-node solution's
     # derivatives in F0; against the 12-node solution from scratch: the same grids and values
-    # within a hundredth of the stated errors, and both within them of Pollaczek-Khinchine (the
-    # layer's splits, tried first, without splits: as in
+    # within a hundredth of the stated errors, and both within them of Pollaczek-Khinchine
+    # (without the layer's splits, which are tried first: as in
     # test_sx_rule_over_x_falls_back_to_twelve_nodes)
     monkeypatch.setattr(removal, "_SX_LAYER", ())
     system, exact = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)

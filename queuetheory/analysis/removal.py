@@ -1317,9 +1317,9 @@ _SX_LAYER = (1.0 / 3.0, 3.0)
 """Where the rule over ``X`` is most of what keeps a point short of its goal
 (:func:`grid_prediction`), the point is first solved again with each piece of ``E_X`` that
 ends at a jump ``F_X(w / s_k)`` split again at ``F_X((w - c) / s_k)``, ``c`` these times
-``E[X] s_min``: ``q(w | x)`` reads ``F(w - x s_k)`` near 0 there,
-where ``f`` falls steeply over the fastest runtimes (a layer of a few hundredths of such a
-piece), which the pieces' Gauss-Legendre rule integrates to only algebraic order
+``E[X] s_min``: ``q(w | x)`` reads ``F(w - x s_k)`` near 0 there, where ``f`` falls steeply
+over the fastest runtimes (a layer of a few hundredths of such a piece), which the pieces'
+Gauss-Legendre rule integrates to only algebraic order
 (hyperexponential ``X`` ([0.9, 0.1], [10, 0.5]) times {1, 10}, MDS(4, 1) at load 0.5, on one
 grid of 4096 cells: the mean moved by 1.1e-4, 4.5e-5, 2.0e-5 and 1.6e-6 from 8 to 12, 16, 24
 and 32 nodes per piece; with the splits by 8.9e-6, 4.3e-8, then about 3e-8, the grid's own
@@ -1330,8 +1330,9 @@ systems, seven job sizes times four slowdown laws), no estimate was exceeded wit
 everywhere, but uniform and gamma(0.5) job sizes, whose rule did not bind, were less accurate
 (up to 34 and 17 times, within their estimates). As that second solve, over the same systems
 and seven MDS(4, 2) points: none beyond its estimate (at most 0.52 of it, 0.70 before), 33
-within the goal (30 before), and the stated errors down by up to 11 times (hyperexponential
-``X`` times {1, 10} at load 0.9: 3.6e-5 to 6.7e-6, 1.6e-5 to 1.0e-6 off)."""
+within the goal (30 before), and the stated errors down by up to 11 times
+(``HyperExponential([0.7, 0.3], [3, 0.3])`` times {1, 10} at load 0.9: 3.6e-5 to 6.7e-6, 1.6e-5
+to 1.0e-6 off)."""
 _SX_RULE_NODES_MORE = 12
 """Gauss-Legendre nodes per piece when the rule's error of :data:`_SX_RULE_NODES` keeps a point
 short of its goal (:func:`grid_prediction`)."""
