@@ -1828,8 +1828,43 @@ def test_sx_rule_split_at_the_layer_below_the_jumps(monkeypatch):
     p = removal.grid_prediction(system, "MDS(1, 0)", ())
     assert "8 Gauss-Legendre nodes per piece (pieces split again below each jump)" in p.method
     assert solves == [(8, 0, False), (8, 2, True)]   # the splits on the first solve's grids
+    split = removal._SXModel(kernel, system.runtime, layer=True)
+    assert (split.layer.size, split.doubled().layer.size) == (2, 2)   # its check splits too
     assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
     assert "short of" not in p.method
+
+
+@pytest.mark.parametrize("X", [qt.Exponential(1.0), qt.HyperExponential([0.9, 0.1], [10, 0.5]),
+                               qt.Uniform(0.0, 2.0)])
+def test_sx_layer_splits_each_piece_below_a_jump(X):
+    # the layer's X nodes (_SX_LAYER): at every time (0, tiny, past the bulk) the same number,
+    # (levels - 1 + atoms (1 + 2)) times the nodes per piece, the weights summing to 1 with
+    # P(X > t / s_min), and levels at F_X((t - c) / s_k), c = E[X] min S {1/3, 3}: a level is
+    # a piece's end where the weights of the nodes below it sum to it (each piece's
+    # Gauss-Legendre weights sum to its width in probability), for every split and not for the
+    # model without them
+    S = qt.Discrete([1.0, 2.0, 4.0], [0.5, 0.3, 0.2])
+    kernel = removal._kernel_of(qt.MDS(4, 2), 0.1)
+    models = {True: removal._SXModel(kernel, qt.SX(X, S), layer=True),
+              False: removal._SXModel(kernel, qt.SX(X, S))}
+    assert models[True].pieces == models[False].pieces + 2 * S.values.size
+    assert models[True].memory_cells < models[False].memory_cells
+    t = np.concatenate([[0.0, 1e-300, 1e-12, 0.01], np.linspace(0.2, 12.0, 30), [40.0, 1e8]])
+    c = X.mean() * np.array([1 / 3, 3.0])
+    ends = {}
+    for split, model in models.items():
+        x, w, top = model.nodes(t)
+        assert x.shape == w.shape == (t.size, model.pieces * model.rule_nodes)
+        np.testing.assert_allclose(w.sum(axis=1) + top, 1.0, rtol=0, atol=1e-13)
+        assert np.all(w >= 0) and np.all(np.isfinite(x[w > 0]))
+        ends[split] = []
+        for row, ti in enumerate(t):
+            u = np.where(w[row] > 0, X.cdf(np.minimum(x[row], 1e300)), np.nan)
+            for level in X.cdf(((ti - c[:, None]) / S.values).ravel().clip(0.0)):
+                if 1e-9 < level < 1.0 - top[row] - 1e-9:   # below F_X(t / s_min)
+                    ends[split].append(abs(w[row][u < level].sum() - level))
+    assert len(ends[True]) > 20 and max(ends[True]) <= 1e-12
+    assert max(ends[False]) > 1e-6
 
 
 @pytest.mark.parametrize("S, load, nodes", [
@@ -1906,7 +1941,7 @@ def test_sx_fallback_keeps_the_twelve_nodes_memory_bound(monkeypatch):
     system, exact = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)
     kernel = removal._kernel_of(system.policy, system.arrival_rate)
     model = removal._SXModel(kernel, system.runtime)
-    columns = (model.levels.size - 1 + model.s.size) * 8   # X nodes per grid node
+    columns = model.pieces * 8   # X nodes per grid node
     monkeypatch.setattr(removal, "_SX_BYTES", 256 * 256 * columns)
     monkeypatch.setattr(removal, "_rule_binds", lambda *args: True)
     # and not skipped where the first solve's coarser grids show it cannot do better

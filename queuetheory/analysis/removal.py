@@ -4504,7 +4504,7 @@ def grid_prediction(system: System, name: str, assumptions: tuple, *,
         return prediction
     achieved, rule, _ = short
     models = []
-    if achieved > 1 and rule > 0.5 * achieved:   # the rule most of what is short: its layer
+    if _SX_LAYER and achieved > 1 and rule > 0.5 * achieved:   # the rule most of it: its layer
         models.append(_SXModel(kernel, system.runtime, layer=True))
     if _rule_binds(*short):
         models.append(_SXModel(kernel, system.runtime, _SX_RULE_NODES_MORE))
