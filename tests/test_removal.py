@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import types
 import warnings
 from fractions import Fraction
 from math import comb
@@ -1865,6 +1866,41 @@ def test_sx_layer_splits_each_piece_below_a_jump(X):
                     ends[split].append(abs(w[row][u < level].sum() - level))
     assert len(ends[True]) > 20 and max(ends[True]) <= 1e-12
     assert max(ends[False]) > 1e-6
+
+
+@pytest.mark.parametrize("outcomes, kept", [
+    # (achieved, the rule's part, the quantiles' rule part) of the first solve, the split
+    # solve and the twelve-node one (an exception: RemovalError), and which is returned
+    ([(2.0, 1.9, 0.0), (1.5, 0.3, 0.0), (1.8, 0.2, 0.0)], 1),   # the split's, 12 not better
+    ([(2.0, 1.9, 0.0), (1.5, 0.3, 0.0), (1.2, 0.2, 0.0)], 2),   # the split short, 12 better
+    ([(2.0, 1.9, 0.0), (0.9, 0.3, 0.0), (0.5, 0.2, 0.0)], 1),   # the split within the goal
+    ([(2.0, 1.9, 0.0), None, (1.2, 0.2, 0.0)], 2),               # the split refused
+    ([(2.0, 1.9, 0.0), (2.5, 0.3, 0.0), None], 0),               # neither better
+    ([(5.0, 1.0, 3.0), (1.0, 0.5, 0.0)], 1),   # the quantiles' rule part: 12 nodes only
+])
+def test_sx_second_solves_keep_the_smallest_stated_error(outcomes, kept, monkeypatch):
+    # grid_prediction's second solves, their outcomes given: where the rule's part is more
+    # than half of what is short, the split solve (_SX_LAYER) first, then, where that is not
+    # within the goal and _rule_binds, twelve nodes; the one stating the least is returned
+    system, _ = _sx_pollaczek_khinchine(qt.Discrete([1, 10], [0.9, 0.1]), 0.5)
+    grids = ([types.SimpleNamespace(F=np.zeros(129))], True, False, False)   # fit any bound
+    calls = []
+
+    def solved(system, name, assumptions, kernel, model, exact, references, plan=None):
+        calls.append((model.rule_nodes, model.layer.size, plan is grids))
+        out = outcomes[len(calls) - 1]
+        if out is None:
+            raise removal.RemovalError("refused")
+        return len(calls) - 1, out, grids
+
+    monkeypatch.setattr(removal, "_grid_prediction", solved)
+    assert removal.grid_prediction(system, "MDS(1, 0)", ()) == kept
+    expected = [(8, 0, False), (8, 2, True), (12, 0, True)]
+    if outcomes[0][1] <= 0.5 * outcomes[0][0]:   # the split solve not tried
+        expected = [(8, 0, False), (12, 0, True)]
+    elif outcomes[1] is not None and max(outcomes[1][0], outcomes[1][2]) <= 1:
+        expected = expected[:2]   # within the goal: no twelve nodes
+    assert calls == expected
 
 
 @pytest.mark.parametrize("S, load, nodes", [
