@@ -151,12 +151,18 @@ def _sx_cell_bound(discrete_x: bool, atoms: int) -> int:
 _Bound = TypeVar("_Bound", int, float)
 
 
+def _sx_max_cells(discrete_x: bool, columns: int, memory_cells: int) -> int:
+    """An S&X model's ``max_cells`` with ``columns`` ``X`` nodes per grid node: its cell bound
+    (:func:`_sx_cell_bound`, times the grid budget, at least ``_M_BASE``) within
+    ``memory_cells``, the cells its memory allows (as each model counts it)."""
+    return min(max(_M_BASE, _budgeted(_sx_cell_bound(discrete_x, columns))), memory_cells)
+
+
 def _sx_cells(discrete_x: bool, columns: int) -> tuple[int, int]:
-    """The S&X cell bound ``max_cells`` of a model with ``columns`` ``X`` nodes per grid node,
-    and ``memory_cells``, the cells within which its finest grid (``4 max_cells`` cells) holds
-    its table of ``X`` nodes in ``_SX_BYTES / 4``."""
+    """:class:`_SXModel`'s ``max_cells`` and ``memory_cells``: the cells within which its
+    finest grid (``4 max_cells`` cells) holds its table of ``X`` nodes in ``_SX_BYTES / 4``."""
     memory = max(_M_BASE, int(_budgeted(_SX_BYTES) / (256 * columns)))
-    return min(max(_M_BASE, _budgeted(_sx_cell_bound(discrete_x, columns))), memory), memory
+    return _sx_max_cells(discrete_x, columns, memory), memory
 
 
 def _budgeted(bound: _Bound) -> _Bound:
@@ -4535,12 +4541,14 @@ def _coarser_short(prediction: Prediction, plan: tuple) -> float:
     """How far from the goal the grids' differences alone would keep a point solved on the
     grids of ``plan`` one level coarser (its grids ``2 h``, ``h``, ``h / 2`` without ``h /
     4``): the relative error estimates of :func:`_richardson` (observed, no guard) of the mean
-    and, unless it is exact, of the busy fraction, over the goal; 0 without such grids. A
-    lower bound of what a solve with more nodes over ``X`` states where its memory bound keeps
-    it that coarse (the grids' differences hardly depend on the rule over ``X``: exponential
-    ``X`` times the Facebook slowdowns, hyperexponential ``X``, MDS(4, 1) at load 0.5, the
-    relative differences of the means with 8 and 12 nodes -3.0854e-4, -7.5112e-5 and
-    -3.0791e-4, -7.5350e-5 on the same steps). Over the six hyperexponential systems of
+    and, unless it is exact, of the busy fraction, over the goal; 0 without such grids. About
+    the least a solve with more nodes over ``X`` states where its memory bound keeps it that
+    coarse, not a proven bound: its grids' differences hardly depend on the rule over ``X``
+    (a wrong guess costs a better answer, never a wrong one: the first solve is returned with
+    its own estimates), as measured (``HyperExponential([0.9, 0.1], [10, 0.5])`` times the
+    Facebook slowdowns, MDS(4, 1) at load 0.5: the relative differences of the means with 8
+    and 12 nodes -3.0854e-4, -7.5112e-5 and -3.0791e-4, -7.5350e-5 on the same steps). Over
+    the six hyperexponential systems of
     ``benchmarks/bench_removal.py --jobsize`` solved again from scratch, this bound was 0.21
     to 0.995 of what the second solve stated (that system: 47.7 and 48.0 times the goal, the
     first solve 6.4); the five it puts beyond the first solve were those discarded."""

@@ -65,8 +65,8 @@ from .removal import (
     _piece_rule,
     _power_at_zero,
     _q_at,
-    _sx_cell_bound,
     _sx_lower,
+    _sx_max_cells,
     _Weights,
     _x_levels,
 )
@@ -158,8 +158,7 @@ def _max_cells(J: int, discrete_x: bool, form: tuple | None) -> int:
     """:attr:`_SXContinuousModel.max_cells` of ``J`` ``X`` nodes: the S&X cell bound, and the
     memory of the largest shoot (:func:`_memory_cells`: the rule's check, ``2 J`` nodes, for a
     continuous ``X``, else Newton's marches, ``J``)."""
-    return min(max(128, _budgeted(_sx_cell_bound(discrete_x, J))),
-               _memory_cells(J if discrete_x else 2 * J, form))
+    return _sx_max_cells(discrete_x, J, _memory_cells(J if discrete_x else 2 * J, form))
 
 
 _FFT_MIN = 64
