@@ -2462,6 +2462,106 @@ def test_removal_grid_on_a_mixture_with_atoms_against_pollaczek_khinchine(R, fir
         assert p.errors["mean"] <= 1e-6 * p.mean
 
 
+_LOOSE = _mixture((qt.Deterministic(1.0), 0.45), (qt.Deterministic(1.0973), 0.45),
+                  (qt.Exponential(3.0), 0.1))
+"""Atoms without a common step beside a density: between the nodes of every grid, where they
+are a first-order error that the march does not place (:class:`removal._Between` takes a law on
+atoms)."""
+
+
+@pytest.mark.parametrize("load", [pytest.param(0.7, marks=_SLOW_WITHOUT_NUMBA), 0.97])
+def test_first_order_atoms_of_a_law_with_a_density_are_shifted(load, monkeypatch):
+    # the first-order error of atoms between the nodes depends on where each falls in its cell,
+    # so the grids' differences can miss it: at 0.97 the mean had been 7.9e-5 off
+    # Pollaczek-Khinchine with 6.0e-5 stated from them alone, its p10 and p50 1.02 and 1.47
+    # times beyond their estimates against the Random system's inversion. The finest grid is
+    # solved again with its step stretched, as for the atoms of a law on atoms (measured: 7.9e-5
+    # off with 8.9e-4 stated; the quantiles within 0.09 of their estimates)
+    lam = load / _LOOSE.mean()
+    exact = _LOOSE.mean() + lam * _LOOSE.moment(2) / (2 * (1 - load))
+    system = qt.System(qt.MDS(1, 0), qt.IR(_LOOSE), arrival_rate=lam)
+    p = removal.grid_prediction(system, "MDS(1, 0)", ())
+    assert "first-order error" in p.method
+    assert abs(p.mean - exact) <= p.errors["mean"]
+    levels = [0.1, 0.5, 0.9, 0.99, 0.999]
+    values, errors = p.response_time.ppf(levels, full_output=True)
+    reference = qt.analyze(dataclasses.replace(system, policy=qt.Random())).response_time
+    expected, their = reference.ppf(levels, full_output=True)
+    assert np.all(np.abs(values - expected) <= errors + their)
+    if load == 0.97:   # the test bites: without the stretched grids the estimate falls short
+        monkeypatch.setattr(removal._IRModel, "shifted_steps", lambda self, sol: None)
+        alone = removal.grid_prediction(system, "MDS(1, 0)", ())
+        assert abs(alone.mean - exact) > alone.errors["mean"]
+
+
+@_slow_without_numba   # 2 s with numba
+def test_sx_first_order_atoms_of_a_job_size_with_a_density_are_shifted(monkeypatch):
+    # S&X: the products x s of the atom of a job size with a density (0.6 at 0.7, 0.4
+    # exponential(1)) fall between the nodes where the horizon (M/G/1 at 0.97 with slowdowns
+    # {1, 10}) asks for steps coarser than their common step 0.7: first order, not placed
+    # (the S&X march places the products of a job size on atoms). Eight nodes per piece: the
+    # mean had been 2.74e-4 off Pollaczek-Khinchine with 2.10e-4 stated (with twelve, kept as
+    # the smaller estimate, 2.77e-4 off with 2.09e-4); with the stretched grids 8.4e-4 stated
+    X = _mixture((qt.Deterministic(0.7), 0.6), (qt.Exponential(1.0), 0.4))
+    S, load = qt.Discrete([1.0, 10.0], [0.9, 0.1]), 0.97
+    lam = load / (X.mean() * S.mean())
+    exact = X.mean() * S.mean() + lam * X.moment(2) * S.moment(2) / (2 * (1 - load))
+    system = qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam)
+    kernel = removal._kernel_of(system.policy, lam)
+
+    def solve():
+        model = removal._SXModel(kernel, system.runtime)
+        return removal._grid_prediction(system, "MDS(1, 0)", (), kernel, model, False, ())[0]
+
+    p = solve()
+    assert "first-order error" in p.method
+    assert abs(p.mean - exact) <= p.errors["mean"]
+    monkeypatch.setattr(removal._SXModel, "shifted_steps", lambda self, sol: None)
+    alone = solve()
+    assert abs(alone.mean - exact) > alone.errors["mean"]
+
+
+def test_stretched_grids_read_off_the_nodes_one_sided_at_jumps():
+    # _sf_read: linear between a cell's right limit at its start and left limit at its end; in
+    # a cell holding a jump of P(C > t), the end on t's side of it; the horizon clips
+    sol = removal._Solution(0.5, *np.zeros((5, 5)))
+    sol.sf_right = np.array([1.0, 0.8, 0.4, 0.2, 0.0])
+    sol.sf_left = np.array([1.0, 0.9, 0.6, 0.3, 0.1])
+    t = np.array([0.0, 0.25, 0.6, 0.7, 0.9, 1.25, 1.5, 3.0])
+    read = removal._sf_read(sol, t, np.array([0.0, 0.7, 5.0]))
+    np.testing.assert_allclose(read, [1.0, 0.95, 0.8, 0.6, 0.6, 0.35, 0.2, 0.1], rtol=0,
+                               atol=1e-15)
+    # an IR law with a density (MDS(4, 1) at 0.5, a grid of step 0.01): at the nodes of a grid
+    # of step 0.0099, against P(C > t) by the march's quadrature (sf_at), within the linear
+    # interpolation's h^2 / 8 max |P''| (P'' from the node values' second differences, 1.25
+    # times for their smoothing), away from the jumps and kinks (the atoms and their sums up to
+    # three, where the reading is first order: 6.8e-5 off next to 2 x 1.0973; 9.1e-6 elsewhere)
+    lam = 0.5 / _LOOSE.mean()
+    model = removal._IRModel(removal._kernel_of(qt.MDS(4, 1), lam), _LOOSE)
+    h = 0.01
+    sol = removal._shoot(model, h, 3000, 0.3)
+    atoms = _LOOSE._point_masses()[0]
+    pairs = np.add.outer(atoms, atoms).ravel()
+    kinks = np.concatenate([atoms, pairs, np.add.outer(pairs, atoms).ravel()])
+    grid = h * np.arange(1, 3000)
+    smooth = np.min(np.abs(grid[:, None] - kinks), axis=1) > 2.1 * h
+    bound = 1.25 * np.abs(np.diff(sol.sf_right, 2))[smooth].max() / 8
+    nodes = 0.0099 * np.arange(0, 3000, 7)
+    nodes = nodes[np.min(np.abs(nodes[:, None] - kinks), axis=1) > 1.1 * h]
+    assert np.max(np.abs(model.sf_stretched(sol, nodes) - model.sf_at(sol, nodes))) <= bound
+    # read only where the stretched grids measure a first-order term (the atoms of a law with a
+    # density), not the second-order ones of placed atoms or of bends
+    S = qt.Discrete([1.0, 2.0], [0.5, 0.5])
+    mixed = _mixture((qt.Deterministic(0.7), 0.6), (qt.Exponential(1.0), 0.4))
+    kernel = model.kernel
+    assert model.read_stretched
+    assert not removal._IRModel(kernel, qt.Discrete([1.0, 1.0973], [0.5, 0.5])).read_stretched
+    assert removal._SXModel(kernel, qt.SX(mixed, S)).read_stretched
+    assert not removal._SXModel(kernel, qt.SX(qt.Uniform(0.5, 1.5), S)).read_stretched
+    assert not removal._SXModel(kernel, qt.SX(qt.Discrete([0.7, 1.3], [0.5, 0.5]),
+                                              S)).read_stretched
+
+
 @pytest.mark.parametrize("R, h, M", [
     (qt.Erlang(2, 2.0), 0.05, 400), (qt.Uniform(1.2815788263131274, 2.9468533841133544), 0.1, 60),
     (qt.from_scipy(stats.lognorm(1.0)), 0.2, 300), (qt.Exponential(1e-3), 1.0, 50),
@@ -3656,7 +3756,9 @@ _MIXED_X = qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.5, 0.5])
 @pytest.mark.parametrize("values, busy, mean, p99", [
     # products x s on a lattice (step 1): second order; measured 4.5e-6 off with 1.7e-5 stated
     ([1.0, 2.0], 1 - 0.13493044005490107, 4.565048701030073, 9.737152301377446),
-    # no common step: between the nodes, first order; 5.8e-5 off with 1.6e-3 stated
+    # no common step: between the nodes, first order; 5.8e-5 off with 2.5e-3 stated (1.6e-3
+    # from the grids' differences, the rest from the finest grid solved again on two stretched
+    # steps: twice the change, the first-order term's size wherever the products fall)
     ([1.0, math.sqrt(2)], 1 - 0.2792811638603849, 2.4433703758463974, 6.328333390413349),
 ])
 def test_sx_job_size_mixing_an_atom_with_a_density_against_collocation(values, busy, mean,
@@ -3665,9 +3767,9 @@ def test_sx_job_size_mixing_an_atom_with_a_density_against_collocation(values, b
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", qt.AccuracyWarning)   # short of the 1e-6 goal, stated
         p = qt.analyze(qt.System(qt.MDS(4, 2, remove=True), qt.SX(_MIXED_X, S), 0.5))
-        assert abs(p.mean - mean) <= p.errors["mean"] < 1e-3 * mean
-        assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"] < 1e-3 * busy
-        assert abs(p.quantile(0.99) - p99) <= p.quantile_error(0.99) < 1e-3 * p99
+        assert abs(p.mean - mean) <= p.errors["mean"] < 2e-3 * mean
+        assert abs(p.busy_fraction - busy) <= p.errors["busy_fraction"] < 2e-3 * busy
+        assert abs(p.quantile(0.99) - p99) <= p.quantile_error(0.99) < 2e-3 * p99
 
 
 @_slow_without_numba
