@@ -695,13 +695,16 @@ class _GridModel:
     answered with at least the last difference of the grids as their estimates."""
     read_stretched = False
     """Whether :meth:`sf_stretched` reads ``P(C > t)`` off the nodes: where the stretched
-    grids measure a first-order term (atoms of a law with a density, not placed), beside which
-    the reading's ``O(h^2)`` error is negligible, and :meth:`sf_at` integrates over the runtime
-    for each time (IR: :func:`_q_at` over its span, quadratic in the cells at every node:
-    minutes for 65536 cells of an exponential part; S&X: 0.35 s for 16384 nodes, a third of
-    such a point's CPU). Not for the second-order terms of placed atoms or bends (a uniform
-    job size times three slowdowns, M/G/1 at 0.5: the relative estimates of its p10 to p99,
-    1.4e-7 to 1.2e-6 with :meth:`sf_at`, were 1.4e-6 to 1.9e-5 with the reading)."""
+    grids measure a first-order term (atoms the march does not place: of a law with a density,
+    beyond ``_JUMPS_MAX`` or ``_SX_JUMPS_MAX`` of them, or with an MDS ``phi`` without the
+    form of :func:`_phi_compiled`), beside which the reading's ``O(h^2)`` error is small, and
+    :meth:`sf_at` at every node of the finest grid is costly (IR with a density: :func:`_q_at`
+    over the runtime's span, quadratic in the cells, minutes for 65536 cells of an exponential
+    part; a law on 300 atoms: 1.4 GB, twice the point's memory; S&X: 0.35 s for 16384
+    nodes, a third of such a point's CPU). Not for the second-order terms of placed atoms or
+    bends (a uniform job size times three slowdowns, M/G/1 at 0.5: the relative estimates of
+    its p10 to p99, 1.4e-7 to 1.2e-6 with :meth:`sf_at`, were 1.4e-6 to 1.9e-5 with the
+    reading)."""
     jumps = np.zeros(0)
     """Where ``P(C > t)`` jumps (the atom of ``V`` at 0 meets an atom of the runtime)."""
     busy_exact = False
@@ -774,9 +777,13 @@ class _GridModel:
         """``P(C > t)`` of ``sol``, solved on a grid of :meth:`shifted_steps`, at the nodes
         ``t`` of the finest grid: :meth:`sf_at`, or with :attr:`read_stretched` read off
         ``sol``'s nodes (:func:`_sf_read`, one-sided at :attr:`jumps`)."""
-        if self.read_stretched:
-            return _sf_read(sol, t, self.jumps)
-        return self.sf_at(sol, t)
+        if not self.read_stretched:
+            return self.sf_at(sol, t)
+        out = _sf_read(sol, t, self.jumps)
+        between = np.isnan(out)
+        if between.any():
+            out[between] = self.sf_at(sol, t[between])
+        return out
 
     def interpolation_gap(self, sol: _Solution, t: np.ndarray) -> np.ndarray | None:
         """The gap between ``P(C > t)`` with ``F`` read off the march's quadratic of each cell
@@ -1288,8 +1295,9 @@ def _sf_read(sol: _Solution, t: np.ndarray, jumps: np.ndarray) -> np.ndarray:
     """``P(C > t)`` of ``sol`` at the times ``t`` (clipped to its horizon) read off its nodes:
     linear in each cell from the right limit at its start to the left limit at its end; in a
     cell holding one of the ``jumps`` of ``P(C > t)``, the value at the cell's end on ``t``'s
-    side of it. An ``O(h)`` error there and at kinks (sums of atoms), ``h^2 / 8`` times
-    ``P''`` elsewhere: what a stretched grid's change adds to the quantiles' estimates."""
+    side of it; ``nan`` between two jumps of one cell (neither end is on its side). An ``O(h)``
+    error next to a jump and at kinks (sums of atoms), ``h^2 / 8`` times ``P''`` elsewhere:
+    small beside the first-order change a stretched grid measures."""
     h, M = sol.h, sol.F.size - 1
     u = np.clip(t / h, 0.0, M)
     c = np.minimum(u.astype(np.intp), M - 1)
@@ -1301,6 +1309,7 @@ def _sf_read(sol: _Solution, t: np.ndarray, jumps: np.ndarray) -> np.ndarray:
         before = (k < b.size) & (b[np.minimum(k, b.size - 1)] < (c + 1) * h)
         after = (k > 0) & (b[np.maximum(k - 1, 0)] > c * h)
         out = np.where(before, left, np.where(after, right, out))
+        out[before & after] = np.nan
     return out
 
 
@@ -1547,7 +1556,7 @@ class _SXModel(_GridModel):
         # (the atom of V at 0 times an atom of x S)
         self.lower = _sx_lower(runtime)
         self.jumps = products
-        self.read_stretched = self.has_atoms and not self.discrete_x
+        self.read_stretched = self.has_atoms and not self.between
         # the pieces of E_X per grid node (with the layer's splits below each jump: _SX_LAYER)
         self.layer = (self.fastest * np.array(_SX_LAYER) if layer and not self.discrete_x
                       else np.zeros(0))
@@ -3147,7 +3156,6 @@ class _IRModel(_GridModel):
         self.has_atoms = R._has_atoms and (known is None or bool(np.any(known[0] > 0)))
         # the shortest runtime (a batch takes at least that long), and where P(C > t) jumps
         self.lower, self.jumps = max(float(R._support()[0]), 0.0), self.masses[0]
-        self.read_stretched = R.atoms is None
         # a law on (few) atoms: those between the nodes are placed exactly (_Between), a
         # second-order march; its O(h^2) term is irregular (kinks of f where the jumps' cells
         # are read, wherever they fall in a cell): the rough estimates
@@ -3155,6 +3163,7 @@ class _IRModel(_GridModel):
                         and kernel.phi_form() is not None)
         if self.between and self.lattice is None:
             self.rough = True
+        self.read_stretched = not self.between
         # a density x^a at 0, a not an integer below 1 (_power_at_zero): an h^(2 + a) term
         power = _power_at_zero(R)
         if power is not None and power < 1:
@@ -3175,7 +3184,11 @@ class _IRModel(_GridModel):
         jumps = self._jumps_of(sol)
         if jumps is not None:
             return _shifted_steps(jumps[0].b, jumps[0].mass, sol.h)
-        return None if self.between else _shifted_steps(*self.masses, sol.h)
+        if self.between:
+            return None
+        values, probs = self.masses
+        inside = values < sol.h * (sol.F.size - 1)
+        return _shifted_steps(values[inside], probs[inside], sol.h)
 
     def _jumps_of(self, sol: _Solution) -> tuple[_Between, np.ndarray] | None:
         """The atoms between the nodes of ``sol``'s grid and their ``J``, or None."""
