@@ -12,7 +12,8 @@ and at 8 (with its fallback to 12), ``--shots`` for the refined grids of a conti
 and slowdown shot in one march against Newton's steps, and the fallback to 12 nodes solved on
 the first solve's grids against from scratch, ``--blocks`` for the tables of ``X`` nodes
 computed in blocks and in one pass, ``--quantiles`` for the quantiles of continuous slowdowns
-with ``P(C > t)`` of every ``X`` node in one call and per node, ``--between``
+with ``P(C > t)`` of every ``X`` node in one call and per node, ``--parities`` for MDS
+with more than 32 parities, ``phi`` by the Horner sum and by ``betainc`` only, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -557,6 +558,41 @@ def frontier_refinement():
               f"  unrefined {row[2]:6.3f} s (error {row[3]:.1e})  ratio {row[0] / row[2]:5.2f}")
 
 
+def parities():
+    """CPU seconds of a point (mean and p99, best of 3) of MDS codes with more than 32 parities,
+    ``phi`` by the Horner sum (:meth:`removal._Kernel.phi_form`, the default: compiled march,
+    atoms between the nodes placed) and without it (``betainc``, the numpy march, atoms first
+    order: what ``m > 32`` had before) side by side, with the relative error each states."""
+    far = qt.Discrete([1, 10], [0.9, 0.1])
+    cases = (("IR {1, 1.414} w.p. .7, .3", qt.IR(qt.Discrete([1.0, 2 ** 0.5], [0.7, 0.3])),
+              qt.MDS(1, 33), 0.057),
+             ("IR Deterministic(1)", qt.IR(qt.Deterministic(1.0)), qt.MDS(100, 50), 0.333),
+             ("IR Erlang(2, 2)", qt.IR(qt.Erlang(2, 2.0)), qt.MDS(20, 40), 0.167),
+             ("S&X exp X x {1, 10}", qt.SX(qt.Exponential(1.0), far), qt.MDS(20, 40), 0.087),
+             ("S&X {1, 2} x {1, 1.732}", qt.SX(qt.Discrete([1.0, 2.0], [0.5, 0.5]),
+                                                qt.Discrete([1.0, 3 ** 0.5], [0.8, 0.2])),
+              qt.MDS(1, 33), 0.039))
+    print("MDS with m > 32: phi by the Horner sum vs betainc only (CPU s, stated mean error)")
+    form = removal._Kernel.phi_form
+
+    def without(kernel):
+        return None if kernel.mds and kernel.remove and kernel.r > 32 else form(kernel)
+
+    for name, runtime, policy, lam in cases:
+        row = []
+        for removal._Kernel.phi_form in (form, without):
+            def point(policy=policy, lam=lam, runtime=runtime):
+                p = qt.analyze(qt.System(policy, runtime, arrival_rate=lam))
+                p.quantile(0.99)
+                return p.errors["mean"] / p.mean
+
+            row += [_best(point)[1], point()]
+        removal._Kernel.phi_form = form
+        print(f"  {name:26s} {policy.label():16s} lam={lam:<6g} Horner {row[0]:6.3f} s "
+              f"({row[1]:.1e})  betainc {row[2]:6.3f} s ({row[3]:.1e})  ratio "
+              f"{row[2] / row[0]:5.1f}", flush=True)
+
+
 def _compile():
     """One S&X point and one IR frontier: compiles the S&X and IR marches, or loads them from
     numba's cache (left out of the figures; the IR march's compilation had counted in the
@@ -583,7 +619,9 @@ if __name__ == "__main__":
             ("--quantiles", "S&X continuous slowdowns: quantiles with P(C > t) of every X "
                             "node in one call and in one call per node"),
             ("--between", "runtimes on atoms between the nodes, and job sizes whose density "
-                          "jumps")]:
+                          "jumps"),
+            ("--parities", "MDS with more than 32 parities: phi by the Horner sum and by "
+                           "betainc only")]:
         tables.add_argument(option, action="store_true", help=text)
     args = parser.parse_args()
     if args.continuous:
@@ -608,6 +646,8 @@ if __name__ == "__main__":
             blocks()
         elif args.quantiles:
             quantiles()
+        elif args.parities:
+            parities()
         else:
             if not args.paths:
                 main()

@@ -245,6 +245,56 @@ def test_n_equal_1_is_redundancy_d(d, lam, mu):
     assert abs(grid.mean - mean) <= grid.errors["mean"]
 
 
+@_slow_without_numba
+@pytest.mark.parametrize("m", [33, 40])
+@pytest.mark.parametrize("runtime,lam", [
+    # busy fractions 0.94 to 0.97 (frontiers of Replication(1, 34): 0.11413 and 0.07794)
+    (qt.IR(qt.Discrete([1.0, 2 ** 0.5], [0.7, 0.3])), 0.08),
+    (qt.SX(qt.Discrete([1.0, 2.0], [0.5, 0.5]), qt.Discrete([1.0, 3 ** 0.5], [0.8, 0.2])), 0.055),
+])
+def test_many_parities_with_atoms_between_the_nodes_are_replication(m, runtime, lam):
+    # MDS(1, m) is Replication(1, m + 1): phi = P(Binomial(m, q) = 0) = p^m by the Horner sum
+    # (mode 2) and by the power (mode 1). Beyond m = 32 MDS had no Horner form: its march
+    # placed no atom between the nodes, first order (m = 33, IR: 6.3e-5 off with 5.5e-4
+    # stated, 9.9 s); the same second-order march now, to rounding
+    mds = qt.analyze(qt.System(qt.MDS(1, m), runtime, arrival_rate=lam))
+    rep = qt.analyze(qt.System(qt.Replication(1, m + 1), runtime, arrival_rate=lam))
+    assert mds.stable and rep.stable
+    assert mds.mean == pytest.approx(rep.mean, rel=1e-12)
+    assert mds.busy_fraction == pytest.approx(rep.busy_fraction, rel=1e-12)
+    for level in (0.5, 0.99):
+        assert mds.quantile(level) == pytest.approx(rep.quantile(level), rel=1e-12)
+    assert mds.errors["mean"] == pytest.approx(rep.errors["mean"], rel=1e-3)
+    assert mds.errors["mean"] <= 2e-6 * mds.mean
+
+
+@pytest.mark.parametrize("n,m", [(1, 33), (1, 100), (20, 40), (400, 500), (2, 900)])
+def test_horner_phi_of_many_parities_against_mpmath(n, m):
+    # the compiled phi's Horner sum, now used for any m whose C(n + m - 1, j), j < m, stay
+    # below 1e280: absolute error about m units of 1e-16 (measured at most 1.1e-16 m over 900
+    # random values of q each, uniform, log-uniform towards 0 and towards 1), here at 65 values
+    # against mpmath's regularised incomplete beta at 40 digits: phi(q) = I_p(m, n), p = 1 - q
+    mode, combs = removal._kernel_of(qt.MDS(n, m), 0.1).phi_form()
+    assert mode == 2 and combs.size == m
+    for q in np.concatenate([np.linspace(0.0, 1.0, 41), 10.0 ** -np.arange(1, 13),
+                             1.0 - 10.0 ** -np.arange(1, 13)]):
+        with mpmath.workdps(40):
+            exact = mpmath.betainc(m, n, 0, 1 - mpmath.mpf(float(q)), regularized=True)
+        assert abs(removal._phi_compiled(float(q), mode, n, m, combs) - exact) <= 3e-16 * m
+
+
+def test_horner_form_up_to_where_its_coefficients_overflow():
+    # C(935, 467) < 1e280 <= C(936, 468): every MDS code with n + m <= 936 has the Horner
+    # form, and MDS(1, 936) (and a large code with many parities) does not, where the
+    # numpy march with betainc answers (first order with atoms between the nodes)
+    assert math.comb(935, 467) < 1e280 <= math.comb(936, 468)
+    assert removal._kernel_of(qt.MDS(1, 935), 0.001).phi_form() is not None
+    assert removal._kernel_of(qt.MDS(1, 936), 0.001).phi_form() is None
+    assert removal._kernel_of(qt.MDS(600, 400), 0.001).phi_form() is None
+    assert removal._kernel_of(qt.MDS(10 ** 6, 3), 0.001).phi_form()[1].tolist() == [
+        1, 10 ** 6 + 2, (10 ** 6 + 2) * (10 ** 6 + 1) // 2]
+
+
 # ----------------------------------------------------------------------------- atoms
 def test_m_equal_0_is_independent_md1_queues():
     # MDS(4, 0) with removal cancels nothing: four M/D/1 queues at rate 0.3, batch = the last.
@@ -637,9 +687,10 @@ _SPREAD = qt.Discrete([1, 3, 7, 10, 12], [0.3, 0.3, 0.2, 0.15, 0.05])
     # extrapolations' difference changed sign close to the level; the median of the
     # hyperexponential job size 2.24 times, every quantile shifted alike): the mean's relative
     # estimate is a floor of the quantiles' under a coarser goal
-    (qt.SX(qt.HyperExponential([0.7, 0.3], [3.0, 0.3]), _FIVE), 0.9),
+    pytest.param(qt.SX(qt.HyperExponential([0.7, 0.3], [3.0, 0.3]), _FIVE), 0.9,
+                 marks=_SLOW_WITHOUT_NUMBA),   # 8 s without numba
     (qt.SX(qt.Exponential(1.0), _SPREAD), 0.9),
-    (qt.SX(qt.Uniform(0.5, 1.5), _SPREAD), 0.9),
+    pytest.param(qt.SX(qt.Uniform(0.5, 1.5), _SPREAD), 0.9, marks=_SLOW_WITHOUT_NUMBA),  # 10 s
     (qt.SX(qt.Erlang(2, 2.0), qt.Discrete([1, 10], [0.9, 0.1])), 0.9)])
 def test_coarse_accuracy_goal_states_true_errors(runtime, load):
     # MDS(1, 0) through the grid is one M/G/1 queue: its mean against Pollaczek-Khinchine, its
@@ -783,7 +834,7 @@ def test_continuous_slowdowns_near_load_one_against_pollaczek_khinchine():
     assert p.errors["mean"] <= 1e-5 * exact
 
 
-@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("compiled", [True, pytest.param(False, marks=_SLOW_WITHOUT_NUMBA)])
 def test_continuous_slowdown_march_does_not_depend_on_its_horizon(compiled, monkeypatch):
     # past the workload's tail (below 1e-12 from w = 4000 on) a longer horizon must leave the
     # grid's solution as it is. X = 1 times Erlang(2, 2) at load 0.99, step 0.15: the march had
@@ -837,6 +888,7 @@ def test_far_tail_quantiles_within_their_estimates(n):
             assert abs(value - float(exact.real)) <= error
 
 
+@_slow_without_numba
 @pytest.mark.parametrize("X, S, load", [
     (qt.Discrete([1e-6, 2.0], [0.5, 0.5]), qt.from_scipy(stats.gamma(3.3, scale=1 / 3.3)), 0.9),
     (qt.Discrete([1e-4, 2.0], [0.5, 0.5]), qt.Exponential(1.0), 0.95),
@@ -937,7 +989,8 @@ def test_slowdown_density_with_a_power_at_zero_states_true_errors(atoms, shape, 
 
 
 @pytest.mark.parametrize("key", [pytest.param("exp_mds23", marks=_SLOW_WITHOUT_NUMBA),  # 12 s
-                                 "erlang2_mds23", "hyper_rep22"])
+                                 "erlang2_mds23",
+                                 pytest.param("hyper_rep22", marks=_SLOW_WITHOUT_NUMBA)])  # 9 s
 def test_continuous_slowdown_small_job_size_atom_with_removal(key):
     # a small atom of X (its runtimes' mean below 0.1 of the mean runtime) with m >= 1 or
     # d >= 2, against the ODE reference. exp_mds23's finest step is 0.39 of the atom's mean
@@ -949,6 +1002,7 @@ def test_continuous_slowdown_small_job_size_atom_with_removal(key):
     _assert_within_reference(p, key)
 
 
+@_slow_without_numba
 @pytest.mark.parametrize("relative", [1e-6, 1e-2])
 def test_small_atom_grids_are_refined_to_resolve_it_before_a_refusal(relative):
     # X on {0.1, 2} times Exp(1), M/G/1 at load 0.9: the grids' estimates had stopped the
@@ -1059,6 +1113,7 @@ def test_horizon_keeps_the_nodes_where_it_can():
     assert W / 0.5 <= 256 and removal._grid_step(W, 0.5, 256, 256)[1:] == (256, True)
 
 
+@_slow_without_numba
 @pytest.mark.parametrize("X, S, load, within", [
     # the kinks x c of the uniform slowdowns on the lattice 0.5: the tail 4.2e-12 at W = 1566,
     # the horizon had grown to 2349, past 4096 cells of 0.5 (the kinks between the nodes: 2.6e-5
@@ -1638,7 +1693,7 @@ def test_high_load_m_equal_0_is_pollaczek_khinchine(R, load):
     assert abs(p.mean - exact) <= p.errors["mean"] <= 1e-6 * exact
 
 
-@pytest.mark.parametrize("load", [0.99, 0.999, 0.9999])
+@pytest.mark.parametrize("load", [0.99, pytest.param(0.999, marks=_SLOW_WITHOUT_NUMBA), 0.9999])
 def test_smooth_runtime_near_load_1_is_right_or_refused(load):
     # M/E2/1 (MDS(1, 0), Erlang(2, 2)): the horizon was placed by a grid of step 32 at load
     # 0.999, too coarse for the runtime (mean 1), whose tail vanished at W = 4096 where the
@@ -2257,6 +2312,7 @@ def _covers_random_quantiles(system, p, levels):
     return values, errors, reference
 
 
+@_slow_without_numba
 def test_sx_grids_that_do_not_resolve_the_fastest_part(monkeypatch):
     # slowdowns {0.3, 1, 3} at load 0.97: the cell bound holds the grids to a finest step of
     # 0.54, 0.55 of the mean of the fastest part (gamma(3.3) x 0.3). Successive grids'
@@ -2282,6 +2338,7 @@ def test_sx_grids_that_do_not_resolve_the_fastest_part(monkeypatch):
     values, errors, reference = _covers_random_quantiles(system, p, levels)
 
 
+@_slow_without_numba
 @pytest.mark.parametrize("X, S", [
     (qt.from_scipy(stats.gamma(5, scale=0.2)), qt.Discrete([1, 8], [0.3, 0.7])),
     (qt.Erlang(4, 4.0), qt.Discrete([1, 2], [0.5, 0.5]))])
@@ -2469,7 +2526,8 @@ are a first-order error that the march does not place (:class:`removal._Between`
 atoms)."""
 
 
-@pytest.mark.parametrize("load", [pytest.param(0.7, marks=_SLOW_WITHOUT_NUMBA), 0.97])
+@_slow_without_numba
+@pytest.mark.parametrize("load", [0.7, 0.97])
 def test_first_order_atoms_of_a_law_with_a_density_are_shifted(load, monkeypatch):
     # the first-order error of atoms between the nodes depends on where each falls in its cell,
     # so the grids' differences can miss it: at 0.97 the mean had been 7.9e-5 off
@@ -2886,8 +2944,8 @@ def test_sx_deterministic_x_continuous_slowdown_is_ir(policy):
 
 
 def test_sx_continuous_march_compiled_is_numpy(monkeypatch):
-    # the compiled block solve and its numpy twin (used without numba, or for MDS with
-    # m > 32) perform the same operations: they agree to rounding
+    # the compiled block solve and its numpy twin (used without numba, or where MDS
+    # has no Horner form: n + m > 936) perform the same operations: they agree to rounding
     pytest.importorskip("numba")
     from queuetheory.analysis import removal_continuous
 
@@ -3546,9 +3604,9 @@ def _mixed_x_pollaczek_khinchine(X, S, lam):
 # one X), by the method of steps with exact Taylor pieces in mpmath at 30 digits (45 agree):
 # scripts/mixed_job_size_references.py
 MIXED_X_CASES = [
-    (0.5, 1.0, 0.6, 0.5,
+    pytest.param(0.5, 1.0, 0.6, 0.5,
      [2.7824088558400039308, 9.3611004732891751623, 19.109652741701694595],
-     [6.1796692033786980113, 23.744597474258395532]),
+     [6.1796692033786980113, 23.744597474258395532], marks=_SLOW_WITHOUT_NUMBA),  # 9 s
     pytest.param(0.3, 2.0, 0.5, 0.8,
      [2.7983509830769881777, 8.777424740906462443, 17.348331479468849563],
      [6.032134502239514015, 21.424529645766771946], marks=pytest.mark.slow)]  # 4 s
@@ -3824,6 +3882,7 @@ def test_frontier_continuous_x_with_an_atom_off_its_lattice(monkeypatch):
     assert abs(value - reference) <= error
 
 
+@_slow_without_numba
 def test_frontier_continuous_x_with_an_atom_keeps_its_memory_bound(monkeypatch):
     # Mixture(Det(0.0236), Exp(42.3)) x {0.287, 0.418}, MDS(4, 3): its products have a step of
     # 2.4e-5, and the frontier's grids held them on their nodes, 3.7e5 cells with 264 X nodes
@@ -3859,7 +3918,8 @@ _SIX = qt.Discrete([1.0, 2.24, 2.53, 2.954, 3.4106, 3.6147],
     # before, each first order and "short of the 1e-6 goal": 2.8e-6, 1.9e-5 off with 3.0e-5,
     # 1.9e-4 stated; measured after: 3.1e-8, 1.1e-7 off with 3.4e-7, 1.0e-5 stated (the
     # second still short of the goal), quantiles at most 0.07 of their estimates
-    (qt.Uniform(0.5, 1.5), qt.Discrete([1, 2 ** 0.5, np.pi], [0.5, 0.3, 0.2]), 0.5, True),
+    pytest.param(qt.Uniform(0.5, 1.5), qt.Discrete([1, 2 ** 0.5, np.pi], [0.5, 0.3, 0.2]), 0.5,
+                 True, marks=_SLOW_WITHOUT_NUMBA),   # 5 s without numba
     # (the second meets the goal with eight nodes per piece over X, whose grids go finer)
     pytest.param(qt.ShiftedExponential(0.3, 2.0), qt.Discrete([1, 1.7371, 2.9], [0.5, 0.3, 0.2]),
                  0.7, True, marks=pytest.mark.slow),   # 7 s without numba
@@ -3967,6 +4027,7 @@ def test_verdicts_near_a_frontier_with_bends():
         assert p.stable == (rel < 0) and math.isfinite(p.mean) == (rel < 0)
 
 
+@_slow_without_numba
 def test_a_point_inside_the_frontier_does_not_compute_it(monkeypatch):
     # beyond the no-removal limit (task load 1.05) a stable point's verdict needs only its own
     # side of the frontier: the frontier itself took 0.44 s of the point's 0.59 s
@@ -4209,7 +4270,8 @@ _SX_BETWEEN = {
 }
 
 
-@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.slow) if i else case
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.slow if i else
+                                               _SLOW_WITHOUT_NUMBA)
                                   for i, case in enumerate(_SX_BETWEEN)])   # 8 s without numba
 def test_sx_job_sizes_on_atoms_between_the_nodes_against_the_method_of_steps(case):
     # S&X with a job size on atoms: the products x s without a common step fall between the

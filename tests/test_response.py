@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import queuetheory as qt
+from queuetheory.analysis import removal
 from queuetheory.transforms import invert_sf_mp
 
 # M/M/1 with mu = 1, lam = 0.5: T ~ Exp(0.5) (Kleinrock 1975, eq. 5.105 with B ~ Exp(1)).
@@ -47,7 +48,9 @@ _EVERY_PATH = [(policy, runtime) for policy in (
     qt.Random(), qt.RIQ(2), qt.Threshold(2, 0), qt.RedundancyD(2), qt.MDS(2, 1),
     qt.MDS(2, 1, remove=False), qt.Replication(2, 2)) for runtime in (
     qt.IR(qt.Erlang(2, 2.0)), qt.SX(qt.Exponential(1.0), qt.Discrete([1.0, 3.0], [0.5, 0.5])))]
-_EVERY_PATH.append((qt.MDS(2, 1), qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 3.0))))
+_EVERY_PATH.append(pytest.param(   # the continuous-slowdown grid: 14 s with the numpy march
+    qt.MDS(2, 1), qt.SX(qt.Exponential(1.0), qt.Uniform(1.0, 3.0)),
+    marks=[pytest.mark.slow] if removal.numba is None else []))
 
 
 @pytest.mark.parametrize(("policy", "runtime"), _EVERY_PATH)
@@ -80,11 +83,17 @@ def test_extreme_times_of_every_policy(policy, runtime):
 
 def test_isf_below_the_double_precision_levels():
     """``isf(p)`` for ``p`` below 2^-53 (``1 - p`` rounds to 1): a ValueError naming ``p`` in
-    double precision (it had named ``q = 1.0``, a parameter the user did not pass); with
-    ``precision=`` the quantile, M/M/1 (``T ~ Exp(1/2)``): ``-2 log p``."""
+    double precision (it had named ``q = 1.0``, a parameter the user did not pass)."""
     law = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
     with pytest.raises(ValueError, match="p must be at least 2..-53"):
         law.isf(1e-17)
+
+
+@pytest.mark.slow   # 5 to 10 s
+def test_isf_below_the_double_precision_levels_with_a_precision():
+    """With ``precision=`` the quantile at ``p`` below 2^-53, M/M/1 (``T ~ Exp(1/2)``): ``-2 log
+    p``."""
+    law = qt.analyze(qt.System(qt.Random(), qt.IR(qt.Exponential(1.0)), 0.5)).response_time
     value = law.isf(1e-17, precision=30)
     assert value == pytest.approx(-2 * mpmath.log(mpmath.mpf(1e-17)), rel=1e-25)
 
@@ -661,6 +670,7 @@ def test_rest_measured_from_lower_needs_its_split_and_kinks_above_lower():
     assert abs(value - (1 - 0.5 * math.exp(-0.5))) <= error <= 1e-9
 
 
+@pytest.mark.slow   # 14 to 24 s
 def test_high_precision_tail_below_the_working_precision():
     """The high-precision path's values carry ``precision`` significant digits, also in the
     tail: two working precisions had been accepted as agreeing when both values lay within an
@@ -682,8 +692,8 @@ def test_high_precision_tail_below_the_working_precision():
                                                          rel=1e-19)
 
 
-@pytest.mark.parametrize(("p", "digits"), [(1e-10, 20), (1e-16, 20), (1e-18, 20), (1e-20, 30),
-                                          (1e-25, 30), (1e-28, 30), (0.3, 20)])
+@pytest.mark.parametrize(("p", "digits"), [(1e-10, 20), (1e-16, 20), (1e-18, 20), (0.3, 20)] + [
+    pytest.param(p, 30, marks=pytest.mark.slow) for p in (1e-20, 1e-25, 1e-28)])   # 6 to 17 s
 def test_high_precision_isf_keeps_the_digits_of_small_tail_levels(p, digits):
     """``isf(p, precision=P)`` had formed the level ``1 - p`` at P digits, which keeps only the
     digits of ``p`` that ``1 - p`` has room for: M/M/1's ``isf(1e-10, precision=20)`` was
@@ -715,6 +725,7 @@ def test_high_precision_isf_on_a_law_with_atoms():
     assert value == pytest.approx(mpmath.mpf("18.9968845709689021616766935346"), rel=1e-19)
 
 
+@pytest.mark.slow   # 10 to 19 s
 def test_high_precision_interval_near_confidence_one():
     """Both ends of ``interval(1 - 1e-15, precision=30)`` of M/M/1 (``T ~ Exp(1/2)``): the
     upper end from its tail level ``h = (1 - c) / 2`` (exact), the lower end at the CDF level

@@ -248,15 +248,19 @@ class _Kernel:
     def phi_form(self) -> tuple[int, np.ndarray] | None:
         """``(mode, combs)`` for :func:`_phi_compiled` (``combs = C(N - 1, j)``, ``j < m``, the
         Horner sum of MDS with removal), compiled or not, or ``None`` where ``phi`` has no such
-        form (MDS with ``m > _HORNER_M``, or coefficients that overflow)."""
+        form: MDS whose coefficients reach ``1e280`` (never for ``n + m <= 936``; the Horner
+        sum stays accurate below, see :func:`_phi_compiled`). Without the form the march is the
+        numpy one and places no atom between the nodes (first order). ``m`` had been capped
+        at 32: MDS(1, 33) on IR runtimes ``{1, sqrt 2}`` w.p. 0.7, 0.3 at half its frontier
+        took 9.9 s for a mean 6.3e-5 off (5.5e-4 stated), and is 1.1e-14 off Replication(1,
+        34), the same system through ``phi = p^33``, with the same stated 2.9e-8."""
         mode = 0 if not self.remove else (1 if not self.mds else 2)
-        combs = [1]
-        if mode == 2:
-            if self.r > _HORNER_M:
+        combs, comb = [1], 1
+        for j in range(1, self.r if mode == 2 else 0):
+            comb = comb * (self.tasks - j) // j        # C(N - 1, j), exact
+            if comb >= 1e280:
                 return None
-            combs = [math.comb(self.tasks - 1, j) for j in range(max(self.r, 1))]
-        if max(combs) >= 1e280:
-            return None
+            combs.append(comb)
         return mode, np.array(combs, dtype=float)
 
     def compiled_phi(self) -> tuple[int, np.ndarray] | None:
@@ -1869,8 +1873,6 @@ class _SXModel(_GridModel):
 _NO_SX_JUMPS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
                 np.zeros((0, 1)), np.full(1, -1, dtype=np.int64), np.zeros(0))
 """:meth:`_SXModel._jumps` of a grid without products between its nodes."""
-_HORNER_M = 32
-"""Largest ``m`` for which the compiled S&X march evaluates ``phi`` by the Horner sum."""
 _GEOMETRIC_N = 64
 """Largest ``n`` for which the compiled ``P(C > t)`` of replication is ``1 - (1 - x)^n = x
 sum_(k < n) (1 - x)^k``, ``x = p^d``, by Horner's rule: a sum of positive terms, its relative
@@ -2017,8 +2019,10 @@ def _march_sx(model: _SXModel, table, h: float, M: int, F0: np.ndarray):
 @_jit
 def _phi_compiled(q, mode, n, r, combs):
     """:meth:`_Kernel.phi` at one point, for ``mode`` 0 (no removal), 1 (replication), 2 (MDS:
-    the Horner sum of :meth:`_Kernel.phi`, used up to ``m = _HORNER_M``: absolute error about
-    ``m`` units of 1e-16)."""
+    the Horner sum of :meth:`_Kernel.phi`, wherever its coefficients stay below ``1e280``:
+    absolute error about ``m`` units of 1e-16, against ``mpmath.betainc`` at 60 digits over
+    900 values of ``q`` each, 3.2e-15 for MDS(1, 33), 1.1e-14 for MDS(1, 100), 5.5e-14 for
+    MDS(400, 500), 9.9e-14 for MDS(2, 900))."""
     if mode == 0:
         return 1.0
     p = min(max(1.0 - q, 0.0), 1.0)
