@@ -2021,13 +2021,14 @@ def _phi_compiled(q, mode, n, r, combs):
     """:meth:`_Kernel.phi` at one point, for ``mode`` 0 (no removal), 1 (replication), 2 (MDS:
     the Horner sum of :meth:`_Kernel.phi`, wherever its coefficients stay below ``1e280``:
     absolute error about ``m`` units of 1e-16, against ``mpmath.betainc`` at 60 digits over
-    900 values of ``q`` each, 3.2e-15 for MDS(1, 33), 1.1e-14 for MDS(1, 100), 5.5e-14 for
-    MDS(400, 500), 9.9e-14 for MDS(2, 900))."""
+    900 values of ``q`` each (at most ``1.1e-16 m``, :func:`_phi_many` alike): 3.4e-15 for
+    MDS(1, 33), 5.5e-14 for MDS(400, 500), 1.0e-13 for MDS(2, 900), 3.7e-15 for MDS(10^4,
+    33), where ``(1 - p)^n`` by squaring had been 4.0e-13 off (:func:`_power`))."""
     if mode == 0:
         return 1.0
     p = min(max(1.0 - q, 0.0), 1.0)
     if mode == 1:
-        return p ** (r - 1)
+        return _power(p, r - 1)
     if r == 0:
         return 1.0
     rest = max(1.0 - p, 0.0)
@@ -2035,7 +2036,7 @@ def _phi_compiled(q, mode, n, r, combs):
     for j in range(1, r):
         power = power * p
         below = below * rest + combs[j] * power
-    return max(1.0 - rest ** n * below, 0.0)
+    return max(1.0 - _power(rest, n) * below, 0.0)
 
 
 @_jit
@@ -2047,7 +2048,7 @@ def _batch_sf_compiled(q, mds, n, r, combs):
     :data:`_GEOMETRIC_N`, else ``-expm1(n log1p(-x))``."""
     p = min(max(1.0 - q, 0.0), 1.0)
     if not mds:
-        pd = p ** r
+        pd = _power(p, r)
         if n <= _GEOMETRIC_N:
             total, y = 1.0, 1.0 - pd
             for _ in range(1, n):
@@ -2059,16 +2060,34 @@ def _batch_sf_compiled(q, mds, n, r, combs):
     for k in range(n):
         total = total * p + combs[k] * power
         power *= rest
-    return p ** (r + 1) * total
+    return _power(p, r + 1) * total
+
+
+_SQUARED_POWER = 64
+"""Exponents below which the compiled code takes integer powers by squaring (numba's ``x **
+e``, :func:`_pow_many`), with a relative error of up to about ``e`` units of 1e-16; from it on
+by ``math.pow`` (within about a unit): by squaring, ``phi`` of MDS(10^4, 33) had been 4.0e-13
+off (``rest ** n``, found by review), 7.8e-16 with ``math.pow``."""
+
+
+@_jit_inline
+def _power(x, e):
+    """``x ** e`` for an integer ``e >= 0``: by squaring below :data:`_SQUARED_POWER`, else
+    ``math.pow``."""
+    return x ** e if e < _SQUARED_POWER else math.pow(x, float(e))
 
 
 @_jit_inline
 def _pow_many(x, e, count, out):
-    """``out[:count] = x[:count] ** e`` for an integer ``e >= 0``, by squaring with the bits
-    of ``e`` in the outer loop, so the points run side by side (SIMD); ``x`` is overwritten.
-    Numba's ``x ** e`` squares too, one point at a time (the same values, bit for bit, measured
-    for ``e < 64`` on 500000 points; ``phi`` of MDS(4, 2) and MDS(20, 10) took 2.0 and 2.5 times
-    less)."""
+    """``out[:count] = x[:count] ** e`` for an integer ``e >= 0``, as :func:`_power`: below
+    :data:`_SQUARED_POWER` by squaring with the bits of ``e`` in the outer loop, so the points
+    run side by side (SIMD); ``x`` is overwritten. Numba's ``x ** e`` squares too, one point at
+    a time (the same values, bit for bit, measured for ``e < 64`` on 500000 points; ``phi`` of
+    MDS(4, 2) and MDS(20, 10) took 2.0 and 2.5 times less)."""
+    if e >= _SQUARED_POWER:
+        for u in range(count):
+            out[u] = math.pow(x[u], float(e))
+        return
     for u in range(count):
         out[u] = 1.0
     while e > 0:
