@@ -293,7 +293,7 @@ def test_horner_phi_of_many_parities_against_mpmath(n, m):
     # random values of q each, uniform, log-uniform towards 0 and towards 1), here at 65 values
     # against mpmath's regularised incomplete beta at 40 digits: phi(q) = I_p(m, n), p = 1 - q;
     # one point at a time and side by side (_phi_many). Large n: (1 - p)^n by squaring had
-    # been 4.0e-13 off for MDS(10^4, 33) (found by review; here MDS(2000, 33) 2.6e-14 off,
+    # been 3.1e-13 off for MDS(10^4, 33) (found by review; here MDS(2000, 33) 2.6e-14 off,
     # beyond 3e-16 m), by math.pow now
     mode, combs = removal._kernel_of(qt.MDS(n, m), 0.1).phi_form()
     assert mode == 2 and combs.size == m

@@ -2023,7 +2023,7 @@ def _phi_compiled(q, mode, n, r, combs):
     absolute error about ``m`` units of 1e-16, against ``mpmath.betainc`` at 60 digits over
     900 values of ``q`` each (at most ``1.1e-16 m``, :func:`_phi_many` alike): 3.4e-15 for
     MDS(1, 33), 5.5e-14 for MDS(400, 500), 1.0e-13 for MDS(2, 900), 3.7e-15 for MDS(10^4,
-    33), where ``(1 - p)^n`` by squaring had been 4.0e-13 off (:func:`_power`))."""
+    33), where ``(1 - p)^n`` by squaring had been 3.1e-13 off (:func:`_power`))."""
     if mode == 0:
         return 1.0
     p = min(max(1.0 - q, 0.0), 1.0)
@@ -2066,8 +2066,9 @@ def _batch_sf_compiled(q, mds, n, r, combs):
 _SQUARED_POWER = 64
 """Exponents below which the compiled code takes integer powers by squaring (numba's ``x **
 e``, :func:`_pow_many`), with a relative error of up to about ``e`` units of 1e-16; from it on
-by ``math.pow`` (within about a unit): by squaring, ``phi`` of MDS(10^4, 33) had been 4.0e-13
-off (``rest ** n``, found by review), 7.8e-16 with ``math.pow``."""
+by ``math.pow`` (within about a unit): by squaring, ``phi`` of MDS(10^4, 33) had been 3.1e-13
+off (``rest ** n``, found by review), 3.7e-15 with ``math.pow`` (at most over 900 values of
+``q``, :func:`_phi_compiled`)."""
 
 
 @_jit_inline
