@@ -18,8 +18,25 @@ import mpmath
 import pytest
 
 import queuetheory as qt
+from queuetheory.analysis import removal
 
 ROOT = Path(__file__).resolve().parents[1]
+
+SLOW_WITHOUT_NUMBA = [pytest.mark.slow] if removal.numba is None else []
+"""The marks of a check of about 4 to 27 s without numba (under 2 s to 8 s with it): slow
+without numba, out of the default run of a plain install, which must stay within 5 minutes on
+2 cores (340 s in CI on a slow day, 279 s on a quiet one before these moved); with numba the
+default run keeps them, and CI runs it (the numpy marches are compared with the compiled ones
+elsewhere: ``test_sx_compiled_march_is_the_numpy_march``,
+``test_many_parities_on_the_numpy_march_are_replication``)."""
+
+
+def slow_without_numba(test):
+    """``test`` with the marks of :data:`SLOW_WITHOUT_NUMBA`."""
+    for mark in SLOW_WITHOUT_NUMBA:
+        test = mark(test)
+    return test
+
 
 if os.environ.get("QUEUETHEORY_TEST_INSTALLED") == "1":
     _imported = Path(qt.__file__).resolve().parent

@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from conftest import slow_without_numba
 
 import queuetheory as qt
 from queuetheory.export import format_value
@@ -224,6 +225,7 @@ def test_compare_passes_the_grid_budget_to_its_workers():
     assert inside == [(1e-3, 4.0)] and outside == [(1e-6, 1.0)]
 
 
+@slow_without_numba   # 6 s without numba
 def test_analysed_values_show_only_the_digits_their_errors_support():
     # under a coarse accuracy goal the grid's estimates exceed half a unit of the 4th digit:
     # the table shows "value +- error" rounded to the error (the CLI had printed 1.723 for a

@@ -18,7 +18,14 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES, batch_tasks, reference_script
+from conftest import (
+    FACEBOOK_PROBS,
+    FACEBOOK_VALUES,
+    SLOW_WITHOUT_NUMBA,
+    batch_tasks,
+    reference_script,
+    slow_without_numba,
+)
 from scipy import optimize, special, stats
 
 import queuetheory as qt
@@ -717,7 +724,8 @@ def test_power_tailed_batch_means_against_plancherel(alpha, load, reference):
     assert abs(p.mean - reference) <= p.errors["mean"] <= 1e-7 * p.mean
 
 
-@pytest.mark.parametrize("alpha, n", [(3.5, 4), pytest.param(4.0, 10, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("alpha, n", [pytest.param(3.5, 4, marks=SLOW_WITHOUT_NUMBA),  # 5 s
+                                      pytest.param(4.0, 10, marks=pytest.mark.slow)])
 def test_all_needed_batch_mean_is_the_order_statistics_moment(alpha, n):
     # MDS(n, 0): n E[T] - int (n H - 1 + (1 - H)^n) dt against the moment of the order
     # statistic's own tail 1 - (1 - H)^n (extrapolated beyond the inverted H), each within
@@ -733,6 +741,7 @@ def test_all_needed_batch_mean_is_the_order_statistics_moment(alpha, n):
     assert p.errors["mean"] <= 1e-7 * p.mean and "n E[T] - int" in p.method
 
 
+@slow_without_numba   # 5 s without numba
 def test_atoms_1e5_apart_against_lindleys_recursion():
     # MDS(10, 0) without removal, R in {0.00037, 37} (1e5 apart) at load 0.1: a grid of 16384
     # cells could not hold the workload's tail at the atoms' resolution and raised

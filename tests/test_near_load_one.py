@@ -17,7 +17,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
-from conftest import batch_tasks
+from conftest import SLOW_WITHOUT_NUMBA, batch_tasks
 
 import queuetheory as qt
 from queuetheory import mg1
@@ -127,7 +127,8 @@ def test_batches_without_removal_near_load_one_against_the_closed_form(policy, l
     assert np.all(errors <= 1e-9 * np.asarray(reference))
 
 
-@pytest.mark.parametrize("policy", [qt.Random(), qt.RIQ(3)])
+@pytest.mark.parametrize("policy", [qt.Random(),
+                                    pytest.param(qt.RIQ(3), marks=SLOW_WITHOUT_NUMBA)])  # 5 s
 def test_mean_near_load_one_is_exact_for_the_given_floats(policy):
     # lam E[B] rounded (and E[B] = k / rate rounded) moved 1 - rho by 5.5e-5 relative at
     # 1 - 1e-12 (E[B] = 1.3); now 1 - rho comes from the law's exact rational mean:

@@ -21,7 +21,7 @@ import warnings
 import mpmath
 import numpy as np
 import pytest
-from conftest import batch_tasks
+from conftest import batch_tasks, slow_without_numba
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -143,6 +143,7 @@ def test_distributions_consistent_and_scale_equivariant(law, c, i):
     assert np.all(values >= 0)
 
 
+@slow_without_numba   # 4 s without numba
 @SETTINGS
 @given(laws=st.lists(job_sizes(), min_size=1, max_size=3), c=scales, i=st.integers(1, 3),
        weights=st.lists(st.floats(0.01, 1.0), min_size=3, max_size=3))
@@ -229,6 +230,7 @@ def test_analyze_random_and_riq_within_1e_12_of_the_stability_boundary(model, rh
     assert 0 <= p.busy_fraction <= 1
 
 
+@slow_without_numba   # 8 s without numba
 @ANALYSIS
 @given(model=runtime_models(quantiles=True), rho=near_one, d=st.integers(1, 3))
 def test_quantiles_within_1e_12_of_the_stability_boundary(model, rho, d):

@@ -20,6 +20,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from conftest import slow_without_numba
 
 import queuetheory as qt
 from queuetheory.analysis import redundancy, removal
@@ -227,6 +228,7 @@ def test_d1_is_pollaczek_khinchine():
     assert p.exact and p.mean == pytest.approx(qt.mg1.pk_mean(0.5, model.replica()), rel=1e-12)
 
 
+@slow_without_numba   # 4.5 s without numba
 def test_mean_field_prediction_fields():
     model = _facebook_model()
     p = qt.analyze(qt.System(qt.RedundancyD(3), model, 0.6))
@@ -683,6 +685,7 @@ def test_cavity_grid_busy_fraction_is_exact_for_exponential_slowdowns(d):
     assert qt.stability_frontier(model, d, full_output=True) == (1.0, 0.0)
 
 
+@slow_without_numba   # 4.4 s without numba
 def test_cavity_fallback_is_refused_close_to_the_frontier():
     # S&X X on {0.5, 3} (0.8, 0.2) x Exp(2), d = 2: frontier 1 / E[R] = 2 exactly. At 0.999 of
     # it the level-crossing grid answers; at 1 - 1e-6 it finds no stationary law and the cavity

@@ -27,6 +27,8 @@ from math import comb
 import mpmath
 import numpy as np
 import pytest
+from conftest import SLOW_WITHOUT_NUMBA as _SLOW_WITHOUT_NUMBA
+from conftest import slow_without_numba as _slow_without_numba
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, optimize, special, stats
@@ -35,20 +37,6 @@ from test_meanfield import CONTINUOUS_D2
 import queuetheory as qt
 from queuetheory import codematch
 from queuetheory.analysis import removal, removal_continuous
-
-_SLOW_WITHOUT_NUMBA = [pytest.mark.slow] if removal.numba is None else []
-"""The marks of a test of 5 to 27 s on the numpy path (under 2 s with numba): slow without
-numba, out of the default run without numba, which ran close to its 5 minutes (256 to 290 s on
-2 cores; 340 s in CI on a slower day); the slow run has numba, and the numpy path is compared
-with it elsewhere (``test_sx_compiled_march_is_the_numpy_march``,
-``test_many_parities_on_the_numpy_march_are_replication``)."""
-
-
-def _slow_without_numba(test):
-    """``test`` with the marks of :data:`_SLOW_WITHOUT_NUMBA`."""
-    for mark in _SLOW_WITHOUT_NUMBA:
-        test = mark(test)
-    return test
 
 
 # ----------------------------------------------------------------------------- references
@@ -1015,9 +1003,8 @@ def test_slowdown_density_with_a_power_at_zero_states_true_errors(atoms, shape, 
         assert p.errors["mean"] == pytest.approx(ir.errors["mean"], rel=1e-4)
 
 
-@pytest.mark.parametrize("key", [pytest.param("exp_mds23", marks=_SLOW_WITHOUT_NUMBA),  # 12 s
-                                 "erlang2_mds23",
-                                 pytest.param("hyper_rep22", marks=_SLOW_WITHOUT_NUMBA)])  # 9 s
+@_slow_without_numba   # 4 to 12 s each without numba
+@pytest.mark.parametrize("key", ["exp_mds23", "erlang2_mds23", "hyper_rep22"])
 def test_continuous_slowdown_small_job_size_atom_with_removal(key):
     # a small atom of X (its runtimes' mean below 0.1 of the mean runtime) with m >= 1 or
     # d >= 2, against the ODE reference. exp_mds23's finest step is 0.39 of the atom's mean
@@ -2530,8 +2517,8 @@ def _mixture(*parts):
     # found by review)
     (_mixture((qt.Discrete([0.0], [1.0]), 0.3), (qt.Exponential(1.0), 0.7)), False),
     # atoms without a common step: between the nodes, first order
-    (_mixture((qt.Deterministic(1.0), 0.3), (qt.Deterministic(2 ** 0.5), 0.3),
-              (qt.Exponential(1.0), 0.4)), True)])
+    pytest.param(_mixture((qt.Deterministic(1.0), 0.3), (qt.Deterministic(2 ** 0.5), 0.3),
+                          (qt.Exponential(1.0), 0.4)), True, marks=_SLOW_WITHOUT_NUMBA)])  # 4 s
 @pytest.mark.parametrize("load", [0.3, 0.9])
 def test_removal_grid_on_a_mixture_with_atoms_against_pollaczek_khinchine(R, first_order, load):
     # MDS(1, 0) on the removal grid (analyze answers it without removal) is the M/G/1 queue.

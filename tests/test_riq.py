@@ -22,7 +22,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES
+from conftest import FACEBOOK_PROBS, FACEBOOK_VALUES, slow_without_numba
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import optimize
@@ -388,6 +388,7 @@ _runtimes = st.one_of(
 )
 
 
+@slow_without_numba   # 5 s without numba
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(runtime=_runtimes, d=st.integers(1, 20),
        rho=st.one_of(st.floats(1e-6, 1.5), st.sampled_from([1e-12, 0.999999, 1.0, 1.000001])))

@@ -9,6 +9,7 @@ import json
 import math
 
 import pytest
+from conftest import slow_without_numba
 
 import queuetheory as qt
 
@@ -26,6 +27,7 @@ def study():
                       seed=1)
 
 
+@pytest.mark.xdist_group("study")
 def test_one_table_holds_analysis_and_simulated_intervals(study):
     keys = [(r["load"], r["policy"], r["source"]) for r in study.rows]
     assert len(keys) == 8 and len(set(keys)) == 8
@@ -44,6 +46,7 @@ def test_one_table_holds_analysis_and_simulated_intervals(study):
     assert study.rows[4]["p99"] == riq.quantile(0.99)
 
 
+@pytest.mark.xdist_group("study")
 def test_html_latex_csv(study, tmp_path):
     html = study._repr_html_()
     assert html.startswith("<table>") and html.count("<tr>") == 1 + len(study.rows)
@@ -63,6 +66,7 @@ def test_html_latex_csv(study, tmp_path):
     json.dumps(study.to_dict())  # plain data
 
 
+@pytest.mark.xdist_group("study")
 def test_one_figure_call_with_bands(study, tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
@@ -112,6 +116,7 @@ def test_progress_is_off_when_stderr_is_not_a_terminal(capsys):
     assert capsys.readouterr().err == ""
 
 
+@slow_without_numba   # 8 s without numba
 def test_readme_study_runs_at_a_small_size(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib").use("Agg")
     import pathlib
