@@ -27,7 +27,6 @@ def study():
                       seed=1)
 
 
-@pytest.mark.xdist_group("study")
 def test_one_table_holds_analysis_and_simulated_intervals(study):
     keys = [(r["load"], r["policy"], r["source"]) for r in study.rows]
     assert len(keys) == 8 and len(set(keys)) == 8
@@ -46,7 +45,6 @@ def test_one_table_holds_analysis_and_simulated_intervals(study):
     assert study.rows[4]["p99"] == riq.quantile(0.99)
 
 
-@pytest.mark.xdist_group("study")
 def test_html_latex_csv(study, tmp_path):
     html = study._repr_html_()
     assert html.startswith("<table>") and html.count("<tr>") == 1 + len(study.rows)
@@ -66,7 +64,6 @@ def test_html_latex_csv(study, tmp_path):
     json.dumps(study.to_dict())  # plain data
 
 
-@pytest.mark.xdist_group("study")
 def test_one_figure_call_with_bands(study, tmp_path):
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
