@@ -3345,6 +3345,30 @@ def test_point_near_the_frontier_on_a_finer_step(lam, mean, busy, p99):
         p.response_time.quantile_error(0.99)) <= 1e-5 * p99
 
 
+@_slow_without_numba   # 2 s with numba
+def test_first_grid_on_an_odd_cell_bound_keeps_its_guard(monkeypatch):
+    # hyperexponential X x {1, 10} w.p. .9, .1, MDS(1, 0) at load 0.95: the horizon placed on
+    # the memory bound of 3971 cells (odd), where the guard's grid (twice the step) had been
+    # left out and the estimates came from three grids alone; now the guard's grid takes half
+    # the cells rounded up (one step further), and the stated error covers Pollaczek-Khinchine
+    refined = []
+
+    def recorded(model, sols, order, failed=None):
+        out = refine(model, sols, order, failed)
+        refined.append([s.F.size - 1 for s in out[0]])
+        return out
+
+    refine = removal._refine
+    monkeypatch.setattr(removal, "_refine", recorded)
+    X, S = qt.HyperExponential([0.9, 0.1], [1.8, 0.2]), qt.Discrete([1, 10], [0.9, 0.1])
+    lam = 0.95 / (X.mean() * S.mean())
+    exact = X.mean() * S.mean() + lam * X.moment(2) * S.moment(2) / (2 * (1 - 0.95))
+    p = removal.grid_prediction(qt.System(qt.MDS(1, 0), qt.SX(X, S), arrival_rate=lam),
+                                "MDS(1, 0)", ())
+    assert refined[-1] == [1986, 3971, 7942, 15884]
+    assert abs(p.mean - exact) <= p.errors["mean"]
+
+
 @_slow_without_numba   # 3 to 30 s each without numba, 0.6 to 1.7 s with it
 @pytest.mark.parametrize("S, policy, fractions", [
     (qt.HyperExponential([0.9, 0.1], [1.8, 0.2]), qt.MDS(4, 2), (0.99, 0.999)),

@@ -3018,8 +3018,9 @@ def _quantile_excess(model, sols, order: int) -> float:
 
 def _refine(model, sols, order: int, failed: tuple[float, int] | None = None):
     """The IR grids: ``sols`` (``h``, ``h / 2``, ``h / 4``), one grid of step ``2 h`` ahead of them
-    (for the guard of :func:`_guarded`; when it holds the atoms as nodes; where it is too coarse
-    to solve, at least one finer grid, so that ``h`` guards), and finer grids
+    (half their cells, rounded up; for the guard of :func:`_guarded`; when it holds the atoms
+    as nodes; where it is too coarse to solve, at least one finer grid, so that ``h`` guards),
+    and finer grids
     (``h`` divided by a power of 2, grids already solved reused) until the estimated relative
     errors of the mean and the busy fraction are below ``_TARGET`` and those of the quantiles at
     :data:`_QUANTILE_LEVELS` below ``_QUANTILE_TARGET`` and (at the default goal) the finest
@@ -3033,18 +3034,23 @@ def _refine(model, sols, order: int, failed: tuple[float, int] | None = None):
     steps = [lat / h for lat in (model.lattice, model.kink_lattice) if lat is not None]
     steps = [j / 2 for j in steps if abs(j - round(j)) < 1e-9 * j]   # held as nodes
     unguarded = False   # the guard's grid too coarse to solve: one finer grid brings one
-    if M % 2 == 0 and all(abs(j - round(j)) < 1e-9 * j for j in steps):
+    # an odd count of cells (a memory bound such as 3971, or a horizon of an odd count of
+    # lattice steps): the guard's grid reaches one step ``h`` further, where the tail is
+    # below _TAIL (without it, S&X H2 X x {1, 10} at load 0.95 on 3971 cells had ended on
+    # three grids, their estimates unguarded)
+    half = (M + 1) // 2
+    if all(abs(j - round(j)) < 1e-9 * j for j in steps):
         # too coarse for the runtime (S&X Uniform(0.087, 0.952) x {1, 2.4183} at load 0.9, 64
         # cells of 1.97; exponential X x {1, 10} w.p. .9, .1, Replication(5, 3) at 0.97 of its
         # frontier, 128 cells of 2.28: F(W) = 1 had no root, F(W) not monotone in F0): the
         # three grids solved stand, and one finer grid makes the coarsest of them the guard
         # (the estimates of three grids alone can vanish by accident). Not shot again where
         # _solve_grids saw it fail
-        unguarded = (failed is not None and failed[1] == M // 2
+        unguarded = (failed is not None and failed[1] == half
                      and abs(failed[0] / (2 * h) - 1) < 1e-9)
         try:
             if not unguarded:
-                sols = [_shoot(model, 2 * h, M // 2, sols[0].F0)] + sols
+                sols = [_shoot(model, 2 * h, half, sols[0].F0)] + sols
         except RemovalError:
             unguarded = True
     while True:
