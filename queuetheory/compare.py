@@ -52,6 +52,19 @@ class Comparison:
     half a unit of its last digit as ``value +- error`` (only the digits the error supports:
     the value rounded at the error's second significant digit).
 
+    Parameters
+    ----------
+    rows : list of dict
+        The rows described above (as :func:`compare` builds them), kept as given.
+    quantiles : sequence of float
+        The quantile levels of the ``pXX`` columns, each in (0, 1).
+    setting : str
+        The runtime model and the arrival rates, in words (the first line of ``str()``).
+    confidence : float, optional
+        Level of the simulated intervals, in (0, 1); default 0.95.
+    caption : str, optional
+        Caption of the LaTeX and HTML tables; default ``setting``.
+
     Attributes
     ----------
     rows : list of dict
@@ -62,6 +75,21 @@ class Comparison:
         The runtime model and the arrival rates, in words.
     confidence : float
         Level of the simulated intervals.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> table = qt.compare(qt.IR(qt.Exponential(1.0)), 0.5, policies=["random", "riq"], d=[2])
+    >>> table.columns
+    ['policy', 'source', 'stable', 'mean', 'p95', 'p99', 'cost']
+    >>> print(table)
+    IR runtimes IR(R=Exponential(rate=1)), arrival rate 0.5 per server (load 0.5)
+    policy    source    stable   mean    p95    p99   cost
+    --------  --------  ------  -----  -----  -----  -----
+    Random    analysis  yes     2.000  5.991  9.210  1.000
+    RIQ(d=2)  analysis  yes     1.167  3.700  5.843  1.000
+    >>> qt.Comparison(table.rows[:1], table.quantiles, "IR, load 0.5")
+    Comparison(1 rows; IR, load 0.5)
     """
 
     def __init__(self, rows: list[dict], quantiles: Sequence[float], setting: str, *,

@@ -1336,6 +1336,11 @@ def _count_table(probs: np.ndarray):
 class Deterministic(Discrete):
     """A constant ``value`` > 0 (a point mass).
 
+    Parameters
+    ----------
+    value : float
+        The constant, finite and > 0.
+
     Examples
     --------
     >>> from queuetheory import Deterministic
@@ -1371,6 +1376,13 @@ the same to 2e-14."""
 
 class Erlang(Distribution):
     """Erlang distribution: the sum of ``k`` independent exponentials of the given ``rate``.
+
+    Parameters
+    ----------
+    k : int
+        Number of phases, >= 1.
+    rate : float
+        Rate of each phase, > 0 (mean ``k / rate``).
 
     Examples
     --------
@@ -1545,6 +1557,13 @@ def _compiled_root():
 class HyperExponential(Distribution):
     """Mixture of exponentials: rate ``rates[j]`` with probability ``probs[j]``.
 
+    Parameters
+    ----------
+    probs : sequence of float
+        Probabilities of the phases, >= 0 and summing to 1.
+    rates : sequence of float
+        Their rates, each > 0; as many as ``probs``.
+
     Examples
     --------
     >>> from queuetheory import HyperExponential
@@ -1669,6 +1688,13 @@ class HyperExponential(Distribution):
 class ShiftedExponential(Distribution):
     """``shift + Exponential(rate)``: a constant start-up time followed by exponential work.
 
+    Parameters
+    ----------
+    shift : float
+        The constant start-up time, >= 0.
+    rate : float
+        Rate of the exponential part, > 0.
+
     Examples
     --------
     >>> from queuetheory import ShiftedExponential
@@ -1731,6 +1757,13 @@ class ShiftedExponential(Distribution):
 
 class Uniform(Distribution):
     """Uniform distribution on ``[low, high]`` with ``0 <= low < high``.
+
+    Parameters
+    ----------
+    low : float
+        Lower end, >= 0.
+    high : float
+        Upper end, finite and > ``low``.
 
     Examples
     --------
@@ -1796,6 +1829,13 @@ class Pareto(Distribution):
     """Pareto distribution: ``P(X > x) = (scale / x)^alpha`` for ``x >= scale``.
 
     The ``k``-th moment is infinite for ``k >= alpha``.
+
+    Parameters
+    ----------
+    alpha : float
+        Tail index, > 0.
+    scale : float
+        Lower end of the support, > 0.
 
     Examples
     --------
@@ -1884,6 +1924,15 @@ class Pareto(Distribution):
 
 class BoundedPareto(Distribution):
     """Pareto distribution with index ``alpha`` truncated to ``[low, high]``.
+
+    Parameters
+    ----------
+    alpha : float
+        Tail index, > 0.
+    low : float
+        Lower end of the support, > 0.
+    high : float
+        Upper end of the support, finite and > ``low``.
 
     Examples
     --------
@@ -2070,6 +2119,14 @@ class BoundedPareto(Distribution):
 
 class Mixture(Distribution):
     """Finite mixture: component ``components[j]`` with probability ``weights[j]``.
+
+    Parameters
+    ----------
+    components : sequence of Distribution
+        The component laws: queuetheory distributions or frozen :mod:`scipy.stats`
+        distributions supported on ``[0, inf)`` (wrapped by :func:`as_distribution`).
+    weights : sequence of float
+        Their probabilities, >= 0 and summing to 1; as many as ``components``.
 
     Examples
     --------
@@ -3146,6 +3203,21 @@ def from_scipy(frozen) -> Distribution:
     transform comes from adaptive (nested) tanh-sinh quadrature in probability space, accurate
     to about 1e-13 also far from the real axis, where Laplace inversion evaluates it.
 
+    Parameters
+    ----------
+    frozen : scipy.stats frozen distribution
+        A frozen distribution (such as ``stats.gamma(2.0)``) whose support starts at >= 0.
+
+    Returns
+    -------
+    Distribution
+        A queuetheory distribution backed by ``frozen``.
+
+    Raises
+    ------
+    ValueError
+        If ``frozen`` is not a frozen scipy.stats distribution, or its support starts below 0.
+
     Examples
     --------
     >>> from scipy import stats
@@ -3160,7 +3232,34 @@ def from_scipy(frozen) -> Distribution:
 
 
 def as_distribution(obj) -> Distribution:
-    """Return ``obj`` if it is a queuetheory distribution; wrap a frozen scipy distribution."""
+    """Return ``obj`` if it is a queuetheory distribution; wrap a frozen scipy distribution.
+
+    Parameters
+    ----------
+    obj : Distribution or scipy.stats frozen distribution
+        A queuetheory distribution, or a frozen :mod:`scipy.stats` distribution whose support
+        starts at >= 0.
+
+    Returns
+    -------
+    Distribution
+        ``obj`` itself if it is a :class:`Distribution`, otherwise ``from_scipy(obj)``.
+
+    Raises
+    ------
+    ValueError
+        If ``obj`` is neither, or a scipy distribution whose support starts below 0.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> from queuetheory import Exponential, as_distribution
+    >>> X = Exponential(2.0)
+    >>> as_distribution(X) is X
+    True
+    >>> as_distribution(stats.expon(scale=0.5))
+    from_scipy(expon(scale=0.5))
+    """
     if isinstance(obj, Distribution):
         return obj
     if hasattr(obj, "dist") and hasattr(obj, "cdf"):

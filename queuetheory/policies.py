@@ -64,6 +64,21 @@ class Policy:
     :func:`from_name` and the command line, :meth:`kernel` to be simulated, :meth:`load_bound`
     for known stability facts, and registers an analysis with
     :func:`queuetheory.analysis.register` if it has one.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> p = qt.MDS(n=4, m=2)
+    >>> isinstance(p, qt.Policy), p.polled, p.batch, p.label()
+    (True, 6, 4, 'MDS(n=4, m=2)')
+
+    A subclass without ``names`` is not registered by name, and inherits its parent's kernel,
+    stability facts and analysis:
+
+    >>> class MyRIQ(qt.RIQ):
+    ...     pass
+    >>> MyRIQ(3).kernel(), MyRIQ(3).label()
+    (Kernel(family='riq', parameters={}), 'MyRIQ(d=3)')
     """
 
     #: Names accepted by :func:`from_name` (case-insensitive; the first is shown in help
@@ -193,11 +208,19 @@ def _stable_below_one(policy: Policy) -> str:
 class Random(Policy):
     """No redundancy: each job joins one server chosen uniformly at random.
 
+    Under Poisson arrivals every server is then an M/G/1 queue (the farm's stream thinned to
+    ``arrival_rate`` per server).
+
     Examples
     --------
     >>> import queuetheory as qt
     >>> qt.Random().label()
     'Random'
+
+    References
+    ----------
+    .. [1] L. Kleinrock, *Queueing Systems, Vol. 1: Theory*, Wiley 1975, Section 5.6
+       (Pollaczek-Khinchine: the M/G/1 queue of each server).
     """
 
     names = ("random",)
@@ -264,11 +287,25 @@ class RedundancyD(_Polling):
     """Redundancy-d: replicate every job to ``d`` servers chosen at random; the first replica
     to finish cancels the others.
 
+    Parameters
+    ----------
+    d : int
+        Number of servers each job is replicated to, >= 1 (default 2).
+
     Examples
     --------
     >>> import queuetheory as qt
     >>> qt.RedundancyD(2).label()
     'RedundancyD(d=2)'
+
+    References
+    ----------
+    .. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, M. Velednitsky, S. Zbarsky,
+       "Redundancy-d: the power of d choices for redundancy", Operations Research 65(4), 2017
+       (the policy; stability and the closed forms under IR exponential runtimes).
+    .. [2] T. Hellemans, T. Bodas, B. Van Houdt, "Performance analysis of redundancy(d) with
+       identical/independent replicas", ACM TOMPECS 4(2), 2019 (the mean-field workload
+       equation).
     """
 
     names = ("redundancy", "redundancy-d", "redundancyd")
@@ -288,6 +325,13 @@ class RedundancyD(_Polling):
 class Threshold(_Polling):
     """THRESHOLD-n: poll ``d`` servers and replicate to those holding at most ``n`` jobs; if
     none does, join one polled server at random. ``n = 0`` is :class:`RIQ`.
+
+    Parameters
+    ----------
+    d : int
+        Number of servers polled per job, >= 1 (default 2).
+    n : int
+        Most jobs a polled server may hold to receive a replica, >= 0 (default 0).
 
     Examples
     --------
@@ -334,6 +378,12 @@ class MDS(Policy):
     >>> import queuetheory as qt
     >>> qt.MDS(n=10, m=2).polled
     12
+
+    References
+    ----------
+    .. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion
+       times", Operations Research Letters 49(1), 2021, arXiv:1907.11052 (MDS coding of
+       batches).
     """
 
     n: int = 1
@@ -372,11 +422,26 @@ class Replication(Policy):
     """Batch replication: each of a batch's ``n`` jobs is copied to ``d`` servers (``n d``
     distinct random servers in all); a job is done at its first copy, the batch at its last job.
 
+    Parameters
+    ----------
+    n : int
+        Jobs per batch, >= 1 (default 1).
+    d : int
+        Copies of each job, >= 1 (default 1).
+    remove : bool
+        Remove a job's other copies when its first copy completes (default True).
+
     Examples
     --------
     >>> import queuetheory as qt
     >>> qt.Replication(n=10, d=2).polled
     20
+
+    References
+    ----------
+    .. [1] K. Duffy, S. Shneer, "MDS coding is better than replication for job completion
+       times", Operations Research Letters 49(1), 2021, arXiv:1907.11052 (batch replication,
+       compared there with MDS coding).
     """
 
     n: int = 1

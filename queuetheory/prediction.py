@@ -21,6 +21,41 @@ __all__ = ["AccuracyWarning", "Prediction"]
 class Prediction:
     """What the analysis predicts for a :class:`System`, with the method that produced it.
 
+    Built by the analyses behind :func:`queuetheory.analyze`; every argument after ``system``
+    is keyword-only.
+
+    Parameters
+    ----------
+    system : System
+        The system analysed.
+    method : str
+        How the numbers were obtained.
+    exact : bool
+        Whether the method is exact for the system as given (see :attr:`exact`).
+    stable : bool
+        Whether the system is stable.
+    mean : float
+        Mean response time; stored as ``inf`` when ``stable`` is False.
+    response_time : callable, optional
+        Function of no arguments returning the response-time law (a :class:`ResponseLaw`),
+        called on the first access of :attr:`response_time`. ``None`` (default): the analysis
+        gives the mean only, and :attr:`response_time` raises ``NotImplementedError`` for a
+        stable system.
+    busy_fraction : float, optional
+        Long-run fraction of time a server is busy, in [0, 1]; default ``None`` (not given).
+    cost : float, optional
+        Expected server time per job, >= 0; default ``None`` (not given).
+    assumptions : sequence of str, optional
+        The assumptions behind the numbers; default none.
+    references : sequence of str, optional
+        The sources of the method, listed by :meth:`describe` and :meth:`to_dict`; default
+        none.
+    limit : bool, optional
+        Whether the numbers are the ``k -> infinity`` limit; default True.
+    errors : dict of str to float, optional
+        Estimated absolute errors (keys ``"mean"``, ``"busy_fraction"``), each >= 0; default
+        none (closed forms exact to rounding).
+
     Attributes
     ----------
     system : System

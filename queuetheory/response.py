@@ -31,7 +31,27 @@ _MP_MAX_WORK = 2000
 
 class AccuracyWarning(UserWarning):
     """A result may be less accurate than its method suggests (e.g. the ``k -> infinity``
-    limit used for a small farm); the message gives the estimated size of the error."""
+    limit used for a small farm); the message gives the estimated size of the error.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import queuetheory as qt
+    >>> small = qt.System(qt.RIQ(d=2), qt.IR(qt.Exponential(1.0)), arrival_rate=0.5, servers=10)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     p = qt.analyze(small)
+    >>> caught[0].category is qt.AccuracyWarning, str(caught[0].message)[:48]
+    (True, 'the k -> infinity limit is used for k = 10 serve')
+
+    It is a :class:`UserWarning`, silenced like any other:
+
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", qt.AccuracyWarning)
+    ...     p = qt.analyze(small)
+    >>> p.exact
+    False
+    """
 
 
 _WARN_RELATIVE = 1e-3

@@ -17,7 +17,23 @@ __all__ = ["RuntimeModel", "SX", "IR"]
 
 
 class RuntimeModel:
-    """Base class of the runtime models (see :class:`SX` and :class:`IR`)."""
+    """Base class of the runtime models (see :class:`SX` and :class:`IR`).
+
+    A subclass sets :attr:`name` and implements ``_fastest_law(i)`` (the law of the fastest of
+    ``i`` replicas started together) and :meth:`sample_runtimes`; the base class caches the
+    laws and their moments.
+
+    Examples
+    --------
+    >>> import queuetheory as qt
+    >>> model = qt.IR(qt.Exponential(1.0))
+    >>> isinstance(model, qt.RuntimeModel), model.name, model.mean_runtime()
+    (True, 'IR', 1.0)
+    >>> model.fastest(3), model.fastest_moment(2, 2)   # E[min(R1, R2)^2] = 2 / 2^2
+    (Exponential(rate=3.0), 0.5)
+    >>> model.fastest_mixture([0.5, 0.5]).mean()         # one or two replicas, each w.p. 1/2
+    0.75
+    """
 
     #: Short name used in method descriptions.
     name: str = ""
@@ -164,6 +180,13 @@ class IR(RuntimeModel):
     >>> import queuetheory as qt
     >>> qt.IR(qt.Exponential(1.0)).fastest(4)
     Exponential(rate=4.0)
+
+    References
+    ----------
+    .. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, "A better model for
+       job redundancy: decoupling server slowdown and job size", IEEE/ACM Transactions on
+       Networking 25(6), 2017 (the independent-runtimes model as the classical one the S&X
+       model is compared with).
     """
 
     name = "IR"

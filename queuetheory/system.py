@@ -51,6 +51,13 @@ class System:
     ...                    arrival_rate=0.7)
     >>> round(system.load, 12)
     0.7
+
+    References
+    ----------
+    .. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, "A better model for
+       job redundancy: decoupling server slowdown and job size", IEEE/ACM Transactions on
+       Networking 25(6), 2017 (the farm: ``k`` FCFS servers, Poisson arrivals, redundant
+       replicas cancelled on completion, with S&X or IR runtimes).
     """
 
     policy: Policy

@@ -24,6 +24,32 @@ _LOAD_CAP = 0.99
 class ValidationReport:
     """The analysis beside the simulation, one row per statistic, each with a verdict.
 
+    Built by :func:`validate`; the verdict is computed from the rows' verdicts.
+
+    Parameters
+    ----------
+    system : System
+        The system validated (``servers`` set to the simulated ``k``).
+    prediction : Prediction or None
+        The analysis, or ``None`` if no analysis exists for the policy.
+    simulation : SimulationResult
+        The simulation.
+    rows : list of dict
+        One row per statistic, each with a ``"verdict"`` key (see :attr:`rows`).
+    allowance : float
+        Relative finite-k allowance, >= 0 (0 for an exact finite-k analysis).
+    limit : bool
+        Whether the analysis is the ``k -> infinity`` limit.
+    caveat : str
+        What the comparison means (finite ``k`` versus the limit).
+    note : str, optional
+        Why there is no analysis, if there is none; default ``""``.
+    confidence : float, optional
+        Level of the intervals in ``rows``, in (0, 1); default 0.95.
+    resolution : float, optional
+        Relative error the comparison must be able to detect, > 0; default ``None`` (not
+        required).
+
     Attributes
     ----------
     system : System

@@ -571,8 +571,28 @@ def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: in
     ``arrival_rate < mu``). Each ``d`` is judged by the rule of :func:`analyze` (the frontier
     with its error, ``queuetheory.analysis.frontier_verdict``).
 
+    Parameters
+    ----------
+    runtime : RuntimeModel
+        The runtime model (:class:`~queuetheory.SX` or :class:`~queuetheory.IR`).
+    arrival_rate : float
+        Arrival rate per server, > 0.
+    d_max : int, optional
+        Largest ``d`` searched, >= 1 (default 64).
+    points : int, optional
+        Grid intervals of the frontier's cavity grid, passed to :func:`stability_frontier`
+        (default 400).
+
+    Returns
+    -------
+    int or None
+        The smallest unstable ``d`` in ``[1, d_max]``, or ``None`` if every ``d <= d_max`` is
+        stable.
+
     Raises
     ------
+    ValueError
+        When ``arrival_rate`` is not > 0 or ``d_max`` is not an integer >= 1.
     NotImplementedError
         When ``arrival_rate`` lies within the estimated error of the frontier at a ``d`` the
         bisection probes: whether that ``d`` is stable is undecided.
@@ -582,6 +602,12 @@ def smallest_unstable_d(runtime: RuntimeModel, arrival_rate: float, *, d_max: in
     >>> import queuetheory as qt
     >>> qt.smallest_unstable_d(qt.IR(qt.Exponential(1.0)), 0.9) is None
     True
+
+    References
+    ----------
+    .. [1] K. Gardner, M. Harchol-Balter, A. Scheller-Wolf, B. Van Houdt, "A better model for
+       job redundancy: decoupling server slowdown and job size", IEEE/ACM Transactions on
+       Networking 25(6), 2017 (the S&X model and Redundancy-d under it).
     """
     lam = _checks.positive("arrival_rate", arrival_rate)
     d_max = _checks.positive_int("d_max", d_max)

@@ -35,6 +35,29 @@ class SimulationResult:
     of a batch policy (:class:`MDS`, :class:`Replication`) is the **batch completion time**:
     from the arrival of the batch to the completion of its ``n``-th job (see ``statistic``).
 
+    Built by :func:`queuetheory.simulate` from the simulator's raw statistics; every argument
+    after ``raw`` is keyword-only.
+
+    Parameters
+    ----------
+    system : System
+        The simulated system, with ``servers`` set.
+    raw : queuetheory.simulation.engine.LaneStatistics
+        The replications' raw statistics (sums, histograms, segment means, busy time), one
+        row per replication; at least two replications for the intervals.
+    jobs : int
+        Original jobs measured per replication, >= 1.
+    warmup : int
+        Original jobs simulated and discarded before measuring, per replication, >= 0.
+    seed : int
+        The entropy of the root ``numpy.random.SeedSequence``, >= 0.
+    confidence : float
+        Level of the intervals, in (0, 1).
+    elapsed : float
+        Wall-clock seconds of the run, >= 0.
+    warmup_method : str, optional
+        How the warm-up was chosen, in words; default ``""``.
+
     Attributes
     ----------
     system : System
