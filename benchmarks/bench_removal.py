@@ -13,7 +13,9 @@ and slowdown shot in one march against Newton's steps, and the fallback to 12 no
 the first solve's grids against from scratch, ``--blocks`` for the tables of ``X`` nodes
 computed in blocks and in one pass, ``--quantiles`` for the quantiles of continuous slowdowns
 with ``P(C > t)`` of every ``X`` node in one call and per node, ``--parities`` for MDS
-with more than 32 parities, ``phi`` by the Horner sum and by ``betainc`` only, ``--between``
+with more than 32 parities, ``phi`` by the Horner sum and by ``betainc`` only, ``--split``
+for S&X continuous job sizes times kinked slowdowns, ``P(C > t)`` over the rule split at the
+kinks and over the fixed nodes, ``--between``
 for IR runtimes on atoms, and S&X products of a job size on atoms and the slowdowns, without a
 common step, placed exactly or first order; and the bends of a job size whose density jumps).
 Goals (issue #10): one analysed point (mean and p99) within 200 ms
@@ -593,6 +595,52 @@ def parities():
               f"{row[2] / row[0]:5.1f}", flush=True)
 
 
+def split():
+    """CPU seconds of an S&X point with a continuous job size and a slowdown whose law kinks
+    (analyze, then the quantiles 0.1, 0.5, 0.9 and 0.99 with their errors; best of 2), with
+    ``P(C > t)`` over the rule over ``X`` split at the kinks ``x = t / c`` for each time (the
+    default, ``_SXContinuousModel.split_rule``) and over the march's fixed nodes (``pieces``
+    set to ``None``), side by side, with the largest relative error each states for the
+    quantiles."""
+    from queuetheory.analysis import removal_continuous
+
+    model_class = removal_continuous._SXContinuousModel
+    init = model_class.__init__
+
+    def fixed(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.pieces = None
+
+    cases = [(qt.SX(qt.Exponential(1.0), qt.Uniform(0.5, 1.5)), qt.MDS(4, 2)),
+             (qt.SX(qt.Erlang(2, 2.0), qt.Uniform(0.0, 2.0)), qt.MDS(10, 3)),
+             (qt.SX(qt.Exponential(1.0), qt.BoundedPareto(2.0, 0.5, 3.0)), qt.MDS(10, 3)),
+             (qt.SX(qt.Uniform(0.5, 1.5), qt.Mixture([qt.Uniform(0.5, 1.0),
+                                                     qt.Uniform(2.0, 3.0)], [0.7, 0.3])),
+              qt.Replication(2, 2))]
+    levels = [0.1, 0.5, 0.9, 0.99]
+    print("S&X continuous X x kinked slowdown: P(C > t) over the rule split at the kinks vs the "
+          "fixed nodes (CPU s, point and 4 quantiles, best of 2, load 0.5)")
+    for runtime, policy in cases:
+        lam = 0.5 / runtime.mean_runtime()
+        row = []
+        for variant in (init, fixed):
+            model_class.__init__ = variant
+            try:
+                def point(policy=policy, runtime=runtime, lam=lam):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", qt.AccuracyWarning)
+                        law = qt.analyze(qt.System(policy, runtime,
+                                                   arrival_rate=lam)).response_time
+                        values, errors = law.ppf(levels, full_output=True)
+                    return float(np.max(np.asarray(errors) / np.asarray(values)))
+
+                row += [_best(point, 2)[1], point()]
+            finally:
+                model_class.__init__ = init
+        print(f"  {runtime!r:64.64s} {policy.label():22s} split {row[0]:6.3f} s ({row[1]:.1e}) "
+              f"fixed {row[2]:6.3f} s ({row[3]:.1e})  ratio {row[0] / row[2]:5.2f}", flush=True)
+
+
 def _compile():
     """One S&X point and one IR frontier: compiles the S&X and IR marches, or loads them from
     numba's cache (left out of the figures; the IR march's compilation had counted in the
@@ -621,11 +669,15 @@ if __name__ == "__main__":
             ("--between", "runtimes on atoms between the nodes, and job sizes whose density "
                           "jumps"),
             ("--parities", "MDS with more than 32 parities: phi by the Horner sum and by "
-                           "betainc only")]:
+                           "betainc only"),
+            ("--split", "S&X continuous X times a kinked slowdown: P(C > t) over the rule "
+                        "split at the kinks and over the fixed nodes")]:
         tables.add_argument(option, action="store_true", help=text)
     args = parser.parse_args()
     if args.continuous:
         continuous()
+    elif args.split:
+        split()
     elif args.between:
         between()
     else:

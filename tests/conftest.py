@@ -66,11 +66,12 @@ def _mpmath_precision():
     mpmath.mp.dps = dps
 
 
-#: Facebook slowdowns, typed in from the published table (Ananthanarayanan et al., NSDI 2013,
-#: as used by Gardner et al., IEEE/ACM ToN 25(6) 2017; docs/theory/model.rst), independently of
-#: ``qt.slowdowns.facebook`` so that the two can be compared.
 def reference_script(name: str):
-    """A reference script of ``scripts/`` as a module (they need no queuetheory)."""
+    """A reference script of ``scripts/`` as a module (they need no queuetheory), registered
+    in ``sys.modules`` under its name: numba's cache of its compiled functions (``cache=True``)
+    imports the module by name when another process loads them (unregistered, the cache
+    recorded ``<dynamic>``, and a second pytest process, or an xdist worker after another had
+    compiled them, failed with ``ModuleNotFoundError: No module named '<dynamic>'``)."""
     import sys
 
     folder = Path(__file__).resolve().parents[1] / "scripts"
@@ -78,6 +79,7 @@ def reference_script(name: str):
     try:
         spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(folder))
@@ -89,6 +91,9 @@ def batch_tasks(policy) -> int:
     return policy.n + policy.m if isinstance(policy, qt.MDS) else policy.n * policy.d
 
 
+#: Facebook slowdowns, typed in from the published table (Ananthanarayanan et al., NSDI 2013,
+#: as used by Gardner et al., IEEE/ACM ToN 25(6) 2017; docs/theory/model.rst), independently of
+#: ``qt.slowdowns.facebook`` so that the two can be compared.
 FACEBOOK_VALUES = tuple(range(1, 13))
 FACEBOOK_PROBS = (0.23, 0.14, 0.09, 0.03, 0.08, 0.10, 0.04, 0.14, 0.12, 0.021, 0.007, 0.002)
 

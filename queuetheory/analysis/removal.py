@@ -3447,6 +3447,10 @@ class RemovalBatchTime(BatchCompletionTime):
                     out[v, i] = float(super()._ppf(np.array([level]))[0])
                 else:
                     brackets.append((v, i, self._edges[j - 1], self._edges[j], target))
+        if brackets and getattr(self._model, "pieces", None) is not None:
+            # P(C > t) split at each time (continuous slowdowns: split_rule) is not the nodes'
+            # rippled one: each bracket moved until it holds the root of the former
+            brackets = [self._bracket(variants[b[0]], *b) for b in brackets]
         if brackets:
             v, i, lo, hi, target = (np.array(column) for column in zip(*brackets))
             coarser = np.array(variants, dtype=int)[v]
@@ -3473,6 +3477,23 @@ class RemovalBatchTime(BatchCompletionTime):
             flat[order] = np.maximum.accumulate(flat[order])
             sets.append(flat.reshape(q.shape))
         return sets
+
+    def _bracket(self, coarser: int, v: int, i: int, lo: float, hi: float,
+                 target: float) -> tuple:
+        """The bracket ``(v, i, lo, hi, target)`` of :meth:`_quantile_sets` moved along the
+        nodes (:attr:`_edges`) until ``P(C > lo) > target >= P(C > hi)`` on the extrapolation
+        ``coarser`` evaluated between the nodes (:meth:`_excess`), or an end is reached."""
+        edges = self._edges
+        j = int(np.searchsorted(edges, hi))
+
+        def excess(k):
+            return self._excess(np.array([edges[k]]), np.array([target]), np.array([coarser]))[0]
+
+        while j > 1 and excess(j - 1) <= 0:
+            j -= 1
+        while j < edges.size - 1 and excess(j) > 0:
+            j += 1
+        return v, i, edges[j - 1], edges[j], target
 
     def _excess(self, t: np.ndarray, target: np.ndarray, coarser: np.ndarray) -> np.ndarray:
         """``P(C > t) - target`` elementwise, each from its own extrapolation (``coarser``)."""
@@ -3563,18 +3584,25 @@ class RemovalBatchTime(BatchCompletionTime):
             # Uniform(1, 3) x {1, 2, 5}: 1.2e-9 at a p50, 2.4e-10 at the nodes around it)
             nodes, rule, checks, base, coarser = self._rule_error
             step = nodes[1] - nodes[0]
-            at_base = self._model.sf_at(base, times)
-            moved = [[check.sf_at(d, times) - at_base for d in solved] for check, solved in checks]
+            # a rule split at each time (continuous slowdowns whose G kinks: split_rule) is not
+            # the nodes' rule, whose P(C > t) ripples: its change at t and two steps either side
+            split = getattr(self._model, "pieces", None) is not None
+            probe = (np.maximum(times[None, :] + step * np.arange(-2.0, 3.0)[:, None], 0.0)
+                     .ravel() if split else times)
+            at_base = self._model.sf_at(base, probe)
+            moved = [[check.sf_at(d, probe) - at_base for d in solved] for check, solved in checks]
             changes = [np.max(np.abs(m), axis=0) for m in moved]
             if coarser is not None:
                 # the extrapolation's change, from the grid before the finest too (as for the
                 # mean, grid_prediction); the doubled rule is the first check
                 doubled, doubled_before, before = coarser
                 changes[0] = np.maximum(changes[0], np.abs(_extrapolated_change(
-                    moved[0][0], doubled.sf_at(doubled_before, times)
-                    - self._model.sf_at(before, times))))
+                    moved[0][0], doubled.sf_at(doubled_before, probe)
+                    - self._model.sf_at(before, probe))))
             at_t = 2 * sum(changes)
-            for i, t in enumerate(times):
+            if split:
+                extra += at_t.reshape(-1, times.size).max(axis=0)
+            for i, t in enumerate(times if not split else ()):
                 near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
                 extra[i] += max(float(near.max()) if near.size else float(rule.max()), at_t[i])
         gaps = ([self._model.interpolation_gap(sol, times) for sol in self._sols[1:]]
