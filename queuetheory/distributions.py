@@ -2807,8 +2807,9 @@ def product(X, M) -> Distribution:
     """Law of ``X * M`` for independent non-negative ``X`` and ``M`` with ``M > 0``.
 
     Exact sums where either factor has finitely many atoms (a :class:`Discrete` law when both
-    do); otherwise expectations by adaptive tanh-sinh quadrature over ``M``'s quantiles, to
-    about 1e-13. Moments are exact products.
+    do); a :class:`Mixture` factor distributes (the mixture of the products with its
+    components); otherwise expectations by adaptive tanh-sinh quadrature over ``M``'s
+    quantiles, to about 1e-13. Moments are exact products.
 
     Parameters
     ----------
@@ -2840,6 +2841,15 @@ def product(X, M) -> Distribution:
     if x_atoms is not None and m_atoms is not None and x_atoms[0].size * m_atoms[0].size <= 10**6:
         return Discrete(np.multiply.outer(x_atoms[0], m_atoms[0]).ravel(),
                         np.multiply.outer(x_atoms[1], m_atoms[1]).ravel())
+    # a mixture factor distributes, exactly: the quadrature over the quantiles of a mixture
+    # whose support has a gap (its quantile function jumps) had erred (Erlang(2, 2) times
+    # 0.7 Uniform(0.5, 1) + 0.3 Uniform(2, 3): P(X M > t) 1.7e-5 to 4.2e-5 relative off at t = 1
+    # to 5, the M/G/1 sojourn's tail 0 from t = 40 on; found by an independent review)
+    for mixture, other, first in ((M, X, False), (X, M, True)):
+        if isinstance(mixture, Mixture):
+            parts = [(c, w) for c, w in zip(mixture.components, mixture.weights) if w > 0]
+            return Mixture([product(c, other) if first else product(other, c) for c, _ in parts],
+                           [w for _, w in parts])
     return _Product(X, M)
 
 

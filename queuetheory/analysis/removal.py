@@ -3602,9 +3602,11 @@ class RemovalBatchTime(BatchCompletionTime):
             at_t = 2 * sum(changes)
             if split:
                 extra += at_t.reshape(-1, times.size).max(axis=0)
-            for i, t in enumerate(times if not split else ()):
-                near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
-                extra[i] += max(float(near.max()) if near.size else float(rule.max()), at_t[i])
+            else:
+                for i, t in enumerate(times):
+                    near = rule[(nodes >= t - 2 * step) & (nodes <= t + 2 * step)]
+                    extra[i] += max(float(near.max()) if near.size else float(rule.max()),
+                                    at_t[i])
         gaps = ([self._model.interpolation_gap(sol, times) for sol in self._sols[1:]]
                 if self._order == 2 else [None])
         if gaps[0] is not None:
