@@ -2010,3 +2010,19 @@ def test_product_with_a_mixture_whose_support_has_a_gap():
     runtime = qt.SX(qt.Erlang(2, 2.0), S)
     law = qt.analyze(qt.System(qt.Random(), runtime, 0.5 / runtime.mean_runtime())).response_time
     assert law.sf(40.0) >= P.sf(40.0) > 2.3e-12   # the sojourn T >= the service B (it read 0)
+
+
+@pytest.mark.parametrize(("X", "M", "exact"), [
+    # a job size mixing an atom with a density, the quadrature over M's quantiles had been
+    # 7.4e-5 relative off: 0.4 P(U(1, 2) > t) + 0.6 mp.quad(lambda m: mp.e ** (-t / m), [1, 2])
+    (qt.Mixture([qt.Deterministic(1.0), qt.Exponential(1.0)], [0.4, 0.6]), qt.Uniform(1.0, 2.0),
+     [0.8252898319578326, 0.41667265974602213, 0.2062602707655327, 0.08133578879501333,
+      0.0038173925121155975]),
+    # a factor mixing an atom with a uniform: 0.5 g(1) + 0.5 mp.quad(g, [2, 3]), g as above
+    (qt.Erlang(2, 2.0), qt.Mixture([qt.Deterministic(1.0), qt.Uniform(2.0, 3.0)], [0.5, 0.5]),
+     [0.8361457473194928, 0.42826313834446156, 0.3267751668745999, 0.16189148910538734,
+      0.006907418911829762])])
+def test_product_with_a_mixture_holding_an_atom(X, M, exact):
+    # mpmath at 30 digits, as in test_product_with_a_mixture_whose_support_has_a_gap
+    t = np.array([0.5, 1.5, 1.9, 3.0, 8.0])
+    np.testing.assert_allclose(qt.product(X, M).sf(t), exact, rtol=1e-13)
