@@ -4,8 +4,8 @@ Run from the repository root: ``python benchmarks/bench_removal.py`` (``--paths`
 numpy-versus-numba table, ``--matching`` for ``smallest_matching_code`` with its first pass
 and without, ``--frontier`` for stability frontiers with their grids refined for the runtime's
 fastest part and without, ``--unstable`` for points beyond the stability frontier (CPU and marches),
-``--continuous`` for S&X with continuous slowdowns (phase-type ones also by the history's
-march), ``--jobsize`` for S&X hyperexponential job
+``--continuous`` for S&X with continuous slowdowns (phase-type and piecewise-linear ones also
+by the history's march), ``--jobsize`` for S&X hyperexponential job
 sizes as ``HyperExponential`` (Newton quantiles, compiled and numpy) and as the same ``Mixture``
 (the generic search), ``--rule`` for the rule over a continuous ``X`` at 12 nodes per piece
 and at 8 (with its fallback to 12), ``--shots`` for the refined grids of a continuous job size
@@ -123,21 +123,26 @@ def ir_paths():
 def continuous():
     """CPU seconds of a point (mean and p99, best of 2) under S&X with a continuous slowdown
     (:mod:`queuetheory.analysis.removal_continuous`): numpy and numba side by side, and for a
-    phase-type slowdown (marched by its phases' states) the history's convolution with numba
-    (the march for any other continuous slowdown: the last row, a continuous job size times a
-    uniform slowdown)."""
+    phase-type slowdown (marched by its phases' states) or a piecewise-linear one (a uniform
+    or a mixture of uniforms, by its windows' running sums) the history's convolution with
+    numba (the march for any other continuous slowdown, and the numpy path's for a
+    piecewise-linear one)."""
     from queuetheory.analysis import removal_continuous
 
     compiled, phase_form = removal.numba, removal_continuous._phase_form
+    windows = removal_continuous._Windows
     cases = (("det. X, S Uniform(0.5, 1.5)", qt.SX(qt.Deterministic(1.0), qt.Uniform(0.5, 1.5))),
              ("X in {1, 2}, S Exp(2)", qt.SX(qt.Discrete([1, 2], [.5, .5]), qt.Exponential(2.0))),
              ("exp X, S Erlang(2, 2)", qt.SX(qt.Exponential(1.0), qt.Erlang(2, 2.0))),
              ("exp X, S HyperExp", qt.SX(qt.Exponential(1.0),
                                          qt.HyperExponential([0.5, 0.5], [0.5, 2.0]))),
              ("Erlang(2) X, S Exp(1)", qt.SX(qt.Erlang(2, 2.0), qt.Exponential(1.0))),
-             ("exp X, S Uniform(0.5, 1.5)", qt.SX(qt.Exponential(1.0), qt.Uniform(0.5, 1.5))))
+             ("exp X, S Uniform(0.5, 1.5)", qt.SX(qt.Exponential(1.0), qt.Uniform(0.5, 1.5))),
+             ("Erlang(2) X, S Uniform(0, 2)", qt.SX(qt.Erlang(2, 2.0), qt.Uniform(0.0, 2.0))),
+             ("exp X, S two uniforms", qt.SX(qt.Exponential(1.0), qt.Mixture(
+                 [qt.Uniform(0.2, 0.6), qt.Uniform(1.0, 3.0)], [0.6, 0.4]))))
     print("S&X, continuous slowdown: numpy vs numba, and the history's march for phase-type "
-          "slowdowns (CPU s; point best of 2 at load 0.5)")
+          "and piecewise-linear slowdowns (CPU s; point best of 2 at load 0.5)")
     for name, runtime in cases:
         for policy in (qt.MDS(4, 2), qt.Replication(2, 2), qt.MDS(20, 10)):
             lam = 0.5 / runtime.mean_runtime()
@@ -149,14 +154,17 @@ def continuous():
             row = []
             for path in ("numpy", "numba", "history"):
                 if compiled is None and path != "numpy" or (
-                        path == "history" and phase_form(runtime.S) is None):
+                        path == "history" and phase_form(runtime.S) is None
+                        and not runtime.S._piecewise_linear):
                     row.append(float("nan"))
                     continue
                 removal.numba = None if path == "numpy" else compiled
                 if path == "history":
                     removal_continuous._phase_form = lambda S: None
+                    removal_continuous._Windows = lambda S, x: None
                 row.append(_best(point, 2)[1])
                 removal.numba, removal_continuous._phase_form = compiled, phase_form
+                removal_continuous._Windows = windows
             print(f"  {name:28s} {policy.label():24s} numpy {row[0]:6.3f} s  "
                   f"numba {row[1]:6.3f} s  history (numba) {row[2]:6.3f} s", flush=True)
 
@@ -496,7 +504,8 @@ def quantiles():
     def per_node(self, sol, t):
         S = self.runtime.S
         q = np.stack([removal._q_at(sol, S, t, removal._kinks(S), np.full(t.size, one),
-                                    np.full(t.size, x)) for x, one in zip(self.x, self.ones)],
+                                    np.full(t.size, x))
+                      for x, one in zip(self.x, self.x * self.ones_per_x)],
                      axis=1)
         return self.kernel.batch_sf(q) @ self.w
 

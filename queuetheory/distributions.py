@@ -392,6 +392,11 @@ class Distribution:
     #: True when the CDF is smooth on ``(0, inf)`` (no jump or kink, e.g. at a support bound).
     _smooth: bool = False
 
+    #: True when the law has a density that is constant between 0, its kinks (:meth:`_kinks`)
+    #: and its support's finite upper end, so that its CDF is continuous and linear there (a
+    #: uniform, a mixture of uniforms).
+    _piecewise_linear: bool = False
+
     #: True when the law may put mass on the lower end ``a`` of its support: ``_cdf`` and
     #: ``_sf`` are then called at ``x = a`` too (``P(X <= a) = P(X = a)``).
     _atom_low: bool = False
@@ -1428,7 +1433,9 @@ class Erlang(Distribution):
         total = np.ones_like(near)
         for j in range(self.k - 1, 0, -1):
             total = 1.0 + total * (near / j)
-        out = np.exp(-near) * total
+        # at most 1: near y = 0 the product of e^-y and the sum, each rounded, can reach 1 + 2^-52
+        # (numpy 2.4's exp: Erlang(12, 0.5) at 1e-6 had read 1.0000000000000002 from the hook)
+        out = np.minimum(np.exp(-near) * total, 1.0)
         far = y > 700.0
         if np.any(far):
             out[far] = special.gammaincc(self.k, y[far])
@@ -1773,6 +1780,7 @@ class Uniform(Distribution):
     """
 
     _closed_lst = True
+    _piecewise_linear = True
 
     def __init__(self, low: float, high: float):
         self.low = _checks.nonnegative("low", low)
@@ -2149,6 +2157,8 @@ class Mixture(Distribution):
                               if w > 0)
         self._closed_lst = all(c._closed_lst for c in self.components)
         self._smooth = all(c._smooth for c in self.components)
+        self._piecewise_linear = all(c._piecewise_linear for c, w in zip(self.components,
+                                                                          self.weights) if w > 0)
         self._atom_low = any(c._atom_low for c in self.components)
 
     def __repr__(self):
@@ -3056,6 +3066,7 @@ class _Scaled(Distribution):
         self._has_atoms = base._has_atoms
         self._closed_lst = base._closed_lst
         self._smooth = base._smooth
+        self._piecewise_linear = base._piecewise_linear
         self._atom_low = base._atom_low
 
     def __repr__(self):

@@ -32,8 +32,11 @@ no history: ``F - q(. | x_j)`` is the sum of the states of its phases, each a co
 between the nodes), the cells' integrals exact (the same product integration: the arrays of
 the two marches agree to rounding where Gauss-Legendre resolves ``x_j S`` on a cell); no
 ``log^2 M`` factor (exponential ``X`` times Erlang(2, 2) slowdowns, MDS(4, 2) at load 0.5,
-mean and p99 with numba: 0.20 s of CPU where the history took 2.84 s in the same run). The rule
-over ``X`` has an error of its own, estimated by doubling its nodes on one grid
+mean and p99 with numba: 0.20 s of CPU where the history took 2.84 s in the same run). A
+piecewise-linear slowdown (a uniform, a mixture of uniforms; :class:`_Windows`) needs no
+history either when compiled: its kernels are affine in the lag between their knots, so the
+history is a few running sums per node, ``O(J)`` per node; ``q`` between the nodes in closed
+form. The rule over ``X`` has an error of its own, estimated by doubling its nodes on one grid
 (:func:`.removal.grid_prediction`). ``docs/theory/removal.md`` ("S&X, continuous slowdowns")
 holds the derivation and the checks.
 """
@@ -199,6 +202,192 @@ class _MixWeights:
         # short runtimes of small x_j take a small FFT in the large blocks)
         self.reach = np.maximum.reduceat(last, np.arange(0, J, _KERNEL_CHUNK))
         self.spectra = {}
+
+
+_REFRESH = 256
+"""The running sums of :class:`_Windows` are summed afresh every this many nodes at least (and
+at least every window's length): each update adds its rounding, which the tail, where the
+sums fall far below their peak, would otherwise carry on."""
+
+
+class _Windows:
+    """A slowdown whose CDF is piecewise linear (``Distribution._piecewise_linear``: a uniform, a
+    mixture of uniforms) at the ``X`` nodes, for the compiled march (:func:`_march_windows`).
+
+    ``1 - G`` of ``x_j S`` is linear between its knots ``x_j c_s`` (``c`` is 0, the kinks of
+    ``S`` and its upper end, beyond which ``1 - G = 0``), so the fused kernel of
+    :class:`_MixWeights` at a lag ``l`` whose hat ``[(l - 1) h, (l + 1) h]`` holds no knot is
+    ``h (1 - G(l h))``, affine in ``l`` between two knots. There ``sum_l kappa_l f_(i - l)`` is
+    ``h (1 - G(U h)) Z0 + h d Z1`` with the running sums ``Z0 = sum_(l = L..U) f_(i - l)`` and
+    ``Z1 = sum_(l = L..U) (U - l) f_(i - l)`` (``d`` the fall of ``1 - G`` per step: no
+    cancellation, every term is >= 0), stepped from node to node in ``O(1)`` and summed
+    afresh every :data:`_REFRESH` nodes; the few lags whose hat holds a knot, and the cells of
+    ``F(0) (1 - G(i h))`` and ``alpha_bar_i f^+_0``, from the cells' integrals (Simpson's rule
+    on each part between knots, exact for a linear ``1 - G`` times a linear weight). The same
+    approximation as the history's convolution, ``O(J)`` per node instead of ``O(J log^2
+    M)``."""
+
+    def __init__(self, S, x: np.ndarray):
+        upper = S._support()[1]
+        self.c = np.unique(np.concatenate([[0.0], S._kinks(), [upper]]))
+        self.gbar = np.asarray(S._sf_all(self.c), dtype=float)
+        self.gbar[0], self.gbar[-1] = 1.0, 0.0
+        self.g = np.asarray(S._cdf_all(self.c), dtype=float)
+        self.g[0], self.g[-1] = 0.0, 1.0
+        self.x = x
+
+    def _at(self, u: np.ndarray, j: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """``1 - G`` (``table`` :attr:`gbar`) or ``G`` (:attr:`g`) of ``x_j S`` at ``u``."""
+        return np.interp(u / self.x[j], self.c, table, right=table[-1])
+
+    def moments(self, lo: np.ndarray, j: np.ndarray, h: float,
+                table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(1 / h) int (u - lo) g(u) du`` and ``(1 / h) int (lo + h - u) g(u) du`` over the
+        cells ``[lo, lo + h]`` of the nodes ``j`` (``g``: ``table`` of :meth:`_at`), by
+        Simpson's rule on the parts between the knots (exact: ``g`` is linear on each)."""
+        hi = lo + h
+        ends = np.sort(np.concatenate([lo[:, None], np.clip(self.x[j, None] * self.c, lo[:, None],
+                                                             hi[:, None]), hi[:, None]], axis=1),
+                       axis=1)
+        a, b = ends[:, :-1], ends[:, 1:]
+        mid = 0.5 * (a + b)
+        jj = np.broadcast_to(j[:, None], a.shape)
+        ga, gm, gb = (self._at(p, jj, table) for p in (a, mid, b))
+        rising = (b - a) / 6 * ((a - lo[:, None]) * ga + 4 * (mid - lo[:, None]) * gm
+                                + (b - lo[:, None]) * gb) / h
+        falling = (b - a) / 6 * ((hi[:, None] - a) * ga + 4 * (hi[:, None] - mid) * gm
+                                 + (hi[:, None] - b) * gb) / h
+        return rising.sum(axis=1), falling.sum(axis=1)
+
+    def q_at(self, sol, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``q(t | x) = F(t) - D``, ``D = F(0) (1 - G(t / x)) + int_0^t f(v) (1 - G((t - v) /
+        x)) dv``, at the times ``t >= 0`` and ``X`` values ``x`` (arrays of one shape), for the
+        grid's piecewise-linear ``f`` (falling to 0 over the cell past the horizon, 0 beyond:
+        the approximation of :func:`._q_at`) in closed form: on a part ``[e_s, e_(s + 1)]`` of
+        ``x S`` where ``1 - G(u) = g_(s + 1) + d_s (e_(s + 1) - u)``, with ``a' = t - e_(s +
+        1)``, ``a = max(a', 0)`` and ``b = t - e_s``,
+
+            int_a^b f(v) (1 - G(t - v)) dv = g_(s + 1) (F(b) - F(a)) + d_s ((a - a') (F(b) -
+            F(a)) + int_a^b (F(b) - F(v)) dv),
+
+        every term >= 0; ``int F`` from its running sum over the cells, kept with its
+        rounding (two floats: the difference of two such sums is then exact to the rounding of
+        the difference, not of the sums), so that ``q`` is within a few units of rounding in
+        absolute terms (measured: 3.4e-15 off mpmath at most, :func:`._q_at` 4.7e-15; on
+        6000 cells 7e-15, :func:`._q_at` 1.9e-14). ``O(1)`` per time and node, where
+        :func:`._q_at` integrates over every cell of the runtime's support."""
+        h, M = sol.h, sol.F.size - 1
+        fa = np.asarray(sol.f_right, dtype=float)                  # cell k: fa_k .. fb_k
+        fb = np.append(sol.f_left[1:], 0.0)
+        F = np.append(sol.F, sol.F[-1] + 0.5 * h * fa[-1])         # nodes 0..M + 1
+        cell = h * F[:-1] + h * h * (fa / 3 + fb / 6)
+        top = np.concatenate([[0.0], np.cumsum(cell)])
+        # the rounding of each step of the running sum (two-sum), summed apart
+        prev, step = top[:-1], cell
+        back = top[1:] - prev
+        low = np.concatenate([[0.0], np.cumsum((prev - (top[1:] - back)) + (step - back))])
+        V = h * (M + 1)
+
+        def at(v):
+            """``F(v)`` and ``int_0^v F`` as its node's running sum (two parts) and the part in
+            its cell, and the node and the offset from it."""
+            k = np.minimum(v / h, M + 1).astype(np.intp)
+            tau = v - h * k
+            inside = k <= M
+            kc = np.minimum(k, M)
+            a_, b_ = fa[kc], fb[kc]
+            slope = np.where(inside, (b_ - a_) / h, 0.0)
+            first = np.where(inside, a_, 0.0)
+            Fv = F[k] + tau * (first + 0.5 * slope * tau)
+            part = tau * (F[k] + tau * (0.5 * first + slope * tau / 6))
+            return Fv, top[k], low[k], part, k, tau
+
+        def density(v):
+            """``f(v)`` (the march's ``f`` linear in each cell, 0 past the horizon's next)."""
+            k = np.minimum(v / h, M + 1).astype(np.intp)
+            kc = np.minimum(k, M)
+            return np.where(k <= M, fa[kc] + (fb[kc] - fa[kc]) * (v / h - k), 0.0)
+
+        t = np.asarray(t, dtype=float)
+        tc = np.minimum(t, V)
+        with np.errstate(over="ignore"):   # far times over a small x: 1 - G(inf) = 0
+            D = sol.F0 * np.interp(t / x, self.c, self.gbar, right=0.0)
+        for s in range(self.c.size - 1):
+            e0, e1 = x * self.c[s], x * self.c[s + 1]
+            g1 = self.gbar[s + 1]
+            d = (self.gbar[s] - g1) / (e1 - e0)
+            a_raw = t - e1
+            a = np.clip(a_raw, 0.0, V)
+            b = np.clip(t - e0, 0.0, V)
+            Fa, ta, la, pa, ka, oa = at(a)
+            Fb, tb, lb, pb, kb, ob = at(b)
+            mass = Fb - Fa
+            # int_a^b (F(b) - F(v)) dv: the running sums where [a, b] spans two cells or more
+            # (their rounding, about that of (b - a) F, is then within that of d_s's inverse),
+            # b - a taken from the nodes and offsets the sums used (b - a itself differs from it
+            # by the rounding of the times, 1e-14 at t = 100: times F and d_s, 2e-13 in q);
+            # else int_a^b f(w) (w - a) dw over its parts in the cells (Simpson's, exact: the
+            # sums' in-cell parts round at h F, beyond the narrow part's width)
+            width = h * (kb - ka) + (ob - oa)
+            rest = np.where(b - a >= 2 * h,
+                            width * Fb - (((tb - ta) + (lb - la)) + (pb - pa)), 0.0)
+            near = b - a < 2 * h
+            if near.any():
+                lo, hi = a[near], b[near]
+                for piece in range(3):
+                    p0 = np.minimum(lo if piece == 0 else h * (np.floor(lo / h) + piece), hi)
+                    p1 = np.minimum(h * (np.floor(lo / h) + piece + 1), hi)
+                    mid = 0.5 * (p0 + p1)
+                    rest[near] += (p1 - p0) / 6 * (density(p0) * (p0 - lo)
+                                                   + 4 * density(mid) * (mid - lo)
+                                                   + density(p1) * (p1 - lo))
+            D = D + g1 * mass + d * (np.maximum(-a_raw, 0.0) * mass + rest)
+        return at(tc)[0] - D
+
+    def plan(self, h: float, M: int) -> dict:
+        """The arrays of :func:`_window_march` on the grid ``(h, M)``."""
+        J = self.x.size
+        nodes = np.arange(J)
+        Gbar = self._at(h * np.arange(M + 1)[:, None], nodes[None, :], self.gbar)   # (M + 1, J)
+        # alpha_bar_i of cell i = [(i - 1) h, i h]: Simpson's on a cell without a knot, the
+        # integrals of the cells holding one (either side of its node, where it is on one)
+        abar = np.zeros((M + 1, J))
+        abar[1:] = h * (Gbar[:-1] / 6 + Gbar[1:] / 3)
+        knots = self.x[:, None] * self.c[None, 1:]                 # (J, r)
+        cell = np.floor(knots / h).astype(np.intp)
+        cells = np.stack([cell, cell + 1], axis=-1)
+        jj = np.broadcast_to(nodes[:, None, None], cells.shape)
+        keep = (cells >= 1) & (cells <= M)
+        cells, jj = cells[keep], jj[keep]
+        abar[cells, jj] = self.moments(h * (cells - 1.0), jj, h, self.gbar)[0]
+        slope = self.moments(np.zeros(J), nodes, h, self.gbar)[1]
+        beta1 = self.moments(np.zeros(J), nodes, h, self.g)[1]
+        # the lags whose hat holds no knot, segment by segment: windows (L, U)
+        e = self.x[:, None] * self.c[None, :]                       # (J, r + 1)
+        tol = 1e-12
+        L = np.maximum(np.ceil(e[:, :-1] / h - tol).astype(np.intp) + 1, 1)
+        U = np.minimum(np.floor(e[:, 1:] / h + tol).astype(np.intp) - 1, M - 1)
+        open_ = (L <= U) & (self.gbar[:-1] > 0)[None, :]
+        win_j, win_s = np.nonzero(open_)
+        lo, up = L[open_], U[open_]
+        fall = (self.gbar[win_s] - self.gbar[win_s + 1]) / (self.c[win_s + 1] - self.c[win_s])
+        # the other lags up to M - 1, those whose hat holds a knot (the one or two beside
+        # each, sorted per node): the hats' integrals
+        near = np.concatenate([np.floor(e[:, 1:] / h + tol), np.ceil(e[:, 1:] / h - tol)],
+                              axis=1).astype(np.intp)
+        owner = np.broadcast_to(nodes[:, None], near.shape)
+        keep = (near >= 1) & (near <= M - 1)
+        key = np.unique(owner[keep] * (M + 1) + near[keep])
+        owner, lag = key // (M + 1), key % (M + 1)
+        value = (self.moments(h * (lag - 1.0), owner, h, self.gbar)[0]
+                 + self.moments(h * lag, owner, h, self.gbar)[1])
+        start = np.searchsorted(owner, np.arange(J + 1))
+        return dict(Gbar=Gbar, abar=abar, slope=slope, beta1=beta1,
+                    lag=lag, value=value, start=start.astype(np.intp),
+                    win_j=win_j.astype(np.intp), win_lo=lo.astype(np.intp),
+                    win_hi=up.astype(np.intp), top=h * Gbar[up, win_j],
+                    step=h * h * fall / self.x[win_j],
+                    period=np.maximum(_REFRESH, up - lo + 1).astype(np.intp))
 
 
 _PHASES = 16
@@ -523,12 +712,12 @@ class _SXContinuousModel(_GridModel):
                                       "analysed; use qt.simulate")
         self.x, self.w = x[w > 0], w[w > 0]
         self.phases = None if form is None else _Phases(form, self.x)
+        self.windows = _Windows(S, self.x) if S._piecewise_linear else None
         self.laws = [S.scaled(float(v)) for v in self.x]
         self.kinks = [_kinks(R) for R in self.laws]
         # where G = 1 in floating point (P(x S > u) <= 2^-54), for the off-node q (_q_at): x
         # times the slowdown's (a search per node had taken half of a point for a mixture)
         self.ones_per_x = float(S._isf_all(np.array([2.0 ** -54]))[0])
-        self.ones = list(self.x * self.ones_per_x)
         # the kinks x_j c of G (uniform, Pareto slowdowns) as nodes where they have a common
         # step (X on atoms; see removal._solve_grids)
         every = tuple(np.unique(np.concatenate([np.array(k, dtype=float) for k in self.kinks])))
@@ -628,6 +817,9 @@ class _SXContinuousModel(_GridModel):
     def marcher(self, h: float, M: int):
         if self.phases is not None:
             return lambda cols: _march_phases(self.kernel, self.phases, self.w, h, M, cols)
+        if self.windows is not None and self.kernel.compiled_phi() is not None:
+            plan = self.windows.plan(h, M)
+            return lambda cols: _march_windows(self.kernel, plan, self.w, h, M, cols)
         leaf = _LEAF if self.kernel.compiled_phi() is None else _COMPILED_LEAF
         weights = _MixWeights(self, h, M, leaf)
         return lambda cols: _march_mix(self.kernel, weights, self.w, h, M, cols, leaf)
@@ -657,10 +849,9 @@ class _SXContinuousModel(_GridModel):
         whose ``G`` kinks at ``c``) over the rule of :meth:`split_rule` for each time."""
         if self.phases is not None:
             return self.kernel.batch_sf(self.phases.q_at(sol, t)) @ self.w
-        S = self.runtime.S
         if self.pieces is not None:
             time, x, w = self.split_rule(t)
-            q = _q_at(sol, S, t[time], _kinks(S), x * self.ones_per_x, x)
+            q = self._q(sol, t[time], x)
             psi = self.kernel.batch_sf(q)
             sf = np.bincount(time, psi * w, minlength=t.size)
             # above 1/2 from the complement: each time's weights sum to 1 only to rounding,
@@ -668,10 +859,17 @@ class _SXContinuousModel(_GridModel):
             # at subnormal times had been 3.3e-16)
             above = 1.0 - np.bincount(time, (1.0 - psi) * w, minlength=t.size)
             return np.where(sf > 0.5, above, sf)
-        J = self.x.size
-        q = _q_at(sol, S, np.repeat(t, J), _kinks(S), np.tile(self.ones, t.size),
-                  np.tile(self.x, t.size))
-        return self.kernel.batch_sf(q.reshape(t.size, J)) @ self.w
+        q = self._q(sol, np.repeat(t, self.x.size), np.tile(self.x, t.size))
+        return self.kernel.batch_sf(q.reshape(t.size, self.x.size)) @ self.w
+
+    def _q(self, sol, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """``q(t | x)`` at the times ``t`` and ``X`` values ``x`` (flat, one shape): in closed
+        form for a piecewise-linear slowdown (:meth:`_Windows.q_at`), else by the product
+        integration of :func:`._q_at` (the same approximation)."""
+        if self.windows is not None:
+            return self.windows.q_at(sol, t, x)
+        S = self.runtime.S
+        return _q_at(sol, S, t, _kinks(S), x * self.ones_per_x, x)
 
     def split_rule(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The rule over ``X`` for ``P(C > t)`` at each time of ``t``: the pieces of the
@@ -758,6 +956,80 @@ def _march_mix(kernel, weights: _MixWeights, wx: np.ndarray, h: float, M: int, F
 
     blocks.run(leaf)
     return F, fm, fp, qbar, qbar, Q
+
+
+def _march_windows(kernel, plan: dict, wx: np.ndarray, h: float, M: int, F0: np.ndarray):
+    """The march of :func:`_march_mix` for a piecewise-linear slowdown (:class:`_Windows`),
+    compiled: the history's convolution replaced by the running sums of its windows (with
+    numpy operations per node this took 1.2 to 1.9 times the history's march: the history
+    stays the numpy path's)."""
+    K, J = F0.size, wx.size
+    F, fp = np.empty((M + 1, K)), np.empty((M + 1, K))
+    Q = np.empty((M + 1, K, J))
+    Gbar = plan["Gbar"]
+    q0 = F0[:, None] * (1.0 - Gbar[0])
+    F[0] = F0
+    fp[0] = kernel.lam_t * ((F0[:, None] * Gbar[0]) * kernel.phi(q0)) @ wx
+    Q[0] = q0
+    mode, combs = kernel.compiled_phi()
+    _window_march(kernel.lam_t, mode, kernel.n, kernel.r, combs, wx, plan["beta1"],
+                  plan["slope"], Gbar, plan["abar"], plan["start"], plan["lag"],
+                  plan["value"], plan["win_j"], plan["win_lo"], plan["win_hi"], plan["top"],
+                  plan["step"], plan["period"], h, M, F, fp, Q)
+    fm = fp.copy()
+    fm[0] = 0.0
+    qbar = Q @ wx
+    return F, fm, fp, qbar, qbar, Q
+
+
+@_jit_sums
+def _window_march(lam_t, mode, n, r, combs, wx, beta1, slope, Gbar, abar, start, lag, value,
+                  win_j, win_lo, win_hi, top, step, period, h, M, F, fp, Q):
+    """:func:`_march_windows`'s march (``F``, ``f^+`` and ``q`` from node 1 on, into ``F``,
+    ``fp`` and ``Q``): ``F - q(w_i | x_j) = c_j + slope_j f_i`` with ``c_j`` the cells of
+    ``F(0)`` and ``f^+_0``, the lags of ``value`` (sorted per node) and the windows' running
+    sums, solved by :func:`_node_solve`; then the windows stepped to the next node (each
+    summed afresh every ``period`` nodes)."""
+    K, J, W = F.shape[1], wx.size, win_j.size
+    half = 0.5 * h
+    c, q, ph, work = np.empty(J), np.empty(J), np.empty(J), np.empty((3, J))
+    Z0, Z1 = np.zeros(W), np.zeros(W)
+    for k in range(K):
+        F0, y0 = F[0, k], fp[0, k]
+        Z0[:] = 0.0
+        Z1[:] = 0.0
+        for i in range(1, M + 1):
+            for j in range(J):
+                v = F0 * Gbar[i, j] + y0 * abar[i, j]
+                for e in range(start[j], start[j + 1]):
+                    if lag[e] >= i:
+                        break
+                    v += value[e] * fp[i - lag[e], k]
+                c[j] = v
+            for w in range(W):
+                c[win_j[w]] += top[w] * Z0[w] + step[w] * Z1[w]
+            A = F[i - 1, k] + half * fp[i - 1, k]
+            y = _node_solve(A, fp[i - 1, k], c, q, ph, work, beta1, slope, wx, lam_t, mode, n,
+                            r, combs)
+            F[i, k] = A + half * y
+            fp[i, k] = y
+            for j in range(J):
+                Q[i, k, j] = A - c[j] + beta1[j] * y
+            # the windows at node i + 1: lags L..U reach f_(i + 1 - U) .. f_(i + 1 - L)
+            for w in range(W):
+                lo, up = win_lo[w], win_hi[w]
+                if (i + 1) % period[w] == 0:
+                    s0 = s1 = 0.0
+                    for t in range(max(i + 1 - up, 1), i + 2 - lo):
+                        v = fp[t, k]
+                        s0 += v
+                        s1 += (up - (i + 1 - t)) * v
+                    Z0[w], Z1[w] = s0, s1
+                else:
+                    enter = fp[i + 1 - lo, k] if i + 1 - lo >= 1 else 0.0
+                    leave = fp[i - up, k] if i - up >= 1 else 0.0
+                    Z1[w] += (up - lo) * enter - (Z0[w] - leave)
+                    Z0[w] += enter - leave
 
 
 @_jit_inline
