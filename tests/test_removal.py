@@ -3087,7 +3087,10 @@ def test_phase_march_is_the_history_march(S, monkeypatch):
     (qt.Erlang(2, 2.0), qt.Mixture([qt.Uniform(0.2, 0.6), qt.Uniform(1.0, 3.0)], [0.6, 0.4]),
      0.03, 1500),
     # X on atoms: x = 0.3 puts both knots of a narrow slowdown (0.3, 0.306) in one cell
-    (qt.Discrete([0.3, 3.0], [0.5, 0.5]), qt.Uniform(1.0, 1.02), 0.083325, 900)])
+    (qt.Discrete([0.3, 3.0], [0.5, 0.5]), qt.Uniform(1.0, 1.02), 0.083325, 900),
+    # an atom of 1e18: x c / h beyond 2^63 (cast to a negative lag, a second window had opened
+    # over every lag: Q 0.65 off; found by review)
+    (qt.Discrete([1.0, 1e18], [1 - 1e-25, 1e-25]), qt.Uniform(0.5, 1.5), 0.05, 400)])
 def test_window_march_is_the_history_march(X, S, h, M, monkeypatch):
     # the compiled march of a piecewise-linear slowdown (running sums over its windows,
     # Simpson's rule on the cells holding a knot) and that of the history's convolution
@@ -3140,6 +3143,20 @@ def test_window_q_between_nodes_is_the_product_integration(X, S, h, M):
         q = model.windows.q_at(sol, t, x)
     np.testing.assert_allclose(q, removal._q_at(sol, S, t, removal._kinks(S), x * model.ones_per_x,
                                                 x), rtol=0, atol=3e-14)
+    # X values at the ends of the floats: subnormal, x c_s 0, and huge, x c_s inf (each had
+    # made q NaN, and t = inf less x c_s = inf too; found by review); as _q_at
+    some = np.array([0.0, 5e-324, 17 * h, W, 1e300, np.inf])
+    for value in (5e-324, 1e-310, 1e300, 1.5e308):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            q_far = model.windows.q_at(sol, some, np.full(some.size, value))
+        with np.errstate(over="ignore"):   # the reference's x c_s at 1.5e308
+            ones = np.full(some.size, value * model.ones_per_x)
+            reference = removal._q_at(sol, S, some[:-1], removal._kinks(S), ones[:-1],
+                                      np.full(some.size - 1, value))
+        np.testing.assert_allclose(q_far[:-1], reference, rtol=0, atol=3e-15)
+        # at t = inf, F past the horizon (q(1e300 | 1))
+        assert q_far[-1] == model.windows.q_at(sol, np.array([1e300]), np.array([1.0]))[0]
     with mpmath.workdps(40):
         H, c = mpmath.mpf(h), [mpmath.mpf(v) for v in model.windows.c]
         g = [mpmath.mpf(v) for v in model.windows.gbar]

@@ -310,38 +310,43 @@ class _Windows:
 
         t = np.asarray(t, dtype=float)
         tc = np.minimum(t, V)
-        with np.errstate(over="ignore"):   # far times over a small x: 1 - G(inf) = 0
+        # t / x and x c_s overflow to inf only where 1 - G is flat (0 or 1) at the time
+        with np.errstate(over="ignore"):
             D = sol.F0 * np.interp(t / x, self.c, self.gbar, right=0.0)
-        for s in range(self.c.size - 1):
-            e0, e1 = x * self.c[s], x * self.c[s + 1]
-            g1 = self.gbar[s + 1]
-            d = (self.gbar[s] - g1) / (e1 - e0)
-            a_raw = t - e1
-            a = np.clip(a_raw, 0.0, V)
-            b = np.clip(t - e0, 0.0, V)
-            Fa, ta, la, pa, ka, oa = at(a)
-            Fb, tb, lb, pb, kb, ob = at(b)
-            mass = Fb - Fa
-            # int_a^b (F(b) - F(v)) dv: the running sums where [a, b] spans two cells or more
-            # (their rounding, about that of (b - a) F, is then within that of d_s's inverse),
-            # b - a taken from the nodes and offsets the sums used (b - a itself differs from it
-            # by the rounding of the times, 1e-14 at t = 100: times F and d_s, 2e-13 in q);
-            # else int_a^b f(w) (w - a) dw over its parts in the cells (Simpson's, exact: the
-            # sums' in-cell parts round at h F, beyond the narrow part's width)
-            width = h * (kb - ka) + (ob - oa)
-            rest = np.where(b - a >= 2 * h,
-                            width * Fb - (((tb - ta) + (lb - la)) + (pb - pa)), 0.0)
-            near = b - a < 2 * h
-            if near.any():
-                lo, hi = a[near], b[near]
-                for piece in range(3):
-                    p0 = np.minimum(lo if piece == 0 else h * (np.floor(lo / h) + piece), hi)
-                    p1 = np.minimum(h * (np.floor(lo / h) + piece + 1), hi)
-                    mid = 0.5 * (p0 + p1)
-                    rest[near] += (p1 - p0) / 6 * (density(p0) * (p0 - lo)
-                                                   + 4 * density(mid) * (mid - lo)
-                                                   + density(p1) * (p1 - lo))
-            D = D + g1 * mass + d * (np.maximum(-a_raw, 0.0) * mass + rest)
+            for s in range(self.c.size - 1):
+                # finite (t = inf less an inf had been NaN)
+                e0, e1 = (np.minimum(x * c, np.finfo(float).max) for c in self.c[s:s + 2])
+                g1 = self.gbar[s + 1]
+                # d_s = fall / x: its terms divided by x (at a subnormal x, x c_s is 0 and d_s
+                # inf, and a huge x c_s inf, each had made q NaN; found by review)
+                fall = (self.gbar[s] - g1) / (self.c[s + 1] - self.c[s])
+                a_raw = t - e1
+                a = np.clip(a_raw, 0.0, V)
+                b = np.clip(t - e0, 0.0, V)
+                Fa, ta, la, pa, ka, oa = at(a)
+                Fb, tb, lb, pb, kb, ob = at(b)
+                mass = Fb - Fa
+                # int_a^b (F(b) - F(v)) dv: the running sums where [a, b] spans two cells or more
+                # (their rounding, about that of (b - a) F, is then within that of d_s's inverse),
+                # b - a taken from the nodes and offsets the sums used (b - a itself differs from it
+                # by the rounding of the times, 1e-14 at t = 100: times F and d_s, 2e-13 in q);
+                # else int_a^b f(w) (w - a) dw over its parts in the cells (Simpson's, exact: the
+                # sums' in-cell parts round at h F, beyond the narrow part's width)
+                width = h * (kb - ka) + (ob - oa)
+                rest = np.where(b - a >= 2 * h,
+                                width * Fb - (((tb - ta) + (lb - la)) + (pb - pa)), 0.0)
+                near = b - a < 2 * h
+                if near.any():
+                    lo, hi = a[near], b[near]
+                    for piece in range(3):
+                        p0 = np.minimum(lo if piece == 0 else h * (np.floor(lo / h) + piece), hi)
+                        p1 = np.minimum(h * (np.floor(lo / h) + piece + 1), hi)
+                        mid = 0.5 * (p0 + p1)
+                        rest[near] += (p1 - p0) / 6 * (density(p0) * (p0 - lo)
+                                                       + 4 * density(mid) * (mid - lo)
+                                                       + density(p1) * (p1 - lo))
+                beyond = np.maximum(self.c[s + 1] - t / x, 0.0)   # (a - a') / x
+                D = D + g1 * mass + fall * (beyond * mass + rest / x)
         return at(tc)[0] - D
 
     def plan(self, h: float, M: int) -> dict:
@@ -354,7 +359,7 @@ class _Windows:
         abar = np.zeros((M + 1, J))
         abar[1:] = h * (Gbar[:-1] / 6 + Gbar[1:] / 3)
         knots = self.x[:, None] * self.c[None, 1:]                 # (J, r)
-        cell = np.floor(knots / h).astype(np.intp)
+        cell = np.floor(np.minimum(knots / h, M + 1)).astype(np.intp)
         cells = np.stack([cell, cell + 1], axis=-1)
         jj = np.broadcast_to(nodes[:, None, None], cells.shape)
         keep = (cells >= 1) & (cells <= M)
@@ -362,18 +367,20 @@ class _Windows:
         abar[cells, jj] = self.moments(h * (cells - 1.0), jj, h, self.gbar)[0]
         slope = self.moments(np.zeros(J), nodes, h, self.gbar)[1]
         beta1 = self.moments(np.zeros(J), nodes, h, self.g)[1]
-        # the lags whose hat holds no knot, segment by segment: windows (L, U)
-        e = self.x[:, None] * self.c[None, :]                       # (J, r + 1)
+        # the lags whose hat holds no knot, segment by segment: windows (L, U); the knots in
+        # cells, clipped past the grid in floating point before the cast (x c / h beyond 2^63
+        # had cast to a negative lag: an X atom of 1e18, found by review)
+        e = np.minimum(self.x[:, None] * self.c[None, :] / h, M + 2)   # (J, r + 1)
         tol = 1e-12
-        L = np.maximum(np.ceil(e[:, :-1] / h - tol).astype(np.intp) + 1, 1)
-        U = np.minimum(np.floor(e[:, 1:] / h + tol).astype(np.intp) - 1, M - 1)
+        L = np.maximum(np.ceil(e[:, :-1] - tol).astype(np.intp) + 1, 1)
+        U = np.minimum(np.floor(e[:, 1:] + tol).astype(np.intp) - 1, M - 1)
         open_ = (L <= U) & (self.gbar[:-1] > 0)[None, :]
         win_j, win_s = np.nonzero(open_)
         lo, up = L[open_], U[open_]
         fall = (self.gbar[win_s] - self.gbar[win_s + 1]) / (self.c[win_s + 1] - self.c[win_s])
         # the other lags up to M - 1, those whose hat holds a knot (the one or two beside
         # each, sorted per node): the hats' integrals
-        near = np.concatenate([np.floor(e[:, 1:] / h + tol), np.ceil(e[:, 1:] / h - tol)],
+        near = np.concatenate([np.floor(e[:, 1:] + tol), np.ceil(e[:, 1:] - tol)],
                               axis=1).astype(np.intp)
         owner = np.broadcast_to(nodes[:, None], near.shape)
         keep = (near >= 1) & (near <= M - 1)
