@@ -3158,8 +3158,11 @@ def test_window_q_between_nodes_is_the_product_integration(X, S, h, M):
         # at t = inf, F past the horizon (q(1e300 | 1))
         assert q_far[-1] == model.windows.q_at(sol, np.array([1e300]), np.array([1.0]))[0]
     with mpmath.workdps(40):
-        H, c = mpmath.mpf(h), [mpmath.mpf(v) for v in model.windows.c]
-        g = [mpmath.mpf(v) for v in model.windows.gbar]
+        # 1 - G_S linear between 0, the ends of the uniforms and the upper end (their P(S > .))
+        ends = sorted({0.0, *(v for part in getattr(S, "components", [S])
+                              for v in (part.low, part.high))})
+        H, c = mpmath.mpf(h), [mpmath.mpf(v) for v in ends]
+        g = [mpmath.mpf(float(S.sf(v))) for v in ends]
         right = [mpmath.mpf(v) for v in sol.f_right]
         left = [mpmath.mpf(v) for v in sol.f_left[1:]] + [mpmath.mpf(0)]
         ends = [mpmath.mpf(v) for v in sol.F] + [sol.F[-1] + H / 2 * right[-1]]

@@ -230,20 +230,14 @@ class _Windows:
     def __init__(self, S, x: np.ndarray):
         upper = S._support()[1]
         self.c = np.unique(np.concatenate([[0.0], S._kinks(), [upper]]))
-        self.gbar = np.asarray(S._sf_all(self.c), dtype=float)
-        self.gbar[0], self.gbar[-1] = 1.0, 0.0
-        self.g = np.asarray(S._cdf_all(self.c), dtype=float)
-        self.g[0], self.g[-1] = 0.0, 1.0
-        self.x = x
-
-    def _at(self, u: np.ndarray, j: np.ndarray, table: np.ndarray) -> np.ndarray:
-        """``1 - G`` (``table`` :attr:`gbar`) or ``G`` (:attr:`g`) of ``x_j S`` at ``u``."""
-        return np.interp(u / self.x[j], self.c, table, right=table[-1])
+        self.gbar = np.asarray(S._sf_all(self.c), dtype=float)   # 1 - G_S at the knots
+        self.S, self.x = S, x
 
     def moments(self, lo: np.ndarray, j: np.ndarray, h: float,
-                table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                law) -> tuple[np.ndarray, np.ndarray]:
         """``(1 / h) int (u - lo) g(u) du`` and ``(1 / h) int (lo + h - u) g(u) du`` over the
-        cells ``[lo, lo + h]`` of the nodes ``j`` (``g``: ``table`` of :meth:`_at`), by
+        cells ``[lo, lo + h]`` of the nodes ``j`` (``g(u) = law(u / x_j)``, ``law`` the slowdown's
+        ``_sf_all`` or ``_cdf_all``), by
         Simpson's rule on the parts between the knots (exact: ``g`` is linear on each)."""
         hi = lo + h
         ends = np.sort(np.concatenate([lo[:, None], np.clip(self.x[j, None] * self.c, lo[:, None],
@@ -252,7 +246,7 @@ class _Windows:
         a, b = ends[:, :-1], ends[:, 1:]
         mid = 0.5 * (a + b)
         jj = np.broadcast_to(j[:, None], a.shape)
-        ga, gm, gb = (self._at(p, jj, table) for p in (a, mid, b))
+        ga, gm, gb = (law(p / self.x[jj]) for p in (a, mid, b))
         rising = (b - a) / 6 * ((a - lo[:, None]) * ga + 4 * (mid - lo[:, None]) * gm
                                 + (b - lo[:, None]) * gb) / h
         falling = (b - a) / 6 * ((hi[:, None] - a) * ga + 4 * (hi[:, None] - mid) * gm
@@ -312,7 +306,7 @@ class _Windows:
         tc = np.minimum(t, V)
         # t / x and x c_s overflow to inf only where 1 - G is flat (0 or 1) at the time
         with np.errstate(over="ignore"):
-            D = sol.F0 * np.interp(t / x, self.c, self.gbar, right=0.0)
+            D = sol.F0 * self.S._sf_all(t / x)
             for s in range(self.c.size - 1):
                 # finite (t = inf less an inf had been NaN)
                 e0, e1 = (np.minimum(x * c, np.finfo(float).max) for c in self.c[s:s + 2])
@@ -353,7 +347,7 @@ class _Windows:
         """The arrays of :func:`_window_march` on the grid ``(h, M)``."""
         J = self.x.size
         nodes = np.arange(J)
-        Gbar = self._at(h * np.arange(M + 1)[:, None], nodes[None, :], self.gbar)   # (M + 1, J)
+        Gbar = self.S._sf_all(h * np.arange(M + 1)[:, None] / self.x)   # (M + 1, J)
         # alpha_bar_i of cell i = [(i - 1) h, i h]: Simpson's on a cell without a knot, the
         # integrals of the cells holding one (either side of its node, where it is on one)
         abar = np.zeros((M + 1, J))
@@ -364,9 +358,10 @@ class _Windows:
         jj = np.broadcast_to(nodes[:, None, None], cells.shape)
         keep = (cells >= 1) & (cells <= M)
         cells, jj = cells[keep], jj[keep]
-        abar[cells, jj] = self.moments(h * (cells - 1.0), jj, h, self.gbar)[0]
-        slope = self.moments(np.zeros(J), nodes, h, self.gbar)[1]
-        beta1 = self.moments(np.zeros(J), nodes, h, self.g)[1]
+        sf, cdf = self.S._sf_all, self.S._cdf_all
+        abar[cells, jj] = self.moments(h * (cells - 1.0), jj, h, sf)[0]
+        slope = self.moments(np.zeros(J), nodes, h, sf)[1]
+        beta1 = self.moments(np.zeros(J), nodes, h, cdf)[1]
         # the lags whose hat holds no knot, segment by segment: windows (L, U); the knots in
         # cells, clipped past the grid in floating point before the cast (x c / h beyond 2^63
         # had cast to a negative lag: an X atom of 1e18, found by review)
@@ -386,8 +381,8 @@ class _Windows:
         keep = (near >= 1) & (near <= M - 1)
         key = np.unique(owner[keep] * (M + 1) + near[keep])
         owner, lag = key // (M + 1), key % (M + 1)
-        value = (self.moments(h * (lag - 1.0), owner, h, self.gbar)[0]
-                 + self.moments(h * lag, owner, h, self.gbar)[1])
+        value = (self.moments(h * (lag - 1.0), owner, h, sf)[0]
+                 + self.moments(h * lag, owner, h, sf)[1])
         start = np.searchsorted(owner, np.arange(J + 1))
         return dict(Gbar=Gbar, abar=abar, slope=slope, beta1=beta1,
                     lag=lag, value=value, start=start.astype(np.intp),
